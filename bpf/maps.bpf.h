@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Maps of the data plane. All pinned by name under the daemon's bpffs root
+ * so a restarted daemon, the CLI and `bpftool map dump pinned` share them.
+ */
+#ifndef RS_BPF_MAPS_H
+#define RS_BPF_MAPS_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <ringsteer/abi.h>
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, RS_MAX_BINDS);
+	__type(key, struct rs_bind_key);
+	__type(value, struct rs_bind);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_binds SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RS_MAX_SERVICES);
+	__type(key, __u32);
+	__type(value, struct rs_service);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_services SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RS_MAX_BACKENDS);
+	__type(key, __u32);
+	__type(value, struct rs_backend);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_backends SEC(".maps");
+
+/*
+ * Slot = rs_socket_slot(backend, family). The daemon closes its copy of each
+ * socket right after the insert, so a backend that exits empties its own slot.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_SOCKMAP);
+	__uint(max_entries, RS_SOCKMAP_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_sockets SEC(".maps");
+
+/*
+ * BPF_F_INNER_MAP lets every ring be sized to its own point count; the
+ * daemon creates rings with the same flag and swaps the outer slot.
+ */
+struct rs_ring_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rs_ring_slot);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, RS_MAX_SERVICES);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct rs_ring_map);
+} rs_rings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, RS_MAX_BACKENDS);
+	__type(key, __u32);
+	__type(value, struct rs_backend_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_backend_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, RS_MAX_SERVICES);
+	__type(key, __u32);
+	__type(value, struct rs_service_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_service_stats SEC(".maps");
+
+#endif /* RS_BPF_MAPS_H */

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one ABI between the BPF programs and userspace: map keys, map values
+ * and limits. Both sides include this file; nothing here may be duplicated.
+ * Every struct is fixed-size with explicit padding so that the BTF the
+ * compiler emits is what `bpftool map dump` shows.
+ */
+#ifndef RINGSTEER_ABI_H
+#define RINGSTEER_ABI_H
+
+#include <linux/types.h>
+
+#define RS_ABI_VERSION 1
+
+#define RS_NAME_MAX	64
+#define RS_MAX_SERVICES 64
+#define RS_MAX_BACKENDS 1024
+#define RS_MAX_BINDS	4096
+/* Slot 0 of every ring map is the header, points are slots 1..npoints. */
+#define RS_MAX_RING_POINTS (1u << 20)
+/* ceil(log2(RS_MAX_RING_POINTS + 1)): bound of the lower-bound search. */
+#define RS_SEARCH_STEPS 21
+/* Points visited clockwise before giving up on a lookup. */
+#define RS_WALK_MAX 64
+
+#define RS_RING_MAGIC 0x52535247 /* "RSRG" */
+
+/*
+ * Each backend has one SOCKMAP slot per client family, since a connection
+ * can only go to a socket of a compatible family (an AF_INET listener cannot
+ * take an IPv6 client). A dual-stack AF_INET6 socket fills both slots.
+ */
+#define RS_SOCKMAP_SLOTS (2 * RS_MAX_BACKENDS)
+
+static inline __u32 rs_socket_slot(__u32 backend, int is_ipv6)
+{
+	return backend * 2 + (is_ipv6 ? 1 : 0);
+}
+
+enum rs_backend_state {
+	RS_BACKEND_DOWN = 0,  /* takes nothing */
+	RS_BACKEND_UP = 1,    /* takes new and sticky clients */
+	RS_BACKEND_DRAIN = 2, /* sticky clients only */
+};
+
+enum rs_key_policy {
+	RS_KEY_SRC_IP = 0,
+	RS_KEY_SRC_IP_PORT = 1,
+};
+
+enum rs_fallback {
+	RS_FALLBACK_PASS = 0, /* let the kernel's own socket lookup proceed */
+	RS_FALLBACK_DROP = 1,
+};
+
+/*
+ * rs_binds (LPM_TRIE): which service owns a destination. The first 32 bits
+ * (protocol, family, port) are always part of the prefix, so prefixlen is
+ * 32 + the address prefix length. The data plane looks up the exact port and
+ * port 0 and keeps the longer address prefix; on a tie the exact port wins.
+ */
+struct rs_bind_key {
+	__u32 prefixlen;
+	__u8 protocol; /* IPPROTO_TCP or IPPROTO_UDP */
+	__u8 family;   /* AF_INET or AF_INET6 */
+	__u16 port;    /* host byte order; 0 = every port */
+	__u8 addr[16]; /* network byte order; IPv4 in the first 4 bytes */
+};
+
+struct rs_bind {
+	__u32 service;
+	__u32 addr_prefixlen;
+};
+
+/* rs_services (ARRAY, index = service id). */
+struct rs_service {
+	__u64 seed;
+	__u32 id;
+	__u8 enabled;
+	__u8 protocol;
+	__u8 key_policy; /* enum rs_key_policy */
+	__u8 fallback;	 /* enum rs_fallback */
+	__u8 prefix4;
+	__u8 prefix6;
+	__u8 pad[6];
+	char name[RS_NAME_MAX];
+};
+
+/*
+ * rs_backends (ARRAY, index = backend id; SOCKMAP slots via rs_socket_slot).
+ * The data plane reads only the first 8 bytes: the state word. Points of this
+ * backend with ordinal >= active_points are skipped, which maps keys exactly
+ * like a ring built at the lower weight would.
+ */
+struct rs_backend {
+	__u32 state;	     /* enum rs_backend_state */
+	__u32 active_points; /* weight * vnodes */
+	__u32 service;
+	__u32 max_points; /* points built into the ring */
+	char name[RS_NAME_MAX];
+};
+
+/* Hashed with XXH64, seeded per service. Padding must be zero. */
+struct rs_affinity_key {
+	__u32 service;
+	__u8 family;
+	__u8 pad;
+	__u16 port;    /* host byte order; 0 unless key = src-ip-port */
+	__u8 addr[16]; /* masked client address, network byte order */
+};
+
+struct rs_ring_header {
+	__u64 generation;
+	__u32 npoints;
+	__u32 magic; /* RS_RING_MAGIC */
+};
+
+struct rs_point {
+	__u64 pos;
+	__u32 backend;
+	__u32 ordinal; /* index among this backend's points, 0-based */
+};
+
+/* Value of a ring inner map (ARRAY): slot 0 header, then sorted points. */
+struct rs_ring_slot {
+	union {
+		struct rs_ring_header hdr;
+		struct rs_point point;
+	};
+};
+
+/* rs_backend_stats (PERCPU_ARRAY, index = backend id). */
+struct rs_backend_stats {
+	__u64 assigned;	   /* connections/datagrams handed to this backend */
+	__u64 sticky_hits; /* of which through the sticky table */
+	__u64 spills;	   /* of which it was not the primary owner */
+	__u64 cookie_hits; /* of which through a QUIC cookie (TC) */
+};
+
+/* rs_service_stats (PERCPU_ARRAY, index = service id). */
+struct rs_service_stats {
+	__u64 lookups;	  /* sk_lookup runs that matched this service */
+	__u64 no_backend; /* no backend could take it: fallback applied */
+	__u64 errors;	  /* missing ring, failed sk_assign, ... */
+	__u64 walk_limit; /* gave up after RS_WALK_MAX points */
+};
+
+/* Input/output of the hash self-test program (BPF_PROG_TEST_RUN). */
+struct rs_hash_probe {
+	struct rs_affinity_key key;
+	__u64 seed;
+	__u64 hash;
+};
+
+#endif /* RINGSTEER_ABI_H */

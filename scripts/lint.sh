@@ -1,0 +1,28 @@
+#!/bin/bash
+# clang-format check and cppcheck over the given C sources.
+set -u
+rc=0
+unformatted=()
+for f in "$@"; do
+	if ! clang-format --dry-run --Werror "$f" >/dev/null 2>&1; then
+		unformatted+=("$f")
+	fi
+done
+if ((${#unformatted[@]})); then
+	echo "lint: not clang-formatted (run clang-format -i): ${unformatted[*]}"
+	rc=1
+fi
+userspace=()
+for f in "$@"; do
+	case "$f" in bpf/*) ;; *.c) userspace+=("$f") ;; esac
+done
+if ! cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr \
+	--enable=warning,portability,performance \
+	--suppress=missingIncludeSystem \
+	--include=/usr/include/bpf/libbpf_common.h \
+	-Iinclude -Iuserspace/lib -D__linux__ "${userspace[@]}"; then
+	echo "lint: cppcheck found problems"
+	rc=1
+fi
+[[ $rc -eq 0 ]] && echo "lint: ok (${#} files)"
+exit $rc

@@ -1,0 +1,515 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The sk_lookup program under BPF_PROG_TEST_RUN, with real sockets in its
+ * SOCKMAP: the kernel's choice (reported as the selected socket's cookie)
+ * must equal the userspace replica of the walk for every client, and
+ * service matching, failover, weights and fallback must behave.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "dataplane.h"
+#include "hash.h"
+#include "ring.h"
+#include "steer_lookup.skel.h"
+
+#define NBACKENDS 4
+#define SVC_WEB	  0 /* tcp 198.18.0.10/32:80 and [2001:db8::10]:80 */
+#define SVC_WIDE  1 /* tcp 198.18.0.0/24 every port, 4 backends */
+#define SVC_UDP	  2 /* udp 198.18.0.10:53, no backends, fallback drop */
+
+static struct rs_dataplane dp;
+static int tcp_fds[NBACKENDS], tcp6_fds[NBACKENDS], udp_fd = -1;
+/* Backend 3 has no IPv6 socket: IPv6 clients must skip it. */
+static uint64_t cookies[NBACKENDS], cookies6[NBACKENDS];
+static const bool has_v6[NBACKENDS] = {true, true, true, false};
+static struct rs_backend backends[8];
+static struct rs_service services[3];
+static struct rs_ring ring_web;
+static const char *const names[NBACKENDS] = {"cache-a", "cache-b", "cache-c",
+					     "cache-d"};
+
+static int listen_socket(int type, uint64_t *cookie)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(*cookie);
+	int fd = socket(AF_INET, type, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return -1;
+	if (type == SOCK_STREAM && listen(fd, 16))
+		return -1;
+	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, cookie, &len))
+		return -1;
+	return fd;
+}
+
+static int listen_socket6(uint64_t *cookie)
+{
+	struct sockaddr_in6 sa = {.sin6_family = AF_INET6,
+				  .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	socklen_t len = sizeof(*cookie);
+	int one = 1, fd = socket(AF_INET6, SOCK_STREAM, 0);
+
+	if (fd < 0 ||
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 16))
+		return -1;
+	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, cookie, &len))
+		return -1;
+	return fd;
+}
+
+static void bind_entry(struct rs_bind_key *k, struct rs_bind *v, int proto,
+		       int family, const char *addr, int plen, uint16_t port,
+		       uint32_t svc)
+{
+	memset(k, 0, sizeof(*k));
+	k->prefixlen = 32 + plen;
+	k->protocol = proto;
+	k->family = family;
+	k->port = port;
+	inet_pton(family, addr, k->addr);
+	v->service = svc;
+	v->addr_prefixlen = plen;
+}
+
+static int setup(void)
+{
+	struct rs_bind_key keys[4];
+	struct rs_bind vals[4];
+	struct rs_ring_member m[NBACKENDS];
+	struct rs_ring wide = {0}, none = {0};
+	uint64_t unused;
+
+	if (dp_open(&dp, NULL))
+		return -1;
+	for (int i = 0; i < NBACKENDS; i++) {
+		tcp_fds[i] = listen_socket(SOCK_STREAM, &cookies[i]);
+		if (tcp_fds[i] < 0 ||
+		    dp_set_socket(&dp, rs_socket_slot(i, 0), tcp_fds[i]))
+			return -1;
+		tcp6_fds[i] = -1;
+		if (has_v6[i]) {
+			tcp6_fds[i] = listen_socket6(&cookies6[i]);
+			if (tcp6_fds[i] < 0 ||
+			    dp_set_socket(&dp, rs_socket_slot(i, 1),
+					  tcp6_fds[i]))
+				return -1;
+		}
+		m[i].name = names[i];
+		m[i].backend = i;
+		m[i].points = 160;
+		backends[i].state = RS_BACKEND_UP;
+		backends[i].active_points = 160;
+		backends[i].max_points = 160;
+		if (dp_set_backend(&dp, i, &backends[i]))
+			return -1;
+	}
+	udp_fd = listen_socket(SOCK_DGRAM, &unused);
+	for (int s = 0; s < 3; s++) {
+		services[s].id = s;
+		services[s].enabled = 1;
+		services[s].seed = 7 + s;
+		services[s].prefix4 = 32;
+		services[s].prefix6 = 64;
+		services[s].protocol = s == SVC_UDP ? IPPROTO_UDP : IPPROTO_TCP;
+	}
+	services[SVC_WIDE].prefix4 = 24;
+	services[SVC_UDP].fallback = RS_FALLBACK_DROP;
+	if (ring_build(m, NBACKENDS, services[SVC_WEB].seed, &ring_web) ||
+	    ring_build(m, NBACKENDS, services[SVC_WIDE].seed, &wide))
+		return -1;
+	if (dp_swap_ring(&dp, SVC_WEB, &ring_web) < 0 ||
+	    dp_swap_ring(&dp, SVC_WIDE, &wide) < 0 ||
+	    dp_swap_ring(&dp, SVC_UDP, &none) < 0)
+		return -1;
+	ring_free(&wide);
+	for (int s = 0; s < 3; s++)
+		if (dp_set_service(&dp, s, &services[s]))
+			return -1;
+	bind_entry(&keys[0], &vals[0], IPPROTO_TCP, AF_INET, "198.18.0.10", 32,
+		   80, SVC_WEB);
+	bind_entry(&keys[1], &vals[1], IPPROTO_TCP, AF_INET6, "2001:db8::10",
+		   128, 80, SVC_WEB);
+	bind_entry(&keys[2], &vals[2], IPPROTO_TCP, AF_INET, "198.18.0.0", 24,
+		   0, SVC_WIDE);
+	bind_entry(&keys[3], &vals[3], IPPROTO_UDP, AF_INET, "198.18.0.10", 32,
+		   53, SVC_UDP);
+	return dp_sync_binds(&dp, keys, vals, 4);
+}
+
+struct verdict {
+	int retval;	 /* SK_PASS (1) or SK_DROP (0) */
+	uint64_t cookie; /* 0 when no socket was selected */
+};
+
+static struct verdict run4(int proto, const char *src, uint16_t sport,
+			   const char *dst, uint16_t dport)
+{
+	struct bpf_sk_lookup ctx = {.family = AF_INET, .protocol = proto};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .ctx_out = &ctx,
+		    .ctx_size_out = sizeof(ctx));
+	struct verdict v = {-1, 0};
+
+	inet_pton(AF_INET, src, &ctx.remote_ip4);
+	inet_pton(AF_INET, dst, &ctx.local_ip4);
+	ctx.remote_port = htons(sport);
+	ctx.local_port = dport;
+	if (bpf_prog_test_run_opts(bpf_program__fd(dp.skel->progs.steer_lookup),
+				   &opts))
+		return v;
+	v.retval = (int)opts.retval;
+	v.cookie = ctx.cookie;
+	return v;
+}
+
+static struct verdict run6(const char *src, const char *dst, uint16_t dport)
+{
+	struct bpf_sk_lookup ctx = {.family = AF_INET6,
+				    .protocol = IPPROTO_TCP};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .ctx_out = &ctx,
+		    .ctx_size_out = sizeof(ctx));
+	struct verdict v = {-1, 0};
+
+	inet_pton(AF_INET6, src, ctx.remote_ip6);
+	inet_pton(AF_INET6, dst, ctx.local_ip6);
+	ctx.remote_port = htons(40000);
+	ctx.local_port = dport;
+	if (bpf_prog_test_run_opts(bpf_program__fd(dp.skel->progs.steer_lookup),
+				   &opts))
+		return v;
+	v.retval = (int)opts.retval;
+	v.cookie = ctx.cookie;
+	return v;
+}
+
+static int expected_backend(const struct rs_service *svc, int family,
+			    const char *src, const bool *has_socket)
+{
+	struct rs_ring_view view = {.backends = backends,
+				    .has_socket = has_socket,
+				    .nbackends = NBACKENDS};
+	struct rs_affinity_key key;
+	struct rs_ring_choice c;
+	uint8_t addr[16] = {0};
+
+	inet_pton(family, src, addr);
+	rs_affinity_key_build(&key, svc, family, addr, 0);
+	if (ring_lookup(&ring_web, &view, rs_hash_key(&key, svc->seed), &c))
+		return -1;
+	return (int)c.backend;
+}
+
+static int backend_of_cookie(uint64_t cookie)
+{
+	for (int i = 0; i < NBACKENDS; i++)
+		if (cookie && (cookies[i] == cookie || cookies6[i] == cookie))
+			return i;
+	return -1;
+}
+
+static void client_addr(char *buf, size_t len, int i)
+{
+	snprintf(buf, len, "198.18.%d.%d", 1 + i / 250, 1 + i % 250);
+}
+
+static void test_v4_agrees_with_userspace(void)
+{
+	int mismatches = 0, seen[NBACKENDS] = {0};
+	char src[32];
+
+	for (int i = 0; i < 1000; i++) {
+		struct verdict v;
+		int want;
+
+		client_addr(src, sizeof(src), i);
+		v = run4(IPPROTO_TCP, src, 1024 + i, "198.18.0.10", 80);
+		want = expected_backend(&services[SVC_WEB], AF_INET, src, NULL);
+		CU_ASSERT_EQUAL(v.retval, SK_PASS);
+		mismatches += backend_of_cookie(v.cookie) != want;
+		if (want >= 0)
+			seen[want]++;
+	}
+	CU_ASSERT_EQUAL(mismatches, 0);
+	for (int i = 0; i < NBACKENDS; i++)
+		CU_ASSERT(seen[i] > 100);
+}
+
+static void test_v6_agrees_with_userspace(void)
+{
+	int mismatches = 0, to_v4_only = 0, wrong_family = 0;
+	char src[64];
+
+	for (int i = 0; i < 300; i++) {
+		struct verdict v;
+
+		snprintf(src, sizeof(src), "2001:db8:1:%x::%x", i, i + 1);
+		v = run6(src, "2001:db8::10", 80);
+		CU_ASSERT_EQUAL(v.retval, SK_PASS);
+		mismatches += backend_of_cookie(v.cookie) !=
+			      expected_backend(&services[SVC_WEB], AF_INET6,
+					       src, has_v6);
+		to_v4_only += backend_of_cookie(v.cookie) == 3;
+		/* The IPv6 socket, never the IPv4 one, takes IPv6 clients. */
+		wrong_family += v.cookie && v.cookie != cookies6[0] &&
+				v.cookie != cookies6[1] &&
+				v.cookie != cookies6[2];
+	}
+	CU_ASSERT_EQUAL(mismatches, 0);
+	CU_ASSERT_EQUAL(to_v4_only, 0);
+	CU_ASSERT_EQUAL(wrong_family, 0);
+	/* prefix6 = 64: the interface identifier never matters. */
+	CU_ASSERT_EQUAL(
+		run6("2001:db8:1:5::1", "2001:db8::10", 80).cookie,
+		run6("2001:db8:1:5:ffff::99", "2001:db8::10", 80).cookie);
+}
+
+static void test_same_client_same_backend(void)
+{
+	uint64_t first =
+		run4(IPPROTO_TCP, "198.18.3.3", 1000, "198.18.0.10", 80).cookie;
+
+	CU_ASSERT_NOT_EQUAL(first, 0);
+	for (int p = 0; p < 50; p++)
+		CU_ASSERT_EQUAL(run4(IPPROTO_TCP, "198.18.3.3", 2000 + p,
+				     "198.18.0.10", 80)
+					.cookie,
+				first);
+}
+
+static void test_service_matching(void)
+{
+	struct verdict v;
+
+	/* Not ours: no socket chosen, the kernel's lookup proceeds. */
+	v = run4(IPPROTO_TCP, "198.18.1.1", 1000, "198.18.9.9", 80);
+	CU_ASSERT_EQUAL(v.retval, SK_PASS);
+	CU_ASSERT_EQUAL(v.cookie, 0);
+	v = run4(IPPROTO_UDP, "198.18.1.1", 1000, "198.18.0.10", 80);
+	CU_ASSERT_EQUAL(v.retval, SK_PASS);
+	CU_ASSERT_EQUAL(v.cookie, 0);
+	/* /24 on every port: prefix4 = 24, so a whole /24 shares a backend. */
+	v = run4(IPPROTO_TCP, "198.18.4.1", 1000, "198.18.0.77", 8080);
+	CU_ASSERT_NOT_EQUAL(v.cookie, 0);
+	CU_ASSERT_EQUAL(
+		run4(IPPROTO_TCP, "198.18.4.200", 1000, "198.18.0.77", 443)
+			.cookie,
+		v.cookie);
+}
+
+/* The /32:80 bind beats the /24:0 bind; count lookups per service. */
+static void test_longest_prefix_wins(void)
+{
+	int svc_web_hits = 0;
+	char src[32];
+
+	for (int i = 0; i < 64; i++) {
+		struct verdict a, b;
+
+		client_addr(src, sizeof(src), 500 + i);
+		a = run4(IPPROTO_TCP, src, 1000, "198.18.0.10", 80);
+		b = run4(IPPROTO_TCP, src, 1000, "198.18.0.10", 81);
+		svc_web_hits += backend_of_cookie(a.cookie) ==
+				expected_backend(&services[SVC_WEB], AF_INET,
+						 src, NULL);
+		CU_ASSERT_NOT_EQUAL(b.cookie, 0);
+	}
+	CU_ASSERT_EQUAL(svc_web_hits, 64);
+}
+
+static void set_state(int b, uint32_t state, uint32_t active)
+{
+	backends[b].state = state;
+	backends[b].active_points = active;
+	CU_ASSERT_EQUAL_FATAL(dp_set_backend(&dp, b, &backends[b]), 0);
+}
+
+/* Only the DOWN backend's clients move, to where userspace predicts. */
+static void test_down_and_drain_move_only_their_clients(void)
+{
+	int moved_wrongly = 0, mismatches = 0, had = 0;
+	uint32_t states[] = {RS_BACKEND_DOWN, RS_BACKEND_DRAIN};
+	char src[32];
+
+	for (int s = 0; s < 2; s++) {
+		int before[400];
+
+		for (int i = 0; i < 400; i++) {
+			client_addr(src, sizeof(src), i);
+			before[i] = backend_of_cookie(
+				run4(IPPROTO_TCP, src, 1, "198.18.0.10", 80)
+					.cookie);
+		}
+		set_state(1, states[s], 160);
+		for (int i = 0; i < 400; i++) {
+			int after;
+
+			client_addr(src, sizeof(src), i);
+			after = backend_of_cookie(
+				run4(IPPROTO_TCP, src, 1, "198.18.0.10", 80)
+					.cookie);
+			had += before[i] == 1;
+			if (before[i] != 1 && after != before[i])
+				moved_wrongly++;
+			if (after == 1)
+				moved_wrongly++;
+			mismatches +=
+				after != expected_backend(&services[SVC_WEB],
+							  AF_INET, src, NULL);
+		}
+		set_state(1, RS_BACKEND_UP, 160);
+	}
+	CU_ASSERT(had > 0);
+	CU_ASSERT_EQUAL(moved_wrongly, 0);
+	CU_ASSERT_EQUAL(mismatches, 0);
+}
+
+static void test_lowered_weight_matches_userspace(void)
+{
+	int mismatches = 0;
+	char src[32];
+
+	set_state(2, RS_BACKEND_UP, 40);
+	for (int i = 0; i < 400; i++) {
+		client_addr(src, sizeof(src), i);
+		mismatches += backend_of_cookie(run4(IPPROTO_TCP, src, 1,
+						     "198.18.0.10", 80)
+							.cookie) !=
+			      expected_backend(&services[SVC_WEB], AF_INET, src,
+					       NULL);
+	}
+	set_state(2, RS_BACKEND_UP, 160);
+	CU_ASSERT_EQUAL(mismatches, 0);
+}
+
+/* An empty SOCKMAP slot (backend exited) counts as DOWN by itself. */
+static void test_closed_socket_fails_over(void)
+{
+	bool has[NBACKENDS] = {true, true, true, false};
+	int mismatches = 0, to_dead = 0;
+	char src[32];
+
+	close(tcp_fds[3]);
+	tcp_fds[3] = -1;
+	for (int i = 0; i < 400; i++) {
+		int got;
+
+		client_addr(src, sizeof(src), i);
+		got = backend_of_cookie(
+			run4(IPPROTO_TCP, src, 1, "198.18.0.10", 80).cookie);
+		to_dead += got == 3;
+		mismatches += got != expected_backend(&services[SVC_WEB],
+						      AF_INET, src, has);
+	}
+	CU_ASSERT_EQUAL(to_dead, 0);
+	CU_ASSERT_EQUAL(mismatches, 0);
+}
+
+static void test_fallback_pass_and_drop(void)
+{
+	struct verdict v;
+
+	/* SVC_UDP has an empty ring and fallback = drop. */
+	v = run4(IPPROTO_UDP, "198.18.1.1", 5000, "198.18.0.10", 53);
+	CU_ASSERT_EQUAL(v.retval, SK_DROP);
+	CU_ASSERT_EQUAL(v.cookie, 0);
+	/* Everything down on a pass service: the kernel decides. */
+	for (int b = 0; b < NBACKENDS; b++)
+		set_state(b, RS_BACKEND_DOWN, 160);
+	v = run4(IPPROTO_TCP, "198.18.1.1", 5000, "198.18.0.10", 80);
+	CU_ASSERT_EQUAL(v.retval, SK_PASS);
+	CU_ASSERT_EQUAL(v.cookie, 0);
+	for (int b = 0; b < NBACKENDS; b++)
+		set_state(b, RS_BACKEND_UP, 160);
+}
+
+static void test_counters(void)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct rs_service_stats *ss = calloc(ncpu, sizeof(*ss));
+	struct rs_backend_stats *bs = calloc(ncpu, sizeof(*bs));
+	uint64_t lookups = 0, nob = 0, assigned = 0, spills = 0;
+	__u32 key = SVC_UDP;
+
+	CU_ASSERT_EQUAL_FATAL(
+		bpf_map_lookup_elem(bpf_map__fd(dp.skel->maps.rs_service_stats),
+				    &key, ss),
+		0);
+	for (int c = 0; c < ncpu; c++) {
+		lookups += ss[c].lookups;
+		nob += ss[c].no_backend;
+	}
+	CU_ASSERT_EQUAL(lookups, 1);
+	CU_ASSERT_EQUAL(nob, 1);
+	for (key = 0; key < NBACKENDS; key++) {
+		CU_ASSERT_EQUAL_FATAL(
+			bpf_map_lookup_elem(
+				bpf_map__fd(dp.skel->maps.rs_backend_stats),
+				&key, bs),
+			0);
+		for (int c = 0; c < ncpu; c++) {
+			assigned += bs[c].assigned;
+			spills += bs[c].spills;
+		}
+	}
+	CU_ASSERT(assigned > 1000);
+	CU_ASSERT(spills > 0); /* the DOWN/DRAIN and closed-socket cases */
+	free(ss);
+	free(bs);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	int failed;
+
+	libbpf_set_print(NULL);
+	if (setup()) {
+		fprintf(stderr,
+			"test_steer_lookup: setup failed: %s (root and "
+			"a BPF-capable kernel needed)\n",
+			strerror(errno));
+		return 1;
+	}
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("steer_lookup", NULL, NULL);
+	CU_add_test(s, "IPv4: kernel == userspace walk (1000 clients)",
+		    test_v4_agrees_with_userspace);
+	CU_add_test(s, "IPv6: kernel == userspace walk, /64 key",
+		    test_v6_agrees_with_userspace);
+	CU_add_test(s, "same client, any port: same backend",
+		    test_same_client_same_backend);
+	CU_add_test(s, "service matching by proto/prefix/port",
+		    test_service_matching);
+	CU_add_test(s, "longest prefix wins over port 0",
+		    test_longest_prefix_wins);
+	CU_add_test(s, "DOWN/DRAIN move only their clients",
+		    test_down_and_drain_move_only_their_clients);
+	CU_add_test(s, "lowered active_points == userspace",
+		    test_lowered_weight_matches_userspace);
+	CU_add_test(s, "closed socket fails over",
+		    test_closed_socket_fails_over);
+	CU_add_test(s, "fallback pass and drop", test_fallback_pass_and_drop);
+	CU_add_test(s, "per-service and per-backend counters", test_counters);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	ring_free(&ring_web);
+	dp_close(&dp);
+	return failed != 0 || CU_get_error();
+}

@@ -1,0 +1,1139 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests of the configuration parser and the address helpers. Run from
+ * the repository root: the sample configuration is read from configs/.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* strchrnul, open_memstream */
+#endif
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include "addr.h"
+#include "config.h"
+
+#define SAMPLE "configs/ringsteer.conf"
+
+/* A valid service taking lines 1..3, to build bad files on. */
+#define WEB "[service web]\nprotocol = tcp\nlisten = 198.18.0.10:80\n"
+
+static struct rs_config cfg;
+static char err[16384];
+
+static bool cfg_is_zero(const struct rs_config *c)
+{
+	static const struct rs_config zero;
+
+	return memcmp(c, &zero, sizeof(*c)) == 0;
+}
+
+/* Garbage first, so that "zeroed on error" is really tested. */
+static int load(const char *text)
+{
+	rs_config_free(&cfg);
+	memset(&cfg, 0xa5, sizeof(cfg));
+	memset(err, 'x', sizeof(err));
+	return rs_config_load_string(text, "t.conf", &cfg, err, sizeof(err));
+}
+
+/* Is there an error line starting with @where that contains @what? */
+static bool has_error(const char *where, const char *what)
+{
+	const char *line = err;
+
+	while (*line) {
+		const char *end = strchrnul(line, '\n');
+		char *copy = strndup(line, (size_t)(end - line));
+		bool hit = copy && strncmp(copy, where, strlen(where)) == 0 &&
+			   strstr(copy + strlen(where), what);
+
+		free(copy);
+		if (hit)
+			return true;
+		line = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+static size_t count_lines(const char *s)
+{
+	size_t n = *s ? 1 : 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static void check_error(const char *text, const char *where, const char *what,
+			const char *file, int line)
+{
+	int ret = load(text);
+	bool ok = ret == -EINVAL && cfg_is_zero(&cfg) && has_error(where, what);
+
+	if (!ok)
+		fprintf(stderr,
+			"\n%s:%d: ret=%d zero=%d, want '%s' ... '%s', got:\n"
+			"%s\n",
+			file, line, ret, cfg_is_zero(&cfg), where, what, err);
+	CU_assertImplementation(ok, (unsigned int)line, "check_error", file, "",
+				CU_FALSE);
+}
+
+/* Loading @text fails, one error line starts with @where, has @what. */
+#define EXPECT_ERROR(text, where, what)                                        \
+	check_error(text, where, what, __FILE__, __LINE__)
+
+static void check_ok(const char *text, const char *file, int line)
+{
+	int ret = load(text);
+
+	if (ret)
+		fprintf(stderr, "\n%s:%d: ret=%d, errors:\n%s\n", file, line,
+			ret, err);
+	CU_assertImplementation(ret == 0 && err[0] == '\0', (unsigned int)line,
+				"check_ok", file, "", CU_FALSE);
+}
+
+#define EXPECT_OK(text) check_ok(text, __FILE__, __LINE__)
+
+static void v4(uint8_t out[16], const char *s)
+{
+	memset(out, 0, 16);
+	CU_ASSERT_EQUAL_FATAL(inet_pton(AF_INET, s, out), 1);
+}
+
+static void v6(uint8_t out[16], const char *s)
+{
+	CU_ASSERT_EQUAL_FATAL(inet_pton(AF_INET6, s, out), 1);
+}
+
+/* ---- addresses ---- */
+
+static void test_addr_parse_v4(void)
+{
+	struct rs_addr a;
+	uint8_t want[16];
+	const char *why = NULL;
+
+	CU_ASSERT_EQUAL(rs_addr_parse("198.18.0.10:80", 0, &a, &why), 0);
+	v4(want, "198.18.0.10");
+	CU_ASSERT_EQUAL(a.family, AF_INET);
+	CU_ASSERT_EQUAL(a.prefixlen, 32);
+	CU_ASSERT_EQUAL(a.port, 80);
+	CU_ASSERT_EQUAL(memcmp(a.addr, want, 16), 0);
+
+	CU_ASSERT_EQUAL(
+		rs_addr_parse("198.18.0.0/24:80", RS_ADDR_PREFIX, &a, &why), 0);
+	v4(want, "198.18.0.0");
+	CU_ASSERT_EQUAL(a.prefixlen, 24);
+	CU_ASSERT_EQUAL(a.port, 80);
+	CU_ASSERT_EQUAL(memcmp(a.addr, want, 16), 0);
+
+	CU_ASSERT_EQUAL(rs_addr_parse("0.0.0.0:53", 0, &a, &why), 0);
+	CU_ASSERT_EQUAL(a.family, AF_INET);
+	CU_ASSERT_EQUAL(a.port, 53);
+	memset(want, 0, 16);
+	CU_ASSERT_EQUAL(memcmp(a.addr, want, 16), 0);
+
+	CU_ASSERT_EQUAL(rs_addr_parse("127.0.0.1:8081", 0, &a, NULL), 0);
+	CU_ASSERT_EQUAL(a.port, 8081);
+	CU_ASSERT_EQUAL(rs_addr_parse("0.0.0.0/0:0",
+				      RS_ADDR_PREFIX | RS_ADDR_PORT_ZERO, &a,
+				      NULL),
+			0);
+	CU_ASSERT_EQUAL(a.prefixlen, 0);
+	CU_ASSERT_EQUAL(a.port, 0);
+	CU_ASSERT_EQUAL(rs_addr_parse("1.2.3.4:65535", 0, &a, NULL), 0);
+	CU_ASSERT_EQUAL(a.port, 65535);
+}
+
+static void test_addr_parse_v6(void)
+{
+	struct rs_addr a;
+	uint8_t want[16];
+
+	CU_ASSERT_EQUAL(rs_addr_parse("[2001:db8::10]:80", 0, &a, NULL), 0);
+	v6(want, "2001:db8::10");
+	CU_ASSERT_EQUAL(a.family, AF_INET6);
+	CU_ASSERT_EQUAL(a.prefixlen, 128);
+	CU_ASSERT_EQUAL(a.port, 80);
+	CU_ASSERT_EQUAL(memcmp(a.addr, want, 16), 0);
+
+	CU_ASSERT_EQUAL(
+		rs_addr_parse("[2001:db8::/64]:80", RS_ADDR_PREFIX, &a, NULL),
+		0);
+	v6(want, "2001:db8::");
+	CU_ASSERT_EQUAL(a.prefixlen, 64);
+	CU_ASSERT_EQUAL(memcmp(a.addr, want, 16), 0);
+
+	CU_ASSERT_EQUAL(rs_addr_parse("[::]:53", 0, &a, NULL), 0);
+	memset(want, 0, 16);
+	CU_ASSERT_EQUAL(a.family, AF_INET6);
+	CU_ASSERT_EQUAL(a.prefixlen, 128);
+	CU_ASSERT_EQUAL(memcmp(a.addr, want, 16), 0);
+}
+
+static void expect_bad(const char *s, unsigned int flags, int ret,
+		       const char *reason, int line)
+{
+	struct rs_addr a;
+	const char *why = NULL;
+	int got;
+
+	memset(&a, 0xa5, sizeof(a));
+	got = rs_addr_parse(s, flags, &a, &why);
+	if (got != ret || !why || strcmp(why, reason))
+		fprintf(stderr, "\nline %d: '%s': got %d '%s'\n", line, s, got,
+			why ? why : "(null)");
+	CU_assertImplementation(got == ret && why && !strcmp(why, reason),
+				(unsigned int)line, "expect_bad", __FILE__, "",
+				CU_FALSE);
+	CU_ASSERT_EQUAL(a.family, 0);
+}
+
+#define BAD(s, flags, ret, reason) expect_bad(s, flags, ret, reason, __LINE__)
+
+static void test_addr_parse_errors(void)
+{
+	const unsigned int any = RS_ADDR_PREFIX | RS_ADDR_PORT_ZERO;
+
+	BAD("127.0.0.1:99999", 0, -ERANGE, "port out of range");
+	BAD("127.0.0.1:65536", 0, -ERANGE, "port out of range");
+	BAD("127.0.0.1:99999999999999999999999", 0, -ERANGE,
+	    "port out of range");
+	BAD("127.0.0.1:0", 0, -ERANGE, "port 0 not allowed");
+	BAD("127.0.0.1:-1", any, -EINVAL, "bad port");
+	BAD("127.0.0.1:+80", any, -EINVAL, "bad port");
+	BAD("127.0.0.1:8o", any, -EINVAL, "bad port");
+	BAD("127.0.0.1: 80", any, -EINVAL, "bad port");
+	BAD("127.0.0.1:", any, -EINVAL, "missing port");
+	BAD("127.0.0.1", any, -EINVAL, "missing port");
+	BAD("[::1]", any, -EINVAL, "missing port");
+	BAD("[::1", any, -EINVAL, "missing ']'");
+	BAD("[::1]80", any, -EINVAL, "expected ':' after ']'");
+	BAD("2001:db8::1:80", any, -EINVAL, "IPv6 address must be in brackets");
+	BAD("", any, -EINVAL, "empty address");
+	BAD(":80", any, -EINVAL, "missing address");
+	BAD("[]:80", any, -EINVAL, "missing address");
+	BAD("1.2.3:80", any, -EINVAL, "bad IPv4 address");
+	BAD("1.2.3.256:80", any, -EINVAL, "bad IPv4 address");
+	BAD("localhost:80", any, -EINVAL, "bad IPv4 address");
+	BAD("[1.2.3.4]:80", any, -EINVAL, "bad IPv6 address");
+	BAD("[fe80::1%eth0]:80", any, -EINVAL, "bad IPv6 address");
+	BAD("[::ffff:1.2.3.4]:80", any, -EINVAL,
+	    "IPv4-mapped address, write it as IPv4");
+	BAD("198.18.0.0/24:80", 0, -EINVAL, "prefix not allowed");
+	BAD("198.18.0.5/24:80", any, -EINVAL, "host bits set");
+	BAD("[2001:db8::1/64]:80", any, -EINVAL, "host bits set");
+	BAD("198.18.0.0/33:80", any, -ERANGE, "prefix length out of range");
+	BAD("[::/129]:80", any, -ERANGE, "prefix length out of range");
+	BAD("198.18.0.0/:80", any, -EINVAL, "bad prefix length");
+	BAD("198.18.0.0/2x:80", any, -EINVAL, "bad prefix length");
+	BAD("198.18.0.0/-1:80", any, -EINVAL, "bad prefix length");
+
+	CU_ASSERT_EQUAL(rs_addr_parse(NULL, 0, NULL, NULL), -EINVAL);
+}
+
+static void test_addr_format(void)
+{
+	char buf[RS_ADDR_STRLEN];
+	uint8_t a[16];
+
+	v4(a, "1.2.3.4");
+	CU_ASSERT_EQUAL(rs_addr_format(AF_INET, a, 80, buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "1.2.3.4:80");
+
+	v6(a, "2001:db8::1");
+	CU_ASSERT_EQUAL(rs_addr_format(AF_INET6, a, 80, buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "[2001:db8::1]:80");
+
+	memset(a, 0, 16);
+	CU_ASSERT_EQUAL(rs_addr_format(AF_INET6, a, 53, buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "[::]:53");
+
+	v4(a, "198.18.0.0");
+	CU_ASSERT_EQUAL(
+		rs_addr_format_prefix(AF_INET, a, 24, 80, buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "198.18.0.0/24:80");
+	CU_ASSERT_EQUAL(
+		rs_addr_format_prefix(AF_INET, a, 32, 0, buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "198.18.0.0:0");
+	CU_ASSERT_EQUAL(
+		rs_addr_format_prefix(AF_INET, a, 33, 0, buf, sizeof(buf)),
+		-EINVAL);
+
+	v6(a, "2001:db8::");
+	CU_ASSERT_EQUAL(
+		rs_addr_format_prefix(AF_INET6, a, 64, 80, buf, sizeof(buf)),
+		0);
+	CU_ASSERT_STRING_EQUAL(buf, "[2001:db8::/64]:80");
+
+	/* The longest text there is fits in RS_ADDR_STRLEN. */
+	memset(a, 0xff, 16);
+	CU_ASSERT_EQUAL(rs_addr_format_prefix(AF_INET6, a, 128, 65535, buf,
+					      sizeof(buf)),
+			0);
+	CU_ASSERT_STRING_EQUAL(
+		buf, "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535");
+
+	v4(a, "1.2.3.4");
+	CU_ASSERT_EQUAL(rs_addr_format(AF_INET, a, 80, buf, 5), -ENOSPC);
+	CU_ASSERT_STRING_EQUAL(buf, "1.2.");
+	CU_ASSERT_EQUAL(rs_addr_format(AF_INET, a, 80, buf, 0), -ENOSPC);
+	CU_ASSERT_EQUAL(rs_addr_format(AF_UNIX, a, 80, buf, sizeof(buf)),
+			-EAFNOSUPPORT);
+}
+
+static void test_addr_round_trip(void)
+{
+	static const char *const texts[] = {
+		"198.18.0.10:80",    "198.18.0.0/24:80",   "0.0.0.0/0:0",
+		"[2001:db8::10]:80", "[2001:db8::/64]:80", "[::]:53",
+		"[::/0]:0",	     "10.0.0.0/8:65535",
+	};
+	char buf[RS_ADDR_STRLEN];
+	struct rs_addr a;
+	size_t i;
+
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		CU_ASSERT_EQUAL(
+			rs_addr_parse(texts[i],
+				      RS_ADDR_PREFIX | RS_ADDR_PORT_ZERO, &a,
+				      NULL),
+			0);
+		CU_ASSERT_EQUAL(rs_addr_format_prefix(a.family, a.addr,
+						      a.prefixlen, a.port, buf,
+						      sizeof(buf)),
+				0);
+		CU_ASSERT_STRING_EQUAL(buf, texts[i]);
+	}
+}
+
+static void test_addr_mask(void)
+{
+	uint8_t a[16], want[16];
+
+	v4(a, "198.18.255.255");
+	CU_ASSERT_EQUAL(rs_addr_mask(AF_INET, a, 24), 0);
+	v4(want, "198.18.255.0");
+	CU_ASSERT_EQUAL(memcmp(a, want, 16), 0);
+
+	v4(a, "198.18.255.255");
+	CU_ASSERT_EQUAL(rs_addr_mask(AF_INET, a, 20), 0);
+	v4(want, "198.18.240.0");
+	CU_ASSERT_EQUAL(memcmp(a, want, 16), 0);
+
+	v4(a, "198.18.255.255");
+	CU_ASSERT_EQUAL(rs_addr_mask(AF_INET, a, 0), 0);
+	memset(want, 0, 16);
+	CU_ASSERT_EQUAL(memcmp(a, want, 16), 0);
+
+	/* IPv4 leaves bytes 4..15 zero whatever they held. */
+	memset(a, 0xff, 16);
+	CU_ASSERT_EQUAL(rs_addr_mask(AF_INET, a, 32), 0);
+	v4(want, "255.255.255.255");
+	CU_ASSERT_EQUAL(memcmp(a, want, 16), 0);
+
+	v6(a, "2001:db8:1:2:3:4:5:6");
+	CU_ASSERT_EQUAL(rs_addr_mask(AF_INET6, a, 64), 0);
+	v6(want, "2001:db8:1:2::");
+	CU_ASSERT_EQUAL(memcmp(a, want, 16), 0);
+
+	v6(a, "2001:db8:ffff::");
+	CU_ASSERT_EQUAL(rs_addr_mask(AF_INET6, a, 33), 0);
+	v6(want, "2001:db8:8000::");
+	CU_ASSERT_EQUAL(memcmp(a, want, 16), 0);
+
+	memset(a, 0xff, 16);
+	CU_ASSERT_EQUAL(rs_addr_mask(AF_INET6, a, 128), 0);
+	memset(want, 0xff, 16);
+	CU_ASSERT_EQUAL(memcmp(a, want, 16), 0);
+	CU_ASSERT_EQUAL(rs_addr_mask(AF_INET6, a, 127), 0);
+	CU_ASSERT_EQUAL(a[15], 0xfe);
+
+	CU_ASSERT_EQUAL(rs_addr_mask(AF_INET, a, 33), -EINVAL);
+	CU_ASSERT_EQUAL(rs_addr_mask(AF_INET6, a, 129), -EINVAL);
+	CU_ASSERT_EQUAL(rs_addr_mask(0, a, 0), -EAFNOSUPPORT);
+	CU_ASSERT_EQUAL(rs_addr_bits(AF_INET), 32);
+	CU_ASSERT_EQUAL(rs_addr_bits(AF_INET6), 128);
+	CU_ASSERT_EQUAL(rs_addr_bits(AF_UNIX), 0);
+}
+
+/* ---- configuration that loads ---- */
+
+/* The sample documents every key: each appears set at a line start. */
+static void test_sample_keys(void)
+{
+	static const char *const keys[] = {
+		"bpffs",   "control_socket", "protocol", "listen", "key",
+		"prefix4", "prefix6",	     "vnodes",	 "seed",   "fallback",
+		"service", "address",	     "weight",
+	};
+	char *text = NULL, pattern[64];
+	size_t len = 0, i;
+	FILE *f = fopen(SAMPLE, "r");
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_TRUE(getdelim(&text, &len, '\0', f) > 0);
+	fclose(f);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		snprintf(pattern, sizeof(pattern), "\n%s = ", keys[i]);
+		CU_ASSERT_PTR_NOT_NULL(strstr(text, pattern));
+	}
+	free(text);
+}
+
+static void test_sample(void)
+{
+	const struct rs_service_conf *web, *dns;
+	const struct rs_backend_conf *b;
+	uint8_t want[16];
+	int ret;
+
+	ret = rs_config_load(SAMPLE, &cfg, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "\n%s\n", err);
+	CU_ASSERT_EQUAL_FATAL(ret, 0);
+	CU_ASSERT_STRING_EQUAL(err, "");
+	CU_ASSERT_STRING_EQUAL(cfg.path, SAMPLE);
+	CU_ASSERT_STRING_EQUAL(cfg.bpffs, "/sys/fs/bpf/ringsteer");
+	CU_ASSERT_STRING_EQUAL(cfg.control_socket,
+			       "/run/ringsteer/ringsteerd.sock");
+	CU_ASSERT_EQUAL_FATAL(cfg.n_services, 2);
+	CU_ASSERT_EQUAL_FATAL(cfg.n_backends, 4);
+
+	web = &cfg.services[0];
+	CU_ASSERT_STRING_EQUAL(web->name, "web");
+	CU_ASSERT_EQUAL(web->protocol, IPPROTO_TCP);
+	CU_ASSERT_EQUAL_FATAL(web->n_listens, 4);
+	CU_ASSERT_EQUAL(web->listens[1].family, AF_INET);
+	CU_ASSERT_EQUAL(web->listens[1].prefixlen, 24);
+	CU_ASSERT_EQUAL(web->listens[1].port, 8080);
+	CU_ASSERT_EQUAL(web->listens[3].family, AF_INET6);
+	CU_ASSERT_EQUAL(web->listens[3].prefixlen, 64);
+	CU_ASSERT_EQUAL(web->listens[3].port, 0);
+	v6(want, "2001:db8:0:1::");
+	CU_ASSERT_EQUAL(memcmp(web->listens[3].addr, want, 16), 0);
+	CU_ASSERT_EQUAL(web->key_policy, RS_KEY_SRC_IP);
+	CU_ASSERT_EQUAL(web->vnodes, 160);
+
+	dns = &cfg.services[1];
+	CU_ASSERT_STRING_EQUAL(dns->name, "dns");
+	CU_ASSERT_EQUAL(dns->protocol, IPPROTO_UDP);
+	CU_ASSERT_EQUAL(dns->key_policy, RS_KEY_SRC_IP_PORT);
+	CU_ASSERT_EQUAL(dns->prefix4, 32);
+	CU_ASSERT_EQUAL(dns->prefix6, 128);
+	CU_ASSERT_EQUAL(dns->vnodes, 100);
+	CU_ASSERT_EQUAL(dns->seed, 12345);
+	CU_ASSERT_EQUAL(dns->fallback, RS_FALLBACK_DROP);
+
+	b = &cfg.backends[1];
+	CU_ASSERT_STRING_EQUAL(b->name, "cache-b");
+	CU_ASSERT_EQUAL(b->service, 0);
+	CU_ASSERT_EQUAL(b->addrs[0].family, AF_INET6);
+	CU_ASSERT_EQUAL(b->addrs[0].port, 8082);
+	CU_ASSERT_EQUAL(b->weight, 2);
+	b = &cfg.backends[2];
+	CU_ASSERT_STRING_EQUAL(b->name, "dns-a");
+	CU_ASSERT_EQUAL(b->service, 1);
+	memset(want, 0, 16);
+	CU_ASSERT_EQUAL(memcmp(b->addrs[0].addr, want, 16), 0);
+
+	CU_ASSERT_EQUAL(rs_config_find_service(&cfg, "dns"), 1);
+	CU_ASSERT_EQUAL(rs_config_find_service(&cfg, "nope"), -ENOENT);
+	rs_config_free(&cfg);
+	CU_ASSERT_TRUE(cfg_is_zero(&cfg));
+	rs_config_free(&cfg);
+}
+
+static void test_defaults(void)
+{
+	const struct rs_service_conf *s;
+	const struct rs_backend_conf *b;
+	uint8_t want[16];
+
+	EXPECT_OK(WEB "[backend a]\nservice = web\naddress = 127.0.0.1:8081\n");
+	CU_ASSERT_STRING_EQUAL(cfg.path, "t.conf");
+	CU_ASSERT_STRING_EQUAL(cfg.bpffs, RS_DEFAULT_BPFFS);
+	CU_ASSERT_STRING_EQUAL(cfg.control_socket, RS_DEFAULT_CONTROL_SOCKET);
+	CU_ASSERT_EQUAL_FATAL(cfg.n_services, 1);
+	CU_ASSERT_EQUAL_FATAL(cfg.n_backends, 1);
+
+	s = &cfg.services[0];
+	CU_ASSERT_STRING_EQUAL(s->name, "web");
+	CU_ASSERT_EQUAL(s->line, 1);
+	CU_ASSERT_EQUAL(s->protocol, IPPROTO_TCP);
+	CU_ASSERT_EQUAL(s->key_policy, RS_KEY_SRC_IP);
+	CU_ASSERT_EQUAL(s->prefix4, 32);
+	CU_ASSERT_EQUAL(s->prefix6, 64);
+	CU_ASSERT_EQUAL(s->vnodes, RS_DEFAULT_VNODES);
+	CU_ASSERT_EQUAL(s->seed, 0);
+	CU_ASSERT_EQUAL(s->fallback, RS_FALLBACK_PASS);
+	CU_ASSERT_EQUAL_FATAL(s->n_listens, 1);
+	CU_ASSERT_EQUAL(s->listens[0].line, 3);
+	CU_ASSERT_EQUAL(s->listens[0].family, AF_INET);
+	CU_ASSERT_EQUAL(s->listens[0].prefixlen, 32);
+	CU_ASSERT_EQUAL(s->listens[0].port, 80);
+	v4(want, "198.18.0.10");
+	CU_ASSERT_EQUAL(memcmp(s->listens[0].addr, want, 16), 0);
+
+	b = &cfg.backends[0];
+	CU_ASSERT_STRING_EQUAL(b->name, "a");
+	CU_ASSERT_EQUAL(b->line, 4);
+	CU_ASSERT_EQUAL(b->service, 0);
+	CU_ASSERT_EQUAL(b->addrs[0].family, AF_INET);
+	CU_ASSERT_EQUAL(b->addrs[0].port, 8081);
+	CU_ASSERT_EQUAL(b->weight, 1);
+	v4(want, "127.0.0.1");
+	CU_ASSERT_EQUAL(memcmp(b->addrs[0].addr, want, 16), 0);
+
+	/* An empty file is a valid one: nothing to steer. */
+	EXPECT_OK("");
+	CU_ASSERT_EQUAL(cfg.n_services, 0);
+	CU_ASSERT_PTR_NULL(cfg.services);
+	CU_ASSERT_STRING_EQUAL(cfg.bpffs, RS_DEFAULT_BPFFS);
+	CU_ASSERT_STRING_EQUAL(cfg.control_socket, RS_DEFAULT_CONTROL_SOCKET);
+}
+
+static void test_all_keys(void)
+{
+	const struct rs_service_conf *s;
+
+	EXPECT_OK("[global]\n"
+		  "bpffs = /sys/fs/bpf/other\n"
+		  "control_socket = /tmp/rs.sock\n" WEB "key = src-ip-port\n"
+		  "prefix4 = 0\n"
+		  "prefix6 = 128\n"
+		  "vnodes = 65536\n"
+		  "seed = 0xFFFFFFFFFFFFFFFF\n"
+		  "fallback = drop\n"
+		  "[backend a]\n"
+		  "service = web\n"
+		  "address = 127.0.0.1:1\n"
+		  "weight = 0\n");
+	CU_ASSERT_STRING_EQUAL(cfg.bpffs, "/sys/fs/bpf/other");
+	CU_ASSERT_STRING_EQUAL(cfg.control_socket, "/tmp/rs.sock");
+	s = &cfg.services[0];
+	CU_ASSERT_EQUAL(s->line, 4);
+	CU_ASSERT_EQUAL(s->key_policy, RS_KEY_SRC_IP_PORT);
+	CU_ASSERT_EQUAL(s->prefix4, 0);
+	CU_ASSERT_EQUAL(s->prefix6, 128);
+	CU_ASSERT_EQUAL(s->vnodes, 65536);
+	CU_ASSERT_EQUAL(s->seed, UINT64_MAX);
+	CU_ASSERT_EQUAL(s->fallback, RS_FALLBACK_DROP);
+	CU_ASSERT_EQUAL(cfg.backends[0].weight, 0);
+
+	EXPECT_OK(WEB "seed = 18446744073709551615\nprefix4 = 32\n");
+	CU_ASSERT_EQUAL(cfg.services[0].seed, UINT64_MAX);
+	EXPECT_OK(WEB "seed = 0x1F\nvnodes = 1\n");
+	CU_ASSERT_EQUAL(cfg.services[0].seed, 31);
+	CU_ASSERT_EQUAL(cfg.services[0].vnodes, 1);
+	EXPECT_OK(WEB "[backend a]\nservice = web\naddress = 127.0.0.1:1\n"
+		      "weight = 256\n");
+	CU_ASSERT_EQUAL(cfg.backends[0].weight, 256);
+}
+
+static void test_ipv6(void)
+{
+	const struct rs_service_conf *s;
+	const struct rs_backend_conf *b;
+	uint8_t want[16];
+
+	EXPECT_OK("[service v6]\n"
+		  "protocol = udp\n"
+		  "listen = [2001:db8::10]:53\n"
+		  "listen = [2001:db8::/64]:0\n"
+		  "listen = [::/0]:53\n"
+		  "[backend b6]\n"
+		  "service = v6\n"
+		  "address = [::1]:5353\n"
+		  "[backend any]\n"
+		  "service = v6\n"
+		  "address = [::]:5354\n");
+	s = &cfg.services[0];
+	CU_ASSERT_EQUAL(s->protocol, IPPROTO_UDP);
+	CU_ASSERT_EQUAL_FATAL(s->n_listens, 3);
+	v6(want, "2001:db8::10");
+	CU_ASSERT_EQUAL(s->listens[0].family, AF_INET6);
+	CU_ASSERT_EQUAL(s->listens[0].prefixlen, 128);
+	CU_ASSERT_EQUAL(memcmp(s->listens[0].addr, want, 16), 0);
+	v6(want, "2001:db8::");
+	CU_ASSERT_EQUAL(s->listens[1].prefixlen, 64);
+	CU_ASSERT_EQUAL(s->listens[1].port, 0);
+	CU_ASSERT_EQUAL(memcmp(s->listens[1].addr, want, 16), 0);
+	CU_ASSERT_EQUAL(s->listens[2].prefixlen, 0);
+	CU_ASSERT_EQUAL(s->listens[2].line, 5);
+
+	b = &cfg.backends[0];
+	v6(want, "::1");
+	CU_ASSERT_EQUAL(b->addrs[0].family, AF_INET6);
+	CU_ASSERT_EQUAL(b->addrs[0].port, 5353);
+	CU_ASSERT_EQUAL(memcmp(b->addrs[0].addr, want, 16), 0);
+	b = &cfg.backends[1];
+	memset(want, 0, 16);
+	CU_ASSERT_EQUAL(b->addrs[0].family, AF_INET6);
+	CU_ASSERT_EQUAL(memcmp(b->addrs[0].addr, want, 16), 0);
+}
+
+static void test_order_and_syntax(void)
+{
+	/* Backends before their service, interleaved; kept in file order. */
+	EXPECT_OK("[backend b1]\nservice = two\naddress = 127.0.0.1:1\n"
+		  "[service one]\nprotocol = tcp\nlisten = 10.0.0.1:80\n"
+		  "[backend b2]\nservice = one\naddress = 127.0.0.1:2\n"
+		  "[service two]\nprotocol = tcp\nlisten = 10.0.0.2:80\n");
+	CU_ASSERT_EQUAL_FATAL(cfg.n_backends, 2);
+	CU_ASSERT_STRING_EQUAL(cfg.backends[0].name, "b1");
+	CU_ASSERT_EQUAL(cfg.backends[0].service, 1);
+	CU_ASSERT_STRING_EQUAL(cfg.backends[1].name, "b2");
+	CU_ASSERT_EQUAL(cfg.backends[1].service, 0);
+	CU_ASSERT_STRING_EQUAL(cfg.services[1].name, "two");
+	CU_ASSERT_EQUAL(rs_config_find_service(&cfg, "two"), 1);
+
+	/* Comments, indentation, CRLF, a BOM, spaces in the header. */
+	EXPECT_OK("\xef\xbb\xbf# comment\r\n"
+		  "; another\r\n"
+		  "[ service  web ]   ; trailing comment\r\n"
+		  "  protocol = tcp ; inline\r\n"
+		  "\tlisten = 198.18.0.10:80\r\n"
+		  "    listen = 198.18.0.11:80\r\n"
+		  "\r\n"
+		  "   # indented comment\r\n");
+	CU_ASSERT_EQUAL_FATAL(cfg.n_services, 1);
+	CU_ASSERT_STRING_EQUAL(cfg.services[0].name, "web");
+	CU_ASSERT_EQUAL(cfg.services[0].line, 3);
+	CU_ASSERT_EQUAL_FATAL(cfg.services[0].n_listens, 2);
+	CU_ASSERT_EQUAL(cfg.services[0].listens[1].line, 6);
+
+	/* Names up to 63 characters, from the whole allowed set. */
+	{
+		char text[256], name[64];
+
+		memset(name, 'x', 63);
+		memcpy(name, "Az09._-", 7);
+		name[63] = '\0';
+		snprintf(text, sizeof(text),
+			 "[service %s]\nprotocol = tcp\nlisten = 1.2.3.4:80\n",
+			 name);
+		EXPECT_OK(text);
+		CU_ASSERT_STRING_EQUAL(cfg.services[0].name, name);
+	}
+
+	/* A long comment is no long line. */
+	{
+		char text[2048];
+
+		snprintf(text, sizeof(text),
+			 WEB "# %0500d\nprefix4 = 24 ; %0500d\n", 0, 0);
+		EXPECT_OK(text);
+		CU_ASSERT_EQUAL(cfg.services[0].prefix4, 24);
+	}
+}
+
+static void test_allowed_overlaps(void)
+{
+	/* A service without backends uses its fallback. */
+	EXPECT_OK(WEB);
+	CU_ASSERT_EQUAL(cfg.n_backends, 0);
+	CU_ASSERT_PTR_NULL(cfg.backends);
+
+	/* Nested prefixes, other ports, the other protocol. */
+	EXPECT_OK(WEB "listen = 198.18.0.0/24:80\n"
+		      "listen = 198.18.0.0/16:0\n"
+		      "listen = 198.18.0.10:81\n"
+		      "[service other]\nprotocol = tcp\n"
+		      "listen = 198.18.0.0/25:80\n"
+		      "[service dns]\nprotocol = udp\n"
+		      "listen = 198.18.0.10:80\n");
+
+	/* Backend sockets: other port, other protocol, other family. */
+	EXPECT_OK(WEB "[service dns]\nprotocol = udp\nlisten = 1.1.1.1:53\n"
+		      "[backend a]\nservice = web\naddress = 0.0.0.0:53\n"
+		      "[backend b]\nservice = dns\naddress = 0.0.0.0:53\n"
+		      "[backend c]\nservice = web\naddress = [::]:53\n"
+		      "[backend d]\nservice = web\naddress = 0.0.0.0:54\n");
+
+	/* One IPv4 and one IPv6 address per backend, in either order. */
+	EXPECT_OK(WEB "[backend a]\nservice = web\naddress = 127.0.0.1:1\n"
+		      "address = [::1]:1\n"
+		      "[backend b]\nservice = web\naddress = [::1]:2\n"
+		      "address = 127.0.0.1:2\n");
+	CU_ASSERT_EQUAL(cfg.backends[0].n_addrs, 2);
+	CU_ASSERT_EQUAL(cfg.backends[0].addrs[0].family, AF_INET);
+	CU_ASSERT_EQUAL(cfg.backends[0].addrs[1].family, AF_INET6);
+	CU_ASSERT_EQUAL(cfg.backends[0].addrs[1].line, 7);
+	CU_ASSERT_EQUAL(cfg.backends[1].addrs[0].family, AF_INET6);
+
+	/* Exactly RS_MAX_RING_POINTS is fine: 16 * 65536 = 1 << 20. */
+	EXPECT_OK(WEB "vnodes = 65536\n"
+		      "[backend a]\nservice = web\naddress = 127.0.0.1:1\n"
+		      "weight = 16\n");
+}
+
+/* ---- configuration that does not ---- */
+
+static void test_bad_backend_addresses(void)
+{
+	EXPECT_ERROR(WEB "[backend a]\nservice = web\naddress = 127.0.0.1:1\n"
+			 "address = 127.0.0.2:1\n",
+		     "t.conf:7: [backend a] address: ",
+		     "a second IPv4 address (at most one per family)");
+	EXPECT_ERROR(WEB "[backend a]\nservice = web\naddress = [::1]:1\n"
+			 "address = [::2]:1\n",
+		     "t.conf:7: [backend a] address: ",
+		     "a second IPv6 address (at most one per family)");
+	/* The second address of one backend is the first of another. */
+	EXPECT_ERROR(WEB "[backend a]\nservice = web\naddress = 127.0.0.1:1\n"
+			 "address = [::1]:1\n"
+			 "[backend b]\nservice = web\naddress = [::1]:1\n",
+		     "t.conf:10: [backend b] address: ",
+		     "tcp [::1]:1 is already the address of [backend a] at "
+		     "t.conf:7");
+}
+
+static void test_error_format(void)
+{
+	int ret = load(WEB "[backend cache-a]\nservice = web\n"
+			   "address = 127.0.0.1:99999\n");
+
+	CU_ASSERT_EQUAL(ret, -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err, "t.conf:6: [backend cache-a] address: bad "
+				    "address '127.0.0.1:99999': port out of "
+				    "range");
+	CU_ASSERT_TRUE(cfg_is_zero(&cfg));
+
+	/* Every error, sorted by line, whole-file checks included. */
+	ret = load("[service web]\n"
+		   "protocol = sctp\n"
+		   "[backend b]\n"
+		   "service = nope\n"
+		   "weight = -1\n"
+		   "bogus = 1\n");
+	CU_ASSERT_EQUAL(ret, -EINVAL);
+	CU_ASSERT_STRING_EQUAL(
+		err,
+		"t.conf:1: [service web]: missing required key 'listen'\n"
+		"t.conf:2: [service web] protocol: bad protocol 'sctp': "
+		"expected tcp or udp\n"
+		"t.conf:3: [backend b]: missing required key 'address'\n"
+		"t.conf:4: [backend b] service: unknown service 'nope'\n"
+		"t.conf:5: [backend b] weight: bad weight '-1': not a decimal "
+		"number\n"
+		"t.conf:6: [backend b] bogus: unknown key");
+	CU_ASSERT_EQUAL(count_lines(err), 6);
+
+	/* A short buffer gets what fits, NUL-terminated. */
+	ret = rs_config_load_string("[nope]\n", "t.conf", &cfg, err, 12);
+	CU_ASSERT_EQUAL(ret, -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err, "t.conf:1: [");
+	CU_ASSERT_TRUE(cfg_is_zero(&cfg));
+	ret = rs_config_load_string("[nope]\n", "t.conf", &cfg, NULL, 0);
+	CU_ASSERT_EQUAL(ret, -EINVAL);
+}
+
+static void test_bad_sections(void)
+{
+	EXPECT_ERROR("[frontend x]\nfoo = 1\n", "t.conf:1: [frontend x]: ",
+		     "unknown section type 'frontend'");
+	/* The keys of a section that was refused are not looked at. */
+	CU_ASSERT_EQUAL(count_lines(err), 1);
+	EXPECT_ERROR("[service]\n",
+		     "t.conf:1: [service]: ", "bad service name ''");
+	EXPECT_ERROR(WEB "[backend a b]\n",
+		     "t.conf:4: [backend a b]: ", "bad backend name 'a b'");
+	EXPECT_ERROR("[service w!]\n",
+		     "t.conf:1: [service w!]: ", "bad service name 'w!'");
+	{
+		char text[256], name[65];
+
+		memset(name, 'x', 64);
+		name[64] = '\0';
+		snprintf(text, sizeof(text), "[backend %s]\n", name);
+		EXPECT_ERROR(text, "t.conf:1: [backend xxxx",
+			     "bad backend name");
+	}
+	EXPECT_ERROR("[global x]\n", "t.conf:1: [global x]: ",
+		     "the global section takes no name");
+	EXPECT_ERROR(WEB "[service web\n",
+		     "t.conf:4: ", "section header without closing ']'");
+	EXPECT_ERROR(WEB "[backend a] junk\n",
+		     "t.conf:4: [backend a]: ", "unexpected text after ']'");
+
+	/* Duplicates name the first definition. */
+	EXPECT_ERROR(WEB "\n[service web]\nprotocol = udp\n",
+		     "t.conf:5: [service web]: ",
+		     "duplicate service 'web' (first defined at t.conf:1)");
+	EXPECT_ERROR(WEB "[backend a]\nservice = web\naddress = 127.0.0.1:1\n"
+			 "[backend a]\n",
+		     "t.conf:7: [backend a]: ",
+		     "duplicate backend 'a' (first defined at t.conf:4)");
+	EXPECT_ERROR("[global]\n[global]\n", "t.conf:2: [global]: ",
+		     "duplicate global section (first defined at t.conf:1)");
+
+	/* Header-only sections are seen. */
+	EXPECT_ERROR("[service empty]\n", "t.conf:1: [service empty]: ",
+		     "missing required key 'protocol'");
+	EXPECT_ERROR("[service empty]\n", "t.conf:1: [service empty]: ",
+		     "missing required key 'listen'");
+	EXPECT_ERROR(WEB "[backend lonely]\n", "t.conf:4: [backend lonely]: ",
+		     "missing required key 'service'");
+	EXPECT_ERROR(WEB "[backend lonely]\n", "t.conf:4: [backend lonely]: ",
+		     "missing required key 'address'");
+}
+
+static void test_bad_lines(void)
+{
+	char text[1024];
+
+	EXPECT_ERROR("protocol = tcp\n" WEB,
+		     "t.conf:1: protocol: ", "key outside of any section");
+	EXPECT_ERROR(WEB "junk\n",
+		     "t.conf:4: [service web]: ", "expected 'key = value'");
+	EXPECT_ERROR(WEB "junk ; x = 1\n",
+		     "t.conf:4: [service web]: ", "expected 'key = value'");
+	EXPECT_ERROR(WEB "= 1\n",
+		     "t.conf:4: [service web]: ", "missing key name");
+	EXPECT_ERROR(WEB "bogus = 1\n",
+		     "t.conf:4: [service web] bogus: ", "unknown key");
+	EXPECT_ERROR("[global]\nlisten = 1.2.3.4:80\n",
+		     "t.conf:2: [global] listen: ", "unknown key");
+	EXPECT_ERROR(WEB "vnodes = 10\nvnodes = 20\n",
+		     "t.conf:5: [service web] vnodes: ",
+		     "duplicate key (first set at t.conf:4)");
+	EXPECT_ERROR(WEB "protocol = tcp\n",
+		     "t.conf:4: [service web] protocol: ",
+		     "duplicate key (first set at t.conf:2)");
+	EXPECT_ERROR(WEB "[backend a]\nservice = web\nservice = web\n",
+		     "t.conf:6: [backend a] service: ", "duplicate key");
+	EXPECT_ERROR("[global]\nbpffs = /a\nbpffs = /b\n",
+		     "t.conf:3: [global] bpffs: ", "duplicate key");
+	EXPECT_ERROR(WEB "listen =\n",
+		     "t.conf:4: [service web] listen: ", "empty value");
+	EXPECT_ERROR(WEB "seed = ; nothing\n",
+		     "t.conf:4: [service web] seed: ", "empty value");
+
+	snprintf(text, sizeof(text), WEB "listen = 1.2.3.4:80 %0300d\n", 0);
+	EXPECT_ERROR(text, "t.conf:4: [service web]: ", "line too long");
+}
+
+static void test_bad_values(void)
+{
+	EXPECT_ERROR("[global]\nbpffs = sys/fs/bpf\n",
+		     "t.conf:2: [global] bpffs: ",
+		     "bad path 'sys/fs/bpf': not an absolute path");
+	EXPECT_ERROR(
+		"[global]\ncontrol_socket = /run/"
+		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n",
+		"t.conf:2: [global] control_socket: ", "longer than 107 bytes");
+	EXPECT_ERROR("[service web]\nprotocol = TCP\nlisten = 1.2.3.4:80\n",
+		     "t.conf:2: [service web] protocol: ",
+		     "bad protocol 'TCP': expected tcp or udp");
+	EXPECT_ERROR(WEB "listen = 1.2.3.4\n",
+		     "t.conf:4: [service web] listen: ",
+		     "bad listen address '1.2.3.4': missing port");
+	EXPECT_ERROR(WEB "listen = 198.18.0.5/24:80\n",
+		     "t.conf:4: [service web] listen: ",
+		     "bad listen address '198.18.0.5/24:80': host bits set");
+	EXPECT_ERROR(WEB "listen = [2001:db8::1/64]:80\n",
+		     "t.conf:4: [service web] listen: ", "host bits set");
+	EXPECT_ERROR(WEB "listen = 2001:db8::1:80\n",
+		     "t.conf:4: [service web] listen: ", "must be in brackets");
+	EXPECT_ERROR(WEB "key = dst-ip\n", "t.conf:4: [service web] key: ",
+		     "bad key policy 'dst-ip': expected src-ip or src-ip-port");
+	EXPECT_ERROR(WEB "prefix4 = 33\n", "t.conf:4: [service web] prefix4: ",
+		     "bad prefix4 '33': out of range 0..32");
+	EXPECT_ERROR(WEB "prefix6 = 129\n", "t.conf:4: [service web] prefix6: ",
+		     "bad prefix6 '129': out of range 0..128");
+	EXPECT_ERROR(WEB "vnodes = 0\n", "t.conf:4: [service web] vnodes: ",
+		     "bad vnodes '0': out of range 1..65536");
+	EXPECT_ERROR(WEB "vnodes = 65537\n", "t.conf:4: [service web] vnodes: ",
+		     "out of range 1..65536");
+	EXPECT_ERROR(WEB "seed = 0x\n", "t.conf:4: [service web] seed: ",
+		     "bad seed '0x': not a decimal or 0x hex number");
+	EXPECT_ERROR(
+		WEB "seed = 0x10000000000000000\n",
+		"t.conf:4: [service web] seed: ", "does not fit in 64 bits");
+	EXPECT_ERROR(
+		WEB "seed = 18446744073709551616\n",
+		"t.conf:4: [service web] seed: ", "does not fit in 64 bits");
+	EXPECT_ERROR(WEB "seed = -1\n", "t.conf:4: [service web] seed: ",
+		     "not a decimal or 0x hex number");
+	EXPECT_ERROR(WEB "fallback = reject\n",
+		     "t.conf:4: [service web] fallback: ",
+		     "bad fallback 'reject': expected pass or drop");
+	EXPECT_ERROR(
+		WEB "[backend a]\nservice = we b\naddress = 127.0.0.1:1\n",
+		"t.conf:5: [backend a] service: ", "bad service name 'we b'");
+	EXPECT_ERROR(WEB
+		     "[backend a]\nservice = web\naddress = 10.0.0.0/8:80\n",
+		     "t.conf:6: [backend a] address: ",
+		     "bad address '10.0.0.0/8:80': prefix not allowed");
+	EXPECT_ERROR(WEB "[backend a]\nservice = web\naddress = 127.0.0.1:0\n",
+		     "t.conf:6: [backend a] address: ", "port 0 not allowed");
+	EXPECT_ERROR(WEB "[backend a]\nservice = web\naddress = [::1]:70000\n",
+		     "t.conf:6: [backend a] address: ", "port out of range");
+	EXPECT_ERROR(WEB "[backend a]\nservice = web\naddress = 127.0.0.1:1\n"
+			 "weight = 257\n",
+		     "t.conf:7: [backend a] weight: ",
+		     "bad weight '257': out of range 0..256");
+}
+
+static void test_bad_numbers(void)
+{
+	static const char *const bad[] = {
+		"160x", "-1", "+1", "1 6", "0x10", "1e3", "1.0", "0b1",
+	};
+	char text[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), WEB "vnodes = %s\n", bad[i]);
+		EXPECT_ERROR(text, "t.conf:4: [service web] vnodes: ",
+			     "not a decimal number");
+	}
+	EXPECT_ERROR(WEB "vnodes = 99999999999999999999999\n",
+		     "t.conf:4: [service web] vnodes: ", "out of range");
+	EXPECT_ERROR(WEB "seed = 12abc\n",
+		     "t.conf:4: [service web] seed: ", "bad seed '12abc'");
+	EXPECT_ERROR(WEB "seed = 0xfg\n",
+		     "t.conf:4: [service web] seed: ", "bad seed '0xfg'");
+}
+
+static void test_bad_references(void)
+{
+	EXPECT_ERROR(
+		WEB "[backend a]\nservice = api\naddress = 127.0.0.1:1\n",
+		"t.conf:5: [backend a] service: ", "unknown service 'api'");
+
+	/* Same destination in one service, then in two. */
+	EXPECT_ERROR(WEB "listen = 198.18.0.10:80\n",
+		     "t.conf:4: [service web] listen: ",
+		     "tcp 198.18.0.10:80 overlaps listen at t.conf:3 in "
+		     "[service web]");
+	EXPECT_ERROR(WEB "listen = 198.18.0.0/24:0\n"
+			 "[service api]\nprotocol = tcp\n"
+			 "listen = 198.18.0.0/24:0\n",
+		     "t.conf:7: [service api] listen: ",
+		     "tcp 198.18.0.0/24:0 overlaps listen at t.conf:4 in "
+		     "[service web]");
+	EXPECT_ERROR(
+		"[service a]\nprotocol = udp\nlisten = [2001:db8::/64]:53\n"
+		"[service b]\nprotocol = udp\nlisten = [2001:db8::]:53\n"
+		"listen = [2001:db8::/64]:53\n",
+		"t.conf:7: [service b] listen: ",
+		"udp [2001:db8::/64]:53 overlaps listen at t.conf:3");
+
+	/* Two backends that would be one socket. */
+	EXPECT_ERROR(WEB "[backend a]\nservice = web\naddress = 127.0.0.1:1\n"
+			 "[backend b]\nservice = web\naddress = 127.0.0.1:1\n",
+		     "t.conf:9: [backend b] address: ",
+		     "tcp 127.0.0.1:1 is already the address of [backend a] at "
+		     "t.conf:6");
+	EXPECT_ERROR(WEB "[service api]\nprotocol = tcp\nlisten = 1.1.1.1:80\n"
+			 "[backend a]\nservice = web\naddress = [::]:53\n"
+			 "[backend b]\nservice = api\naddress = [::]:53\n",
+		     "t.conf:12: [backend b] address: ",
+		     "tcp [::]:53 is already the address of [backend a]");
+
+	/* 17 * 65536 points is one weight unit too many. */
+	EXPECT_ERROR(
+		WEB "vnodes = 65536\n"
+		    "[backend a]\nservice = web\naddress = 127.0.0.1:1\n"
+		    "weight = 16\n"
+		    "[backend b]\nservice = web\naddress = 127.0.0.1:2\n",
+		"t.conf:1: [service web]: ", "ring too large: 1114112 points");
+}
+
+/* @head, then @fmt @n times, formatted with its index and index + 1. */
+static char *repeat(const char *head, const char *fmt, int n)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int i;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs(head, f);
+	for (i = 0; i < n; i++)
+		fprintf(f, fmt, i, i + 1);
+	fclose(f);
+	return text;
+}
+
+static void test_limits(void)
+{
+	char *text;
+
+	text = repeat("",
+		      "[service s%d]\nprotocol = tcp\nlisten = 10.0.%d.1:80\n",
+		      RS_MAX_SERVICES);
+	EXPECT_OK(text);
+	CU_ASSERT_EQUAL(cfg.n_services, RS_MAX_SERVICES);
+	free(text);
+	text = repeat("",
+		      "[service s%d]\nprotocol = tcp\nlisten = 10.0.%d.1:80\n",
+		      RS_MAX_SERVICES + 1);
+	EXPECT_ERROR(text, "t.conf:193: [service s64]: ",
+		     "too many services (max 64)");
+	free(text);
+
+	text = repeat(WEB "vnodes = 1\n",
+		      "[backend b%d]\nservice = web\naddress = 127.0.0.1:%d\n",
+		      RS_MAX_BACKENDS);
+	EXPECT_OK(text);
+	CU_ASSERT_EQUAL(cfg.n_backends, RS_MAX_BACKENDS);
+	CU_ASSERT_EQUAL(cfg.backends[RS_MAX_BACKENDS - 1].addrs[0].port,
+			RS_MAX_BACKENDS);
+	free(text);
+	text = repeat(WEB "vnodes = 1\n",
+		      "[backend b%d]\nservice = web\naddress = 127.0.0.1:%d\n",
+		      RS_MAX_BACKENDS + 1);
+	EXPECT_ERROR(text, "t.conf:3077: [backend b1024]: ",
+		     "too many backends (max 1024)");
+	free(text);
+
+	text = repeat("[service web]\nprotocol = tcp\n",
+		      "listen = 10.0.%d.%d:80\n", RS_MAX_LISTENS);
+	EXPECT_OK(text);
+	CU_ASSERT_EQUAL(cfg.services[0].n_listens, RS_MAX_LISTENS);
+	free(text);
+	text = repeat("[service web]\nprotocol = tcp\n",
+		      "listen = 10.0.%d.%d:80\n", RS_MAX_LISTENS + 1);
+	EXPECT_ERROR(text, "t.conf:67: [service web] listen: ",
+		     "too many listen entries (max 64)");
+	free(text);
+}
+
+static void test_files(void)
+{
+	int ret;
+
+	memset(&cfg, 0xa5, sizeof(cfg));
+	ret = rs_config_load("/nonexistent/ringsteer.conf", &cfg, err,
+			     sizeof(err));
+	CU_ASSERT_EQUAL(ret, -ENOENT);
+	CU_ASSERT_TRUE(cfg_is_zero(&cfg));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nonexistent/ringsteer.conf: "));
+
+	memset(&cfg, 0xa5, sizeof(cfg));
+	ret = rs_config_load("configs", &cfg, err, sizeof(err));
+	CU_ASSERT_EQUAL(ret, -EISDIR);
+	CU_ASSERT_TRUE(cfg_is_zero(&cfg));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "configs:1: read error: "));
+
+	CU_ASSERT_EQUAL(rs_config_load(NULL, &cfg, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_EQUAL(rs_config_load(SAMPLE, NULL, err, sizeof(err)),
+			-EINVAL);
+	CU_ASSERT_EQUAL(
+		rs_config_load_string(NULL, "x", &cfg, err, sizeof(err)),
+		-EINVAL);
+	CU_ASSERT_EQUAL(rs_config_find_service(NULL, "x"), -EINVAL);
+	rs_config_free(NULL);
+}
+
+static void test_nul_byte(void)
+{
+	static const char text[] = WEB "prefix4 = 2\0"
+				       "4\n";
+	char path[] = "/tmp/test_config_XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f;
+	int ret;
+
+	CU_ASSERT_FATAL(fd >= 0);
+	f = fdopen(fd, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fwrite(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	ret = rs_config_load(path, &cfg, err, sizeof(err));
+	unlink(path);
+	CU_ASSERT_EQUAL(ret, -EINVAL);
+	CU_ASSERT_TRUE(cfg_is_zero(&cfg));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, ":4: line contains a NUL byte"));
+}
+
+struct test {
+	const char *name;
+	CU_TestFunc fn;
+};
+
+static const struct test addr_tests[] = {
+	{"parse IPv4", test_addr_parse_v4},
+	{"parse IPv6", test_addr_parse_v6},
+	{"parse errors", test_addr_parse_errors},
+	{"format", test_addr_format},
+	{"round trip", test_addr_round_trip},
+	{"mask", test_addr_mask},
+	{NULL, NULL},
+};
+
+static const struct test config_tests[] = {
+	{"sample file", test_sample},
+	{"sample shows every key", test_sample_keys},
+	{"defaults", test_defaults},
+	{"every key", test_all_keys},
+	{"IPv6", test_ipv6},
+	{"order and syntax", test_order_and_syntax},
+	{"allowed overlaps", test_allowed_overlaps},
+	{"bad backend addresses", test_bad_backend_addresses},
+	{"error format", test_error_format},
+	{"bad sections", test_bad_sections},
+	{"bad lines", test_bad_lines},
+	{"bad values", test_bad_values},
+	{"bad numbers", test_bad_numbers},
+	{"bad references", test_bad_references},
+	{"limits", test_limits},
+	{"files", test_files},
+	{"NUL byte", test_nul_byte},
+	{NULL, NULL},
+};
+
+static int cleanup(void)
+{
+	rs_config_free(&cfg);
+	return 0;
+}
+
+static int add_suite(const char *name, const struct test *tests)
+{
+	CU_pSuite suite = CU_add_suite(name, NULL, cleanup);
+
+	if (!suite)
+		return -1;
+	for (; tests->name; tests++)
+		if (!CU_add_test(suite, tests->name, tests->fn))
+			return -1;
+	return 0;
+}
+
+int main(void)
+{
+	unsigned int failures;
+	int ret;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return CU_get_error();
+	if (add_suite("addr", addr_tests) ||
+	    add_suite("config", config_tests)) {
+		ret = CU_get_error();
+		CU_cleanup_registry();
+		return ret ? ret : 1;
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failures = CU_get_number_of_failures();
+	ret = CU_get_error();
+	CU_cleanup_registry();
+	return failures != 0 || ret;
+}

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The data plane's XXH64 (run in the kernel through BPF_PROG_TEST_RUN) must
+ * equal libxxhash's for every key, and key building must mask like the
+ * data plane does.
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <xxhash.h>
+
+#include <CUnit/Basic.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "hash.h"
+#include "test_hash_probe.skel.h"
+
+static struct test_hash_probe_bpf *skel;
+
+static uint64_t rand64(void)
+{
+	return (uint64_t)random() << 42 ^ (uint64_t)random() << 21 ^
+	       (uint64_t)random();
+}
+
+static uint64_t bpf_hash(const struct rs_affinity_key *key, uint64_t seed)
+{
+	struct rs_hash_probe probe = {.key = *key, .seed = seed};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &probe,
+		    .ctx_size_in = sizeof(probe));
+	int err;
+
+	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.hash_probe),
+				     &opts);
+	CU_ASSERT_EQUAL_FATAL(err, 0);
+	CU_ASSERT_EQUAL(opts.retval, 0);
+	return probe.hash;
+}
+
+static void test_bpf_equals_libxxhash_random(void)
+{
+	srandom(42);
+	for (int i = 0; i < 20000; i++) {
+		struct rs_affinity_key key;
+		uint64_t seed = i % 3 ? rand64() : (uint64_t)i;
+		uint64_t want;
+
+		for (size_t b = 0; b < sizeof(key); b++)
+			((uint8_t *)&key)[b] = (uint8_t)random();
+		want = XXH64(&key, sizeof(key), seed);
+		if (bpf_hash(&key, seed) != want) {
+			CU_FAIL("BPF XXH64 differs from libxxhash");
+			return;
+		}
+	}
+}
+
+static void test_bpf_equals_libxxhash_edge_keys(void)
+{
+	struct rs_affinity_key key;
+	const uint64_t seeds[] = {0, 1, ~0ull, 0x9E3779B185EBCA87ull};
+
+	for (size_t s = 0; s < sizeof(seeds) / sizeof(seeds[0]); s++) {
+		memset(&key, 0, sizeof(key));
+		CU_ASSERT_EQUAL(bpf_hash(&key, seeds[s]),
+				XXH64(&key, sizeof(key), seeds[s]));
+		memset(&key, 0xff, sizeof(key));
+		CU_ASSERT_EQUAL(bpf_hash(&key, seeds[s]),
+				XXH64(&key, sizeof(key), seeds[s]));
+	}
+	CU_ASSERT_EQUAL(rs_hash_key(&key, 7), XXH64(&key, sizeof(key), 7));
+}
+
+static void test_vnode_pos_uses_name_not_index(void)
+{
+	const char s[] = "cache-a#3";
+
+	CU_ASSERT_EQUAL(rs_vnode_pos("cache-a", 3, 5), XXH64(s, strlen(s), 5));
+	CU_ASSERT_NOT_EQUAL(rs_vnode_pos("cache-a", 3, 5),
+			    rs_vnode_pos("cache-b", 3, 5));
+	CU_ASSERT_NOT_EQUAL(rs_vnode_pos("cache-a", 3, 5),
+			    rs_vnode_pos("cache-a", 3, 6));
+}
+
+static void test_key_masks_v4_prefix(void)
+{
+	struct rs_service svc = {.id = 3, .prefix4 = 24, .prefix6 = 64};
+	struct rs_affinity_key k1, k2;
+	uint8_t a1[16] = {0}, a2[16] = {0};
+
+	inet_pton(AF_INET, "198.18.1.7", a1);
+	inet_pton(AF_INET, "198.18.1.200", a2);
+	rs_affinity_key_build(&k1, &svc, AF_INET, a1, 1000);
+	rs_affinity_key_build(&k2, &svc, AF_INET, a2, 2000);
+	CU_ASSERT_EQUAL(memcmp(&k1, &k2, sizeof(k1)), 0);
+	CU_ASSERT_EQUAL(k1.service, 3);
+	CU_ASSERT_EQUAL(k1.port, 0);
+	CU_ASSERT_EQUAL(k1.addr[3], 0);
+	CU_ASSERT_EQUAL(k1.addr[2], 1);
+}
+
+static void test_key_masks_v6_prefix_and_port(void)
+{
+	struct rs_service svc = {
+		.prefix4 = 32, .prefix6 = 60, .key_policy = RS_KEY_SRC_IP_PORT};
+	struct rs_affinity_key k;
+	uint8_t a[16];
+
+	inet_pton(AF_INET6, "2001:db8:1:ff:1234::7", a);
+	rs_affinity_key_build(&k, &svc, AF_INET6, a, 4242);
+	CU_ASSERT_EQUAL(k.port, 4242);
+	CU_ASSERT_EQUAL(k.family, AF_INET6);
+	CU_ASSERT_EQUAL(k.addr[7], 0xf0);
+	for (int i = 8; i < 16; i++)
+		CU_ASSERT_EQUAL(k.addr[i], 0);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	int failed;
+
+	skel = test_hash_probe_bpf__open_and_load();
+	if (!skel) {
+		fprintf(stderr, "test_hash: cannot load the BPF hash probe "
+				"(root and a BPF-capable kernel needed)\n");
+		return 1;
+	}
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("hash", NULL, NULL);
+	CU_add_test(s, "BPF XXH64 == libxxhash (20000 random keys)",
+		    test_bpf_equals_libxxhash_random);
+	CU_add_test(s, "BPF XXH64 == libxxhash (edge keys and seeds)",
+		    test_bpf_equals_libxxhash_edge_keys);
+	CU_add_test(s, "vnode position hashes name#i",
+		    test_vnode_pos_uses_name_not_index);
+	CU_add_test(s, "key masks IPv4 to prefix4", test_key_masks_v4_prefix);
+	CU_add_test(s, "key masks IPv6 to prefix6, keeps port",
+		    test_key_masks_v6_prefix_and_port);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	test_hash_probe_bpf__destroy(skel);
+	return failed != 0 || CU_get_error();
+}

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Ring build and the walk: determinism, shares proportional to weight,
+ * minimal disruption on removal and addition, and that skipping points
+ * (DOWN, lowered weight) maps keys exactly like a rebuilt ring.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <CUnit/Basic.h>
+
+#include "hash.h"
+#include "ring.h"
+
+#define NKEYS 200000
+#define SEED  11
+
+static uint64_t key_hash(uint32_t i)
+{
+	struct rs_affinity_key k = {.service = 0, .family = AF_INET};
+
+	memcpy(k.addr, &i, sizeof(i));
+	return rs_hash_key(&k, SEED);
+}
+
+static const char *const names[] = {"cache-a", "cache-b", "cache-c",
+				    "cache-d", "cache-e", "cache-f"};
+
+/* Members with backend id == index into names. */
+static void members_for(struct rs_ring_member *m, const uint32_t *ids,
+			const uint32_t *weights, size_t n, uint32_t vnodes)
+{
+	for (size_t i = 0; i < n; i++) {
+		m[i].name = names[ids[i]];
+		m[i].backend = ids[i];
+		m[i].points = weights[i] * vnodes;
+	}
+}
+
+struct view_buf {
+	struct rs_backend be[8];
+	struct rs_ring_view view;
+};
+
+static void view_all_up(struct view_buf *v, const uint32_t *weights, size_t n,
+			uint32_t vnodes)
+{
+	memset(v, 0, sizeof(*v));
+	for (size_t i = 0; i < 8; i++) {
+		v->be[i].state = RS_BACKEND_UP;
+		v->be[i].active_points = (i < n ? weights[i] : 1) * vnodes;
+	}
+	v->view.backends = v->be;
+	v->view.nbackends = 8;
+}
+
+static uint32_t owner(const struct rs_ring *r, const struct view_buf *v,
+		      uint32_t key)
+{
+	struct rs_ring_choice c;
+
+	if (ring_lookup(r, &v->view, key_hash(key), &c))
+		return 0xffffffffu;
+	return c.backend;
+}
+
+static void test_build_is_deterministic_and_sorted(void)
+{
+	const uint32_t ids[] = {0, 1, 2, 3}, rev[] = {3, 2, 1, 0};
+	const uint32_t w[] = {1, 1, 1, 1};
+	struct rs_ring_member m1[4], m2[4];
+	struct rs_ring r1, r2;
+
+	members_for(m1, ids, w, 4, 160);
+	members_for(m2, rev, w, 4, 160);
+	CU_ASSERT_EQUAL_FATAL(ring_build(m1, 4, SEED, &r1), 0);
+	CU_ASSERT_EQUAL_FATAL(ring_build(m2, 4, SEED, &r2), 0);
+	CU_ASSERT_EQUAL(r1.npoints, 640);
+	CU_ASSERT_EQUAL(r1.npoints, r2.npoints);
+	CU_ASSERT_EQUAL(
+		memcmp(r1.points, r2.points, r1.npoints * sizeof(*r1.points)),
+		0);
+	for (uint32_t i = 1; i < r1.npoints; i++)
+		CU_ASSERT(r1.points[i - 1].pos <= r1.points[i].pos);
+	ring_free(&r1);
+	ring_free(&r2);
+}
+
+static void test_shares_follow_weights(void)
+{
+	const uint32_t ids[] = {0, 1, 2, 3}, w[] = {1, 1, 2, 4};
+	struct rs_ring_member m[4];
+	uint32_t count[8] = {0};
+	struct view_buf v;
+	struct rs_ring r;
+
+	members_for(m, ids, w, 4, 160);
+	view_all_up(&v, w, 4, 160);
+	CU_ASSERT_EQUAL_FATAL(ring_build(m, 4, SEED, &r), 0);
+	for (uint32_t k = 0; k < NKEYS; k++) {
+		uint32_t o = owner(&r, &v, k);
+
+		CU_ASSERT_FATAL(o < 4);
+		count[o]++;
+	}
+	for (int i = 0; i < 4; i++) {
+		double want = (double)NKEYS * w[i] / 8.0;
+
+		/* 160 points per unit of weight: CV about 10%. */
+		CU_ASSERT(count[i] > want * 0.7 && count[i] < want * 1.3);
+	}
+	ring_free(&r);
+}
+
+/* Removing backend 2 of 5 moves exactly its keys, and nothing else. */
+static void test_remove_moves_only_its_keys(void)
+{
+	const uint32_t all[] = {0, 1, 2, 3, 4}, rest[] = {0, 1, 3, 4};
+	const uint32_t w[] = {1, 1, 1, 1, 1};
+	struct rs_ring_member m5[5], m4[4];
+	struct rs_ring r5, r4;
+	struct view_buf v;
+	uint32_t moved = 0, owned = 0;
+
+	members_for(m5, all, w, 5, 160);
+	members_for(m4, rest, w, 4, 160);
+	view_all_up(&v, w, 5, 160);
+	CU_ASSERT_EQUAL_FATAL(ring_build(m5, 5, SEED, &r5), 0);
+	CU_ASSERT_EQUAL_FATAL(ring_build(m4, 4, SEED, &r4), 0);
+	for (uint32_t k = 0; k < NKEYS; k++) {
+		uint32_t before = owner(&r5, &v, k), after = owner(&r4, &v, k);
+
+		if (before == 2) {
+			owned++;
+			CU_ASSERT(after != 2 && after < 5);
+		} else if (after != before) {
+			moved++;
+		}
+	}
+	CU_ASSERT_EQUAL(moved, 0);
+	CU_ASSERT(owned > NKEYS / 10);
+	ring_free(&r5);
+	ring_free(&r4);
+}
+
+/* A DOWN backend's points are skipped: same owners as a rebuilt ring. */
+static void test_down_equals_rebuild_without(void)
+{
+	const uint32_t all[] = {0, 1, 2, 3, 4}, rest[] = {0, 1, 3, 4};
+	const uint32_t w[] = {1, 1, 1, 1, 1};
+	struct rs_ring_member m5[5], m4[4];
+	struct view_buf up, down;
+	struct rs_ring r5, r4;
+	uint32_t differ = 0;
+
+	members_for(m5, all, w, 5, 160);
+	members_for(m4, rest, w, 4, 160);
+	view_all_up(&up, w, 5, 160);
+	view_all_up(&down, w, 5, 160);
+	down.be[2].state = RS_BACKEND_DOWN;
+	CU_ASSERT_EQUAL_FATAL(ring_build(m5, 5, SEED, &r5), 0);
+	CU_ASSERT_EQUAL_FATAL(ring_build(m4, 4, SEED, &r4), 0);
+	for (uint32_t k = 0; k < NKEYS; k++)
+		differ += owner(&r5, &down, k) != owner(&r4, &up, k);
+	CU_ASSERT_EQUAL(differ, 0);
+	ring_free(&r5);
+	ring_free(&r4);
+}
+
+/* Lowering a weight via active_points equals a ring built at that weight. */
+static void test_lower_weight_equals_rebuild(void)
+{
+	const uint32_t ids[] = {0, 1, 2};
+	const uint32_t w_max[] = {4, 2, 3}, w_low[] = {1, 2, 3};
+	struct rs_ring_member mmax[3], mlow[3];
+	struct view_buf vlow, vfresh;
+	struct rs_ring rmax, rlow;
+	uint32_t differ = 0;
+
+	members_for(mmax, ids, w_max, 3, 100);
+	members_for(mlow, ids, w_low, 3, 100);
+	view_all_up(&vlow, w_low, 3, 100);
+	view_all_up(&vfresh, w_low, 3, 100);
+	CU_ASSERT_EQUAL_FATAL(ring_build(mmax, 3, SEED, &rmax), 0);
+	CU_ASSERT_EQUAL_FATAL(ring_build(mlow, 3, SEED, &rlow), 0);
+	for (uint32_t k = 0; k < NKEYS; k++)
+		differ += owner(&rmax, &vlow, k) != owner(&rlow, &vfresh, k);
+	CU_ASSERT_EQUAL(differ, 0);
+	ring_free(&rmax);
+	ring_free(&rlow);
+}
+
+/* Adding a 5th backend moves about 1/5 of the keys, all to it. */
+static void test_add_moves_about_one_over_n_plus_one(void)
+{
+	const uint32_t four[] = {0, 1, 2, 3}, five[] = {0, 1, 2, 3, 4};
+	const uint32_t w[] = {1, 1, 1, 1, 1};
+	struct rs_ring_member m4[4], m5[5];
+	struct rs_ring r4, r5;
+	struct view_buf v;
+	uint32_t moved = 0, wrong = 0;
+	double frac;
+
+	members_for(m4, four, w, 4, 160);
+	members_for(m5, five, w, 5, 160);
+	view_all_up(&v, w, 5, 160);
+	CU_ASSERT_EQUAL_FATAL(ring_build(m4, 4, SEED, &r4), 0);
+	CU_ASSERT_EQUAL_FATAL(ring_build(m5, 5, SEED, &r5), 0);
+	for (uint32_t k = 0; k < NKEYS; k++) {
+		uint32_t before = owner(&r4, &v, k), after = owner(&r5, &v, k);
+
+		if (before != after) {
+			moved++;
+			wrong += after != 4;
+		}
+	}
+	frac = (double)moved / NKEYS;
+	CU_ASSERT_EQUAL(wrong, 0);
+	CU_ASSERT(frac > 0.2 * 0.7 && frac < 0.2 * 1.3);
+	ring_free(&r4);
+	ring_free(&r5);
+}
+
+static void test_missing_socket_and_limits(void)
+{
+	const uint32_t ids[] = {0, 1}, w[] = {1, 1};
+	struct rs_ring_member m[2];
+	bool sockets[8] = {true, false, true, true, true, true, true, true};
+	struct rs_ring_member huge = {.name = "x",
+				      .points = RS_MAX_RING_POINTS + 1};
+	struct rs_ring_choice c;
+	struct view_buf v;
+	struct rs_ring r, empty = {0};
+
+	members_for(m, ids, w, 2, 50);
+	view_all_up(&v, w, 2, 50);
+	v.view.has_socket = sockets;
+	CU_ASSERT_EQUAL_FATAL(ring_build(m, 2, SEED, &r), 0);
+	for (uint32_t k = 0; k < 1000; k++) {
+		CU_ASSERT_EQUAL(ring_lookup(&r, &v.view, key_hash(k), &c), 0);
+		CU_ASSERT_EQUAL(c.backend, 0);
+	}
+	sockets[0] = false;
+	CU_ASSERT_EQUAL(ring_lookup(&r, &v.view, key_hash(1), &c), -ENOENT);
+	CU_ASSERT_EQUAL(ring_lookup(&empty, &v.view, 1, &c), -ENOENT);
+	CU_ASSERT_EQUAL(ring_build(&huge, 1, SEED, &empty), -EINVAL);
+	ring_free(&r);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	int failed;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("ring", NULL, NULL);
+	CU_add_test(s, "build is deterministic, sorted, order-independent",
+		    test_build_is_deterministic_and_sorted);
+	CU_add_test(s, "shares follow weights", test_shares_follow_weights);
+	CU_add_test(s, "removing one of N moves only its keys",
+		    test_remove_moves_only_its_keys);
+	CU_add_test(s, "DOWN backend == ring rebuilt without it",
+		    test_down_equals_rebuild_without);
+	CU_add_test(s, "lowered weight == ring rebuilt at that weight",
+		    test_lower_weight_equals_rebuild);
+	CU_add_test(s, "adding one moves ~1/(N+1), all to the new one",
+		    test_add_moves_about_one_over_n_plus_one);
+	CU_add_test(s, "missing sockets skipped; limits",
+		    test_missing_socket_and_limits);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return failed != 0 || CU_get_error();
+}

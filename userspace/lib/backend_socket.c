@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+#include <dirent.h>
+#include <errno.h>
+#include <linux/inet_diag.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <netlink/attr.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+
+#include "backend_socket.h"
+
+#define TCP_LISTEN_STATE 10
+
+struct diag_match {
+	const struct rs_sock_addr *want;
+	struct rs_sock_found found;
+	bool hit;
+};
+
+static bool diag_msg_matches(const struct inet_diag_msg *m,
+			     const struct rs_sock_addr *want)
+{
+	size_t alen = want->family == AF_INET ? 4 : 16;
+
+	if (m->idiag_family != want->family)
+		return false;
+	if (ntohs(m->id.idiag_sport) != want->port)
+		return false;
+	/* A connected UDP socket is a client flow, not the server socket. */
+	if (want->protocol == IPPROTO_UDP && m->id.idiag_dport != 0)
+		return false;
+	return memcmp(m->id.idiag_src, want->addr, alen) == 0;
+}
+
+static int diag_on_msg(struct nl_msg *msg, void *arg)
+{
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct nlattr *tb[INET_DIAG_MAX + 1];
+	struct diag_match *dm = arg;
+	const struct inet_diag_msg *m;
+
+	if (nlh->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+	    nlmsg_datalen(nlh) < (int)sizeof(*m) || dm->hit)
+		return NL_OK;
+	m = nlmsg_data(nlh);
+	if (!diag_msg_matches(m, dm->want))
+		return NL_OK;
+	dm->found.v6only = false;
+	if (m->idiag_family == AF_INET6 &&
+	    nlmsg_parse(nlh, sizeof(*m), tb, INET_DIAG_MAX, NULL) == 0 &&
+	    tb[INET_DIAG_SKV6ONLY])
+		dm->found.v6only = nla_get_u8(tb[INET_DIAG_SKV6ONLY]) != 0;
+	dm->found.inode = m->idiag_inode;
+	dm->found.cookie = (uint64_t)m->id.idiag_cookie[0] |
+			   (uint64_t)m->id.idiag_cookie[1] << 32;
+	dm->hit = true;
+	return NL_OK;
+}
+
+/*
+ * Sent through libnl's core rather than libnl-idiag: the latter only
+ * builds the TCP-only TCPDIAG_GETSOCK request, and UDP backends need
+ * SOCK_DIAG_BY_FAMILY.
+ */
+int sock_diag_find(const struct rs_sock_addr *addr, struct rs_sock_found *out)
+{
+	struct inet_diag_req_v2 req = {
+		.sdiag_family = addr->family,
+		.sdiag_protocol = addr->protocol,
+		.idiag_states = addr->protocol == IPPROTO_TCP
+					? 1u << TCP_LISTEN_STATE
+					: ~0u,
+	};
+	struct diag_match dm = {.want = addr};
+	struct nl_sock *sk;
+	int err;
+
+	sk = nl_socket_alloc();
+	if (!sk)
+		return -ENOMEM;
+	err = nl_connect(sk, NETLINK_SOCK_DIAG);
+	if (err < 0) {
+		err = -ECONNREFUSED;
+		goto out;
+	}
+	nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, diag_on_msg, &dm);
+	err = nl_send_simple(sk, SOCK_DIAG_BY_FAMILY, NLM_F_DUMP, &req,
+			     sizeof(req));
+	if (err < 0) {
+		err = -EIO;
+		goto out;
+	}
+	err = nl_recvmsgs_default(sk);
+	if (err < 0) {
+		err = -EIO;
+		goto out;
+	}
+	err = dm.hit ? 0 : -ENOENT;
+	if (dm.hit)
+		*out = dm.found;
+out:
+	nl_socket_free(sk);
+	return err;
+}
+
+static int fd_dir_find(const char *pid_name, const char *want, int *fd)
+{
+	char dir_path[300], link_path[600], target[64];
+	struct dirent *de;
+	DIR *dir;
+	int rc = -ESRCH;
+
+	snprintf(dir_path, sizeof(dir_path), "/proc/%s/fd", pid_name);
+	dir = opendir(dir_path);
+	if (!dir)
+		return -ESRCH;
+	while ((de = readdir(dir))) {
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(link_path, sizeof(link_path), "%s/%s", dir_path,
+			 de->d_name);
+		n = readlink(link_path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(target, want) == 0) {
+			*fd = atoi(de->d_name);
+			rc = 0;
+			break;
+		}
+	}
+	closedir(dir);
+	return rc;
+}
+
+int sock_owner_find(uint64_t inode, pid_t *pid, int *fd)
+{
+	pid_t self = getpid();
+	struct dirent *de;
+	char want[64];
+	DIR *proc;
+	int rc = -ESRCH;
+
+	snprintf(want, sizeof(want), "socket:[%llu]",
+		 (unsigned long long)inode);
+	proc = opendir("/proc");
+	if (!proc)
+		return -errno;
+	while ((de = readdir(proc))) {
+		char *end;
+		long p = strtol(de->d_name, &end, 10);
+
+		if (*end || p <= 0 || p == self)
+			continue;
+		if (fd_dir_find(de->d_name, want, fd) == 0) {
+			*pid = (pid_t)p;
+			rc = 0;
+			break;
+		}
+	}
+	closedir(proc);
+	return rc;
+}
+
+int sock_take(pid_t pid, int fd, uint64_t inode)
+{
+	struct stat st;
+	int pidfd, sfd, err;
+
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
+		return -errno;
+	sfd = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	err = -errno;
+	close(pidfd);
+	if (sfd < 0)
+		return err;
+	if (fstat(sfd, &st) || (uint64_t)st.st_ino != inode) {
+		close(sfd);
+		return -ESTALE;
+	}
+	return sfd;
+}
+
+int sock_acquire(const struct rs_sock_addr *addr, struct rs_sock_found *found,
+		 pid_t *owner)
+{
+	int err, fd;
+
+	err = sock_diag_find(addr, found);
+	if (err)
+		return err;
+	err = sock_owner_find(found->inode, owner, &fd);
+	if (err)
+		return err;
+	return sock_take(*owner, fd, found->inode);
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ringsteerd configuration: INI (inih), validated as a whole. A file with
+ * any error yields no configuration at all, so a bad file never changes
+ * running state.
+ */
+#ifndef RS_CONFIG_H
+#define RS_CONFIG_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ringsteer/abi.h>
+
+#define RS_DEFAULT_BPFFS	  "/sys/fs/bpf/ringsteer"
+#define RS_DEFAULT_CONTROL_SOCKET "/run/ringsteer/ringsteerd.sock"
+#define RS_DEFAULT_VNODES	  160
+#define RS_MAX_WEIGHT		  256
+#define RS_MAX_LISTENS		  64 /* per service */
+
+/* One `listen =` entry: a destination prefix and port. */
+struct rs_listen {
+	uint8_t family;	   /* AF_INET or AF_INET6 */
+	uint8_t prefixlen; /* address prefix length */
+	uint16_t port;	   /* host order; 0 = every port */
+	uint8_t addr[16];  /* network order, host bits zeroed */
+	int line;
+};
+
+struct rs_service_conf {
+	char name[RS_NAME_MAX];
+	int line;	  /* of the [service NAME] header */
+	uint8_t protocol; /* IPPROTO_TCP or IPPROTO_UDP */
+	struct rs_listen listens[RS_MAX_LISTENS];
+	size_t n_listens;
+	uint8_t key_policy; /* enum rs_key_policy */
+	uint8_t prefix4;
+	uint8_t prefix6;
+	uint8_t fallback; /* enum rs_fallback */
+	uint32_t vnodes;
+	uint64_t seed;
+};
+
+/*
+ * A backend may listen on one IPv4 and one IPv6 address: a connection only
+ * goes to a socket of a compatible family. A single AF_INET6 socket that is
+ * not IPV6_V6ONLY serves both families.
+ */
+#define RS_MAX_BACKEND_ADDRS 2
+
+struct rs_backend_addr {
+	uint8_t family;
+	uint8_t addr[16]; /* network order; all zero = wildcard */
+	uint16_t port;	  /* host order, never 0 */
+	int line;
+};
+
+struct rs_backend_conf {
+	char name[RS_NAME_MAX];
+	int line;
+	size_t service; /* index into rs_config.services */
+	struct rs_backend_addr addrs[RS_MAX_BACKEND_ADDRS];
+	size_t n_addrs;
+	uint32_t weight; /* 0..RS_MAX_WEIGHT */
+};
+
+struct rs_config {
+	char path[PATH_MAX];
+	char bpffs[PATH_MAX];
+	char control_socket[PATH_MAX];
+	struct rs_service_conf *services;
+	size_t n_services;
+	struct rs_backend_conf *backends;
+	size_t n_backends;
+};
+
+/*
+ * Parse and validate @path. On success fills @cfg and returns 0. On failure
+ * returns a negative errno (-EINVAL for bad content, -errno of fopen for an
+ * unreadable file), leaves @cfg zeroed and writes every error, one per line,
+ * as "FILE:LINE: [section] key: what is wrong", into @err (truncated to
+ * @errlen, always NUL-terminated).
+ */
+int rs_config_load(const char *path, struct rs_config *cfg, char *err,
+		   size_t errlen);
+
+/* Same as rs_config_load but parses @text; @name is used as FILE. */
+int rs_config_load_string(const char *text, const char *name,
+			  struct rs_config *cfg, char *err, size_t errlen);
+
+void rs_config_free(struct rs_config *cfg);
+
+/* Index of the service called @name, or -ENOENT. */
+int rs_config_find_service(const struct rs_config *cfg, const char *name);
+
+#endif /* RS_CONFIG_H */

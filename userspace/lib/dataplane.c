@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: MIT
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "dataplane.h"
+#include "log.h"
+#include "steer_lookup.skel.h"
+
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len == 0 || len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int check_bpffs(const char *root)
+{
+	struct statfs st;
+
+	if (statfs(root, &st))
+		return -errno;
+	if ((unsigned long)st.f_type != BPF_FS_MAGIC)
+		return -ENOTDIR;
+	return 0;
+}
+
+static int prepare_root(const char *root)
+{
+	int err = mkdir_p(root);
+
+	if (err) {
+		rs_err("bpffs: cannot create %s: %s", root, strerror(-err));
+		return err;
+	}
+	err = check_bpffs(root);
+	if (err)
+		rs_err("bpffs: %s is not on a bpf filesystem (mount -t bpf bpf "
+		       "/sys/fs/bpf)",
+		       root);
+	return err;
+}
+
+int dp_open(struct rs_dataplane *dp, const char *root)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = root);
+	struct bpf_map *map;
+	int err;
+
+	memset(dp, 0, sizeof(*dp));
+	dp->link_fd = -1;
+	if (root) {
+		snprintf(dp->root, sizeof(dp->root), "%s", root);
+		err = prepare_root(root);
+		if (err)
+			return err;
+	}
+	dp->skel = steer_lookup_bpf__open_opts(&opts);
+	if (!dp->skel) {
+		err = -errno;
+		rs_err("bpf: cannot open steer_lookup: %s", strerror(-err));
+		return err;
+	}
+	if (!root) {
+		for (map = bpf_object__next_map(dp->skel->obj, NULL); map;
+		     map = bpf_object__next_map(dp->skel->obj, map))
+			bpf_map__set_pin_path(map, NULL);
+	}
+	err = steer_lookup_bpf__load(dp->skel);
+	if (err) {
+		rs_err("bpf: cannot load steer_lookup (pinned maps under %s "
+		       "from an incompatible build? see `ringsteerd "
+		       "--detach`): "
+		       "%s",
+		       root ? root : "(none)", strerror(-err));
+		steer_lookup_bpf__destroy(dp->skel);
+		dp->skel = NULL;
+		return err;
+	}
+	return 0;
+}
+
+static void link_pin_path(const struct rs_dataplane *dp, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", dp->root, RS_LINK_PIN_NAME);
+}
+
+int dp_attach(struct rs_dataplane *dp)
+{
+	int prog_fd = bpf_program__fd(dp->skel->progs.steer_lookup);
+	char path[PATH_MAX + 32];
+	int link_fd, netns_fd, err;
+
+	link_pin_path(dp, path, sizeof(path));
+	link_fd = bpf_obj_get(path);
+	if (link_fd >= 0) {
+		err = bpf_link_update(link_fd, prog_fd, NULL);
+		if (err) {
+			err = -errno;
+			rs_err("bpf: cannot replace the program behind %s: %s",
+			       path, strerror(-err));
+			close(link_fd);
+			return err;
+		}
+		dp->link_fd = link_fd;
+		dp->adopted_link = true;
+		return 0;
+	}
+
+	netns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (netns_fd < 0) {
+		err = -errno;
+		rs_err("netns: cannot open /proc/self/ns/net: %s",
+		       strerror(-err));
+		return err;
+	}
+	link_fd = bpf_link_create(prog_fd, netns_fd, BPF_SK_LOOKUP, NULL);
+	err = -errno;
+	close(netns_fd);
+	if (link_fd < 0) {
+		rs_err("bpf: cannot attach sk_lookup to this netns: %s",
+		       strerror(-err));
+		return err;
+	}
+	if (bpf_obj_pin(link_fd, path)) {
+		err = -errno;
+		rs_err("bpf: cannot pin link at %s: %s", path, strerror(-err));
+		close(link_fd);
+		return err;
+	}
+	dp->link_fd = link_fd;
+	return 0;
+}
+
+void dp_close(struct rs_dataplane *dp)
+{
+	if (dp->link_fd >= 0)
+		close(dp->link_fd);
+	dp->link_fd = -1;
+	if (dp->skel)
+		steer_lookup_bpf__destroy(dp->skel);
+	dp->skel = NULL;
+}
+
+static int map_update(struct bpf_map *map, const void *key, const void *val,
+		      const char *what)
+{
+	if (bpf_map_update_elem(bpf_map__fd(map), key, val, BPF_ANY)) {
+		int err = -errno;
+
+		rs_err("bpf: update of %s failed: %s", what, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int dp_set_service(struct rs_dataplane *dp, uint32_t id,
+		   const struct rs_service *svc)
+{
+	return map_update(dp->skel->maps.rs_services, &id, svc, "rs_services");
+}
+
+int dp_set_backend(struct rs_dataplane *dp, uint32_t id,
+		   const struct rs_backend *be)
+{
+	return map_update(dp->skel->maps.rs_backends, &id, be, "rs_backends");
+}
+
+static bool bind_key_in(const struct rs_bind_key *k,
+			const struct rs_bind_key *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!memcmp(k, &keys[i], sizeof(*k)))
+			return true;
+	return false;
+}
+
+int dp_sync_binds(struct rs_dataplane *dp, const struct rs_bind_key *keys,
+		  const struct rs_bind *values, size_t n)
+{
+	int fd = bpf_map__fd(dp->skel->maps.rs_binds);
+	struct rs_bind_key cur, next, *stale;
+	size_t nstale = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		err = map_update(dp->skel->maps.rs_binds, &keys[i], &values[i],
+				 "rs_binds");
+		if (err)
+			return err;
+	}
+	stale = calloc(RS_MAX_BINDS, sizeof(*stale));
+	if (!stale)
+		return -ENOMEM;
+	/* Collect first: deleting while iterating an LPM trie restarts it. */
+	for (int r = bpf_map_get_next_key(fd, NULL, &next); r == 0;
+	     r = bpf_map_get_next_key(fd, &cur, &next)) {
+		if (!bind_key_in(&next, keys, n) && nstale < RS_MAX_BINDS)
+			stale[nstale++] = next;
+		cur = next;
+	}
+	for (size_t i = 0; i < nstale; i++) {
+		if (bpf_map_delete_elem(fd, &stale[i]) && errno != ENOENT) {
+			err = -errno;
+			rs_err("bpf: delete from rs_binds failed: %s",
+			       strerror(-err));
+			break;
+		}
+	}
+	free(stale);
+	return err;
+}
+
+static int ring_map_create(struct rs_dataplane *dp, uint32_t svc_id,
+			   uint32_t nslots)
+{
+	struct btf *btf = bpf_object__btf(dp->skel->obj);
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
+	char name[BPF_OBJ_NAME_LEN];
+	int key_id, val_id, fd;
+
+	key_id = btf__find_by_name_kind(btf, "__u32", BTF_KIND_TYPEDEF);
+	val_id = btf__find_by_name_kind(btf, "rs_ring_slot", BTF_KIND_STRUCT);
+	if (key_id > 0 && val_id > 0) {
+		opts.btf_fd = btf__fd(btf);
+		opts.btf_key_type_id = key_id;
+		opts.btf_value_type_id = val_id;
+	}
+	snprintf(name, sizeof(name), "rs_ring_%u", svc_id);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(__u32),
+			    sizeof(struct rs_ring_slot), nslots, &opts);
+	if (fd < 0) {
+		fd = -errno;
+		rs_err("bpf: cannot create a ring map of %u slots: %s", nslots,
+		       strerror(-fd));
+	}
+	return fd;
+}
+
+static int ring_map_fill(int fd, const struct rs_ring *ring, uint64_t gen)
+{
+	struct rs_ring_slot *slots;
+	__u32 *keys, count;
+	int err = 0;
+
+	count = ring->npoints + 1;
+	slots = calloc(count, sizeof(*slots));
+	keys = calloc(count, sizeof(*keys));
+	if (!slots || !keys) {
+		err = -ENOMEM;
+		goto out;
+	}
+	slots[0].hdr.generation = gen;
+	slots[0].hdr.npoints = ring->npoints;
+	slots[0].hdr.magic = RS_RING_MAGIC;
+	for (uint32_t i = 0; i < count; i++) {
+		keys[i] = i;
+		if (i)
+			slots[i].point = ring->points[i - 1];
+	}
+	if (bpf_map_update_batch(fd, keys, slots, &count, NULL)) {
+		err = -errno;
+		rs_err("bpf: filling a ring map failed: %s", strerror(-err));
+	}
+out:
+	free(slots);
+	free(keys);
+	return err;
+}
+
+uint64_t dp_ring_generation(struct rs_dataplane *dp, uint32_t svc_id)
+{
+	int outer = bpf_map__fd(dp->skel->maps.rs_rings);
+	struct rs_ring_slot hdr;
+	__u32 inner_id, zero = 0;
+	uint64_t gen = 0;
+	int fd;
+
+	if (bpf_map_lookup_elem(outer, &svc_id, &inner_id))
+		return 0;
+	fd = bpf_map_get_fd_by_id(inner_id);
+	if (fd < 0)
+		return 0;
+	if (!bpf_map_lookup_elem(fd, &zero, &hdr) &&
+	    hdr.hdr.magic == RS_RING_MAGIC)
+		gen = hdr.hdr.generation;
+	close(fd);
+	return gen;
+}
+
+int64_t dp_swap_ring(struct rs_dataplane *dp, uint32_t svc_id,
+		     const struct rs_ring *ring)
+{
+	int outer = bpf_map__fd(dp->skel->maps.rs_rings);
+	uint64_t gen = dp_ring_generation(dp, svc_id) + 1;
+	int fd, err;
+
+	fd = ring_map_create(dp, svc_id, ring->npoints + 1);
+	if (fd < 0)
+		return fd;
+	err = ring_map_fill(fd, ring, gen);
+	if (!err && bpf_map_update_elem(outer, &svc_id, &fd, BPF_ANY)) {
+		err = -errno;
+		rs_err("bpf: swapping the ring of service %u failed: %s",
+		       svc_id, strerror(-err));
+	}
+	/* The outer map holds its own reference; ours is no longer needed. */
+	close(fd);
+	return err ? err : (int64_t)gen;
+}
+
+int dp_set_socket(struct rs_dataplane *dp, uint32_t slot, int sock_fd)
+{
+	int fd = bpf_map__fd(dp->skel->maps.rs_sockets);
+	__u64 value = (__u64)sock_fd;
+
+	if (bpf_map_update_elem(fd, &slot, &value, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int dp_clear_socket(struct rs_dataplane *dp, uint32_t slot)
+{
+	int fd = bpf_map__fd(dp->skel->maps.rs_sockets);
+
+	if (bpf_map_delete_elem(fd, &slot) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int dp_socket_cookie(struct rs_dataplane *dp, uint32_t slot, uint64_t *cookie)
+{
+	int fd = bpf_map__fd(dp->skel->maps.rs_sockets);
+	__u64 value;
+
+	if (bpf_map_lookup_elem(fd, &slot, &value))
+		return -errno;
+	*cookie = value;
+	return 0;
+}
+
+int dp_detach(const char *root)
+{
+	char path[PATH_MAX + NAME_MAX + 2];
+	struct dirent *de;
+	int err = 0, link_fd;
+	DIR *dir;
+
+	dir = opendir(root);
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno;
+	/*
+	 * The link first, detached explicitly: a running daemon may still hold
+	 * a reference that would otherwise keep it attached.
+	 */
+	snprintf(path, sizeof(path), "%s/%s", root, RS_LINK_PIN_NAME);
+	link_fd = bpf_obj_get(path);
+	if (link_fd >= 0) {
+		if (bpf_link_detach(link_fd))
+			err = -errno;
+		close(link_fd);
+	}
+	if (unlink(path) && errno != ENOENT && !err)
+		err = -errno;
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", root, de->d_name);
+		if (unlink(path) && errno != ENOENT && !err)
+			err = -errno;
+	}
+	closedir(dir);
+	if (rmdir(root) && errno != ENOENT && !err)
+		err = -errno;
+	return err;
+}

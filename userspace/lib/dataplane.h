@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The loaded data plane: the sk_lookup program, its pinned maps and its
+ * pinned netns link. Everything lives under one bpffs directory so a daemon
+ * restart, the CLI and bpftool all see the same state.
+ */
+#ifndef RS_DATAPLANE_H
+#define RS_DATAPLANE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <ringsteer/abi.h>
+
+#include "ring.h"
+
+#define RS_LINK_PIN_NAME "steer_lookup_link"
+
+struct steer_lookup_bpf;
+
+struct rs_dataplane {
+	struct steer_lookup_bpf *skel;
+	char root[PATH_MAX];
+	int link_fd;
+	bool adopted_link; /* an existing pinned link was updated, not created
+			    */
+};
+
+/*
+ * Load the program, creating or reusing the maps pinned under @root (which
+ * must be on a bpffs; created if missing). A pinned map whose layout differs
+ * from this build is refused (-EINVAL from libbpf), never mixed.
+ * @root NULL loads with private, unpinned maps (tests).
+ */
+int dp_open(struct rs_dataplane *dp, const char *root);
+
+/*
+ * Attach to the caller's network namespace through a link pinned under the
+ * root, or, if one is pinned already, swap the program behind it in place.
+ */
+int dp_attach(struct rs_dataplane *dp);
+
+void dp_close(struct rs_dataplane *dp);
+
+int dp_set_service(struct rs_dataplane *dp, uint32_t id,
+		   const struct rs_service *svc);
+int dp_set_backend(struct rs_dataplane *dp, uint32_t id,
+		   const struct rs_backend *be);
+
+/*
+ * Make @keys (with their values) the whole content of rs_binds: new and
+ * changed entries are written first, stale ones deleted after, so no
+ * destination that stays configured is ever missing.
+ */
+int dp_sync_binds(struct rs_dataplane *dp, const struct rs_bind_key *keys,
+		  const struct rs_bind *values, size_t n);
+
+/*
+ * Write @ring into a fresh inner map and swap it into the service's slot in
+ * one update. Returns the new generation (> 0) or a negative errno.
+ */
+int64_t dp_swap_ring(struct rs_dataplane *dp, uint32_t svc_id,
+		     const struct rs_ring *ring);
+
+/* Generation of the ring currently installed for @svc_id, 0 if none. */
+uint64_t dp_ring_generation(struct rs_dataplane *dp, uint32_t svc_id);
+
+/*
+ * SOCKMAP slots are per backend and client family (rs_socket_slot). The
+ * caller closes its own @sock_fd after the insert.
+ */
+int dp_set_socket(struct rs_dataplane *dp, uint32_t slot, int sock_fd);
+int dp_clear_socket(struct rs_dataplane *dp, uint32_t slot);
+
+/* Cookie of the socket in @slot, or -ENOENT when empty. */
+int dp_socket_cookie(struct rs_dataplane *dp, uint32_t slot, uint64_t *cookie);
+
+/* Unpin the link and every map under @root and remove the directory. */
+int dp_detach(const char *root);
+
+#endif /* RS_DATAPLANE_H */

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* Leveled logging to stderr, one line per event. */
+#ifndef RS_LOG_H
+#define RS_LOG_H
+
+enum rs_log_level {
+	RS_LOG_ERROR = 0,
+	RS_LOG_WARN = 1,
+	RS_LOG_INFO = 2,
+	RS_LOG_DEBUG = 3,
+};
+
+void rs_log_set_level(enum rs_log_level level);
+enum rs_log_level rs_log_get_level(void);
+void rs_log(enum rs_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define rs_err(...)   rs_log(RS_LOG_ERROR, __VA_ARGS__)
+#define rs_warn(...)  rs_log(RS_LOG_WARN, __VA_ARGS__)
+#define rs_info(...)  rs_log(RS_LOG_INFO, __VA_ARGS__)
+#define rs_debug(...) rs_log(RS_LOG_DEBUG, __VA_ARGS__)
+
+#endif /* RS_LOG_H */

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+#include "ring.h"
+
+#define RS_NONE 0xffffffffu
+
+struct build_point {
+	uint64_t pos;
+	uint32_t member;
+	uint32_t ordinal;
+};
+
+/* Ties in position are broken by name so the order never depends on ids. */
+static int build_point_cmp(const void *a, const void *b, void *arg)
+{
+	const struct build_point *pa = a, *pb = b;
+	const struct rs_ring_member *members = arg;
+	int c;
+
+	if (pa->pos != pb->pos)
+		return pa->pos < pb->pos ? -1 : 1;
+	c = strcmp(members[pa->member].name, members[pb->member].name);
+	if (c)
+		return c;
+	return pa->ordinal < pb->ordinal ? -1 : pa->ordinal > pb->ordinal;
+}
+
+int ring_build(const struct rs_ring_member *members, size_t n, uint64_t seed,
+	       struct rs_ring *ring)
+{
+	struct build_point *tmp;
+	uint64_t total = 0;
+	size_t k = 0;
+
+	memset(ring, 0, sizeof(*ring));
+	for (size_t i = 0; i < n; i++)
+		total += members[i].points;
+	if (total > RS_MAX_RING_POINTS)
+		return -EINVAL;
+	if (total == 0)
+		return 0;
+
+	tmp = calloc(total, sizeof(*tmp));
+	ring->points = calloc(total, sizeof(*ring->points));
+	if (!tmp || !ring->points) {
+		free(tmp);
+		free(ring->points);
+		ring->points = NULL;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		for (uint32_t o = 0; o < members[i].points; o++) {
+			tmp[k].pos = rs_vnode_pos(members[i].name, o, seed);
+			tmp[k].member = (uint32_t)i;
+			tmp[k].ordinal = o;
+			k++;
+		}
+	}
+	qsort_r(tmp, total, sizeof(*tmp), build_point_cmp, (void *)members);
+	for (size_t i = 0; i < total; i++) {
+		ring->points[i].pos = tmp[i].pos;
+		ring->points[i].backend = members[tmp[i].member].backend;
+		ring->points[i].ordinal = tmp[i].ordinal;
+	}
+	ring->npoints = (uint32_t)total;
+	free(tmp);
+	return 0;
+}
+
+void ring_free(struct rs_ring *ring)
+{
+	free(ring->points);
+	memset(ring, 0, sizeof(*ring));
+}
+
+uint32_t ring_lower_bound(const struct rs_ring *ring, uint64_t hash)
+{
+	uint32_t lo = 0, hi = ring->npoints;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (ring->points[mid].pos < hash)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo >= ring->npoints ? 0 : lo;
+}
+
+int ring_lookup(const struct rs_ring *ring, const struct rs_ring_view *view,
+		uint64_t hash, struct rs_ring_choice *choice)
+{
+	uint32_t idx, primary = RS_NONE, rejected = RS_NONE;
+
+	if (ring->npoints == 0)
+		return -ENOENT;
+	idx = ring_lower_bound(ring, hash);
+	for (uint32_t step = 0; step < RS_WALK_MAX; step++) {
+		const struct rs_point *p = &ring->points[idx];
+		const struct rs_backend *be;
+		uint32_t b = p->backend;
+
+		idx = idx + 1 >= ring->npoints ? 0 : idx + 1;
+		if (b == rejected || b >= view->nbackends)
+			continue;
+		be = &view->backends[b];
+		if (p->ordinal >= be->active_points)
+			continue;
+		if (primary == RS_NONE)
+			primary = b;
+		if (be->state != RS_BACKEND_UP ||
+		    (view->has_socket && !view->has_socket[b])) {
+			rejected = b;
+			continue;
+		}
+		choice->backend = b;
+		choice->primary = primary;
+		choice->walked = step;
+		return 0;
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Consistent-hash vnode ring. Built in userspace only; the data plane
+ * searches it. Point positions depend on the backend's name, never on its
+ * index, so adding a backend moves no other backend's points.
+ */
+#ifndef RS_RING_H
+#define RS_RING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ringsteer/abi.h>
+
+struct rs_ring_member {
+	const char *name;
+	uint32_t backend; /* backend id, stored in each point */
+	uint32_t points;  /* weight * vnodes at the built (maximum) weight */
+};
+
+struct rs_ring {
+	struct rs_point *points; /* sorted by pos, then name, then ordinal */
+	uint32_t npoints;
+};
+
+/* Returns 0, -EINVAL (too many points), or -ENOMEM. */
+int ring_build(const struct rs_ring_member *members, size_t n, uint64_t seed,
+	       struct rs_ring *ring);
+void ring_free(struct rs_ring *ring);
+
+/* Index (0-based) of the first point with pos >= hash, wrapping to 0. */
+uint32_t ring_lower_bound(const struct rs_ring *ring, uint64_t hash);
+
+/*
+ * What the data plane may use, per backend: mirrors struct rs_backend plus
+ * whether its SOCKMAP slot holds a socket.
+ */
+struct rs_ring_view {
+	const struct rs_backend *backends; /* indexed by backend id */
+	const bool *has_socket;		   /* indexed by backend id, or NULL */
+	uint32_t nbackends;
+};
+
+struct rs_ring_choice {
+	uint32_t backend; /* chosen backend id */
+	uint32_t primary; /* owner if every backend were UP */
+	uint32_t walked;  /* points visited before the chosen one */
+};
+
+/*
+ * The data plane's walk, replicated: returns 0 and fills @choice, or
+ * -ENOENT when no backend within RS_WALK_MAX points may take the key.
+ */
+int ring_lookup(const struct rs_ring *ring, const struct rs_ring_view *view,
+		uint64_t hash, struct rs_ring_choice *choice);
+
+#endif /* RS_RING_H */
