@@ -245,7 +245,8 @@ rs_bg_err() {
 _rs_alive() {
 	local stat state ppid
 
-	{ stat=$(<"/proc/$1/stat"); } 2>/dev/null || return 1
+	# Not $(<file): a failed open there aborts a shell running with -e.
+	read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
 	read -r state ppid _ <<<"${stat##*) }"
 	[[ $state != Z && $ppid == "$$" ]]
 }
@@ -255,7 +256,9 @@ _rs_stop_pids() {
 	local pid i alive
 
 	for pid in "$@"; do
-		_rs_alive "$pid" && kill -TERM "$pid" 2>/dev/null || true
+		if _rs_alive "$pid"; then
+			kill -TERM "$pid" 2>/dev/null || true
+		fi
 	done
 	for ((i = 0; i < 20; i++)); do
 		alive=""

@@ -348,8 +348,15 @@ int dp_clear_socket(struct rs_dataplane *dp, uint32_t slot)
 {
 	int fd = bpf_map__fd(dp->skel->maps.rs_sockets);
 
-	if (bpf_map_delete_elem(fd, &slot) && errno != ENOENT)
-		return -errno;
+	/* SOCKMAP reports an already empty slot as EINVAL, not ENOENT. */
+	if (bpf_map_delete_elem(fd, &slot) && errno != ENOENT &&
+	    errno != EINVAL) {
+		int err = -errno;
+
+		rs_err("bpf: clearing SOCKMAP slot %u failed: %s", slot,
+		       strerror(-err));
+		return err;
+	}
 	return 0;
 }
 

@@ -1,0 +1,78 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: MIT
+# Assertions and helpers shared by the end-to-end suites. Source after
+# scripts/netns.sh.
+
+E2E_PASS=0
+E2E_FAIL=0
+E2E_NAME=$(basename "$0" .sh)
+
+e2e_pass() {
+	E2E_PASS=$((E2E_PASS + 1))
+	echo "  ok   - $*"
+}
+
+e2e_fail() {
+	E2E_FAIL=$((E2E_FAIL + 1))
+	echo "  FAIL - $*"
+}
+
+# e2e_check DESCRIPTION CMD...: pass if CMD succeeds.
+e2e_check() {
+	local what=$1
+	shift
+	if "$@"; then
+		e2e_pass "$what"
+	else
+		e2e_fail "$what"
+	fi
+}
+
+# e2e_eq DESCRIPTION GOT WANT
+e2e_eq() {
+	if [[ "$2" == "$3" ]]; then
+		e2e_pass "$1 ($2)"
+	else
+		e2e_fail "$1: got '$2', want '$3'"
+	fi
+}
+
+# e2e_summary: print the suite's result; returns non-zero on any failure.
+e2e_summary() {
+	echo "$E2E_NAME: $E2E_PASS passed, $E2E_FAIL failed"
+	[[ $E2E_FAIL -eq 0 && $E2E_PASS -gt 0 ]]
+}
+
+# rs_client output is "SRC ROUND BACKEND|ERR:..." per attempt.
+# e2e_errors FILE: number of failed attempts.
+e2e_errors() {
+	awk '$3 ~ /^ERR/ { n++ } END { print n + 0 }' "$1"
+}
+
+# e2e_unstable FILE: sources that reached more than one backend.
+e2e_unstable() {
+	awk '$3 !~ /^ERR/ { seen[$1 " " $3] = 1 }
+	     END { for (k in seen) { split(k, a, " "); n[a[1]]++ }
+		   for (s in n) if (n[s] > 1) bad++; print bad + 0 }' "$1"
+}
+
+# e2e_mapping FILE: "SRC BACKEND" for round 0, sorted.
+e2e_mapping() {
+	awk '$2 == 0 && $3 !~ /^ERR/ { print $1, $3 }' "$1" | sort
+}
+
+# e2e_shares MAPPING_FILE: "BACKEND COUNT" lines.
+e2e_shares() {
+	awk '{ n[$2]++ } END { for (b in n) print b, n[b] }' "$1" | sort
+}
+
+# e2e_wait_for FILE PATTERN [TIMEOUT_S]: wait for a line matching PATTERN.
+e2e_wait_for() {
+	local file=$1 pattern=$2 timeout=${3:-10} i
+	for ((i = 0; i < timeout * 20; i++)); do
+		grep -q -- "$pattern" "$file" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "timed out waiting for '$pattern' in $file" >&2
+	return 1
+}
