@@ -32,7 +32,7 @@ TOOLS      := $(patsubst tests/e2e/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/e
 HEADERS    := $(wildcard include/ringsteer/*.h userspace/lib/*.h)
 C_SOURCES  := $(shell find bpf include userspace tests scripts -name '*.[ch]' 2>/dev/null)
 
-.PHONY: all deps test unit bpftest e2e demo lint info clean install help bench
+.PHONY: all deps bpffs test unit bpftest e2e demo lint info clean install help bench
 
 all: $(BINS) $(TOOLS)
 
@@ -83,9 +83,12 @@ $(BUILD)/tests/%: tests/bpf/%.c $(SAN_A) $(BPF_SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(SANFLAGS) $< $(SAN_A) $(LIBS) -lcunit -o $@
 
-$(BUILD)/tools/%: tests/e2e/tools/%.c
+TOOL_LIB := $(wildcard tests/e2e/tools/lib/*.c)
+
+$(BUILD)/tools/%: tests/e2e/tools/%.c $(TOOL_LIB) $(wildcard tests/e2e/tools/lib/*.h)
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Itests/e2e/tools/lib \
+		$< $(TOOL_LIB) -o $@
 
 unit: $(UNIT_TESTS)
 	@scripts/run-suite.sh unit $(UNIT_TESTS)
@@ -97,16 +100,20 @@ e2e: $(BINS) $(TOOLS)
 	@scripts/run-suite.sh e2e $(sort $(wildcard tests/e2e/test_*.sh))
 
 # Order matters: cheap and local first, namespaces last.
-test: deps
+test: deps bpffs
 	@$(MAKE) --no-print-directory all $(UNIT_TESTS) $(BPF_TESTS)
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory bpftest
 	@$(MAKE) --no-print-directory e2e
 
-demo: deps
+demo: deps bpffs
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh
+
+# BPF tests and pins need a bpf filesystem; mount it where it is missing.
+bpffs:
+	@mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 
 lint:
 	@scripts/lint.sh $(C_SOURCES)
