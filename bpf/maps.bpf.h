@@ -67,6 +67,15 @@ struct {
 	__array(values, struct rs_ring_map);
 } rs_rings SEC(".maps");
 
+/* QUIC server IDs of cookie services; read by the TC program. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RS_MAX_BACKENDS);
+	__type(key, struct rs_cookie_key);
+	__type(value, struct rs_cookie);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_cookies SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, RS_MAX_BACKENDS);

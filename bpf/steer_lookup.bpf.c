@@ -9,6 +9,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
+#include "bind_match.bpf.h"
 #include "maps.bpf.h"
 #include "xxh64.h"
 
@@ -25,40 +26,25 @@ static __always_inline __u32 prefix_mask32(int bits)
 	return bpf_htonl(0xffffffffu << (32 - bits));
 }
 
-static __always_inline void copy_local_addr(struct bpf_sk_lookup *ctx,
-					    __u8 *addr)
-{
-	__u32 *w = (__u32 *)addr;
-
-	if (ctx->family == AF_INET) {
-		w[0] = ctx->local_ip4;
-		return;
-	}
-	w[0] = ctx->local_ip6[0];
-	w[1] = ctx->local_ip6[1];
-	w[2] = ctx->local_ip6[2];
-	w[3] = ctx->local_ip6[3];
-}
-
 /* Longest address prefix wins; at equal length the exact port wins. */
 static __always_inline struct rs_bind *match_bind(struct bpf_sk_lookup *ctx)
 {
-	struct rs_bind_key key __attribute__((aligned(8))) = {};
-	struct rs_bind *exact, *any;
+	/*
+	 * Volatile reads: otherwise clang selects a pointer into the context
+	 * (ctx + 36 or ctx + 40) and loads through it, which the verifier
+	 * refuses ("dereference of modified ctx ptr").
+	 */
+	__u32 addr[4] = {};
 
-	key.protocol = ctx->protocol;
-	key.family = ctx->family;
-	key.prefixlen = 32 + (ctx->family == AF_INET ? 32 : 128);
-	copy_local_addr(ctx, key.addr);
-
-	key.port = ctx->local_port;
-	exact = bpf_map_lookup_elem(&rs_binds, &key);
-	key.port = 0;
-	any = bpf_map_lookup_elem(&rs_binds, &key);
-	if (exact && any)
-		return any->addr_prefixlen > exact->addr_prefixlen ? any
-								   : exact;
-	return exact ? exact : any;
+	if (ctx->family == AF_INET) {
+		addr[0] = *(volatile __u32 *)&ctx->local_ip4;
+	} else {
+		addr[0] = *(volatile __u32 *)&ctx->local_ip6[0];
+		addr[1] = *(volatile __u32 *)&ctx->local_ip6[1];
+		addr[2] = *(volatile __u32 *)&ctx->local_ip6[2];
+		addr[3] = *(volatile __u32 *)&ctx->local_ip6[3];
+	}
+	return rs_match_bind(ctx->protocol, ctx->family, ctx->local_port, addr);
 }
 
 static __always_inline void build_key(struct bpf_sk_lookup *ctx,

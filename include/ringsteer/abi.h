@@ -48,6 +48,13 @@ enum rs_key_policy {
 	RS_KEY_SRC_IP_PORT = 1,
 };
 
+enum rs_cookie_policy {
+	RS_COOKIE_NONE = 0,
+	RS_COOKIE_QUIC = 1, /* QUIC-LB plaintext server ID in the DCID */
+};
+
+#define RS_QUIC_MAX_SERVER_ID 15
+
 enum rs_fallback {
 	RS_FALLBACK_PASS = 0, /* let the kernel's own socket lookup proceed */
 	RS_FALLBACK_DROP = 1,
@@ -82,8 +89,23 @@ struct rs_service {
 	__u8 fallback;	 /* enum rs_fallback */
 	__u8 prefix4;
 	__u8 prefix6;
-	__u8 pad[6];
+	__u8 cookie;		 /* enum rs_cookie_policy (UDP only) */
+	__u8 quic_server_id_len; /* 1..RS_QUIC_MAX_SERVER_ID */
+	__u8 quic_cid_len;	 /* DCID length of short-header packets */
+	__u8 quic_config_id;	 /* config rotation bits, 0..6 */
+	__u8 pad[2];
 	char name[RS_NAME_MAX];
+};
+
+/* rs_cookies (HASH): a service's QUIC server ID -> backend id. */
+struct rs_cookie_key {
+	__u32 service;
+	__u8 len; /* = quic_server_id_len of the service */
+	__u8 server_id[RS_QUIC_MAX_SERVER_ID];
+};
+
+struct rs_cookie {
+	__u32 backend;
 };
 
 /*

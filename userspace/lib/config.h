@@ -8,6 +8,7 @@
 #define RS_CONFIG_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,18 @@
 #define RS_DEFAULT_VNODES	  160
 #define RS_MAX_WEIGHT		  256
 #define RS_MAX_LISTENS		  64 /* per service */
+#define RS_MAX_INTERFACES	  16
+#define RS_IFNAME_MAX		  16
+#define RS_CHECK_TEXT_MAX	  256
+
+/* Health check defaults, as documented in docs/operations.md. */
+#define RS_DEFAULT_INTERVAL_MS	      2000
+#define RS_DEFAULT_TIMEOUT_MS	      1000
+#define RS_DEFAULT_RISE		      2
+#define RS_DEFAULT_FALL		      3
+#define RS_DEFAULT_STICKY_MAX	      1048576
+#define RS_DEFAULT_QUIC_SERVER_ID_LEN 2
+#define RS_DEFAULT_QUIC_CID_LEN	      8
 
 /* One `listen =` entry: a destination prefix and port. */
 struct rs_listen {
@@ -40,6 +53,31 @@ struct rs_service_conf {
 	uint8_t fallback; /* enum rs_fallback */
 	uint32_t vnodes;
 	uint64_t seed;
+	uint32_t sticky_ttl;	    /* seconds, 0 = off */
+	uint32_t sticky_max;	    /* entries of the sticky LRU table */
+	uint8_t cookie;		    /* enum rs_cookie_policy; quic needs udp */
+	uint8_t quic_server_id_len; /* 1..RS_QUIC_MAX_SERVER_ID */
+	uint8_t quic_cid_len;	    /* 1 + server_id_len .. 20 */
+	uint8_t quic_config_id;	    /* 0..6 */
+};
+
+enum rs_check_type {
+	RS_CHECK_TCP = 0, /* connect() succeeds */
+	RS_CHECK_HTTP = 1,
+	RS_CHECK_NONE = 2, /* always healthy */
+};
+
+struct rs_health_conf {
+	uint8_t type;		      /* enum rs_check_type */
+	char path[RS_CHECK_TEXT_MAX]; /* starts with '/' [/] */
+	char host[RS_CHECK_TEXT_MAX]; /* Host header; empty = the address */
+	uint16_t expect_min;	      /* "2xx" -> 200..299, "204" -> 204..204 */
+	uint16_t expect_max;
+	uint32_t interval_ms;	/* > 0 */
+	uint32_t timeout_ms;	/* > 0 and <= interval_ms */
+	uint32_t rise;		/* 1..100 */
+	uint32_t fall;		/* 1..100 */
+	uint32_t slow_start_ms; /* 0 = off */
 };
 
 /*
@@ -63,12 +101,24 @@ struct rs_backend_conf {
 	struct rs_backend_addr addrs[RS_MAX_BACKEND_ADDRS];
 	size_t n_addrs;
 	uint32_t weight; /* 0..RS_MAX_WEIGHT */
+	struct rs_health_conf health;
+	/* QUIC server ID (cookie services only; required there). */
+	bool has_server_id;
+	uint8_t server_id[RS_QUIC_MAX_SERVER_ID]; /* big-endian, sid_len bytes
+						   */
 };
 
 struct rs_config {
 	char path[PATH_MAX];
 	char bpffs[PATH_MAX];
 	char control_socket[PATH_MAX];
+	char interfaces[RS_MAX_INTERFACES]
+		       [RS_IFNAME_MAX]; /* TC attach points */
+	size_t n_interfaces;
+	bool has_metrics; /* [global] metrics = ADDR:PORT */
+	uint8_t metrics_family;
+	uint8_t metrics_addr[16];
+	uint16_t metrics_port;
 	struct rs_service_conf *services;
 	size_t n_services;
 	struct rs_backend_conf *backends;

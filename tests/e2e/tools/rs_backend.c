@@ -11,7 +11,6 @@
  * backend saw. "ready\n" on stdout means every socket is listening.
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -22,14 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#ifndef IPV6_FREEBIND
-#define IPV6_FREEBIND 78
-#endif
+#include "tool_net.h"
 
 #define MAX_LISTENERS  64
 #define LISTEN_BACKLOG 4096
@@ -57,77 +53,17 @@ static void usage(FILE *f)
 		   "  ADDR is an IPv4 address or [IPv6 address]\n");
 }
 
-/* Accepts "1.2.3.4:80" and "[2001:db8::1]:80". */
-static int parse_hostport(const char *s, struct sockaddr_storage *ss,
-			  socklen_t *len)
+/*
+ * The clients take either family with or without brackets, but a listener
+ * spec keeps to the documented form (brackets exactly for IPv6) so that a
+ * mistyped spec fails at start-up instead of binding something else.
+ */
+static int parse_listen_addr(const char *spec, struct sockaddr_storage *ss,
+			     socklen_t *len)
 {
-	char host[INET6_ADDRSTRLEN + 1];
-	const char *port_s;
-	size_t hlen;
-	char *end;
-	long port;
-
-	memset(ss, 0, sizeof(*ss));
-	if (s[0] == '[') {
-		const char *rb = strchr(s, ']');
-
-		if (!rb || rb[1] != ':')
-			return -1;
-		hlen = rb - (s + 1);
-		if (hlen >= sizeof(host))
-			return -1;
-		memcpy(host, s + 1, hlen);
-		port_s = rb + 2;
-	} else {
-		const char *colon = strrchr(s, ':');
-
-		if (!colon)
-			return -1;
-		hlen = colon - s;
-		if (hlen >= sizeof(host))
-			return -1;
-		memcpy(host, s, hlen);
-		port_s = colon + 1;
-	}
-	host[hlen] = '\0';
-
-	errno = 0;
-	port = strtol(port_s, &end, 10);
-	if (errno || end == port_s || *end || port < 1 || port > 65535)
+	if (tool_parse_hostport(spec, ss, len))
 		return -1;
-
-	if (s[0] == '[') {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-
-		if (inet_pton(AF_INET6, host, &sin6->sin6_addr) != 1)
-			return -1;
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(port);
-		*len = sizeof(*sin6);
-	} else {
-		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-
-		if (inet_pton(AF_INET, host, &sin->sin_addr) != 1)
-			return -1;
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons(port);
-		*len = sizeof(*sin);
-	}
-	return 0;
-}
-
-static const char *addr_str(const struct sockaddr_storage *ss, char *buf,
-			    size_t len)
-{
-	const void *a;
-
-	if (ss->ss_family == AF_INET6)
-		a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
-	else
-		a = &((const struct sockaddr_in *)ss)->sin_addr;
-	if (!inet_ntop(ss->ss_family, a, buf, len))
-		snprintf(buf, len, "?");
-	return buf;
+	return (spec[0] == '[') == (ss->ss_family == AF_INET6) ? 0 : -1;
 }
 
 static uint16_t sockaddr_port(const struct sockaddr_storage *ss)
@@ -137,10 +73,10 @@ static uint16_t sockaddr_port(const struct sockaddr_storage *ss)
 	return ((const struct sockaddr_in *)ss)->sin_port;
 }
 
-static int setopt_int(int fd, int level, int opt, int val, const char *what,
-		      const char *spec)
+/* Takes a setsockopt() result so tool_set_freebind() fails the same way. */
+static int report_setopt(int rc, const char *what, const char *spec)
 {
-	if (setsockopt(fd, level, opt, &val, sizeof(val)) < 0) {
+	if (rc < 0) {
 		fprintf(stderr, "rs_backend: setsockopt(%s) for %s: %s\n", what,
 			spec, strerror(errno));
 		return -1;
@@ -148,23 +84,29 @@ static int setopt_int(int fd, int level, int opt, int val, const char *what,
 	return 0;
 }
 
+static int setopt_int(int fd, int level, int opt, int val, const char *what,
+		      const char *spec)
+{
+	return report_setopt(setsockopt(fd, level, opt, &val, sizeof(val)),
+			     what, spec);
+}
+
 /*
- * Service addresses are made local with a "local" route, not assigned to
- * an interface. IPv4 accepts binding to those, IPv6 does not, and IPv6 also
- * refuses them as IPV6_PKTINFO source unless the socket may bind nonlocal
- * addresses. Freebind on every socket keeps both families alike.
+ * Freebind on every socket, because service addresses are only routed
+ * locally (see tool_set_freebind()). V6ONLY keeps an IPv6 listener from
+ * also taking the IPv4 traffic meant for its IPv4 sibling.
  */
 static int set_bind_opts(int fd, int family, const char *spec)
 {
 	if (setopt_int(fd, SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR", spec))
 		return -1;
-	if (family == AF_INET)
-		return setopt_int(fd, IPPROTO_IP, IP_FREEBIND, 1, "IP_FREEBIND",
-				  spec);
-	if (setopt_int(fd, IPPROTO_IPV6, IPV6_V6ONLY, 1, "IPV6_V6ONLY", spec))
+	if (family == AF_INET6 &&
+	    setopt_int(fd, IPPROTO_IPV6, IPV6_V6ONLY, 1, "IPV6_V6ONLY", spec))
 		return -1;
-	return setopt_int(fd, IPPROTO_IPV6, IPV6_FREEBIND, 1, "IPV6_FREEBIND",
-			  spec);
+	return report_setopt(tool_set_freebind(fd, family),
+			     family == AF_INET6 ? "IPV6_FREEBIND"
+						: "IP_FREEBIND",
+			     spec);
 }
 
 /* The destination address and port are needed to reply from them. */
@@ -194,7 +136,7 @@ static int open_listener(const char *spec, int type)
 			MAX_LISTENERS);
 		return -1;
 	}
-	if (parse_hostport(spec, &ss, &len)) {
+	if (parse_listen_addr(spec, &ss, &len)) {
 		fprintf(stderr, "rs_backend: bad --%s address '%s'\n", proto,
 			spec);
 		return -1;
@@ -235,7 +177,7 @@ static int format_reply(char *buf, const struct sockaddr_storage *peer)
 	char ip[INET6_ADDRSTRLEN];
 
 	return snprintf(buf, REPLY_MAX, "%s %s\n", g_name,
-			addr_str(peer, ip, sizeof(ip)));
+			tool_addr_str(peer, ip, sizeof(ip)));
 }
 
 /*
@@ -355,7 +297,7 @@ static void report_send_error(struct listener *l,
 	char ip[INET6_ADDRSTRLEN];
 
 	fprintf(stderr, "rs_backend: %s on udp %s to %s: %s\n", what, l->spec,
-		addr_str(peer, ip, sizeof(ip)), strerror(errno));
+		tool_addr_str(peer, ip, sizeof(ip)), strerror(errno));
 }
 
 /*
@@ -463,17 +405,6 @@ static int write_pidfile(const char *path)
 		return -1;
 	}
 	return 0;
-}
-
-/* Load tests open many sockets at once; use the whole hard limit. */
-static void raise_nofile(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
 }
 
 /* A signalfd turns SIGTERM into an ordinary epoll event: no races. */
@@ -597,7 +528,7 @@ int main(int argc, char **argv)
 	const char *pidfile = NULL;
 	int ep, sfd, i, rc;
 
-	raise_nofile();
+	tool_raise_nofile();
 	sfd = setup_signals();
 	if (sfd < 0)
 		return 1;

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which service owns a destination: shared by the sk_lookup and TC
+ * programs so both agree on every packet.
+ */
+#ifndef RS_BPF_BIND_MATCH_H
+#define RS_BPF_BIND_MATCH_H
+
+#include "maps.bpf.h"
+
+#define RS_AF_INET  2
+#define RS_AF_INET6 10
+
+/*
+ * @addr: destination address words in network order (one word for IPv4).
+ * Longest address prefix wins; at equal length the exact port wins.
+ */
+static __always_inline struct rs_bind *rs_match_bind(__u8 protocol, __u8 family,
+						     __u16 port,
+						     const __u32 *addr)
+{
+	struct rs_bind_key key __attribute__((aligned(8))) = {};
+	struct rs_bind *exact, *any;
+	__u32 *w = (__u32 *)key.addr;
+
+	key.protocol = protocol;
+	key.family = family;
+	key.prefixlen = 32 + (family == RS_AF_INET ? 32 : 128);
+	w[0] = addr[0];
+	if (family == RS_AF_INET6) {
+		w[1] = addr[1];
+		w[2] = addr[2];
+		w[3] = addr[3];
+	}
+	key.port = port;
+	exact = bpf_map_lookup_elem(&rs_binds, &key);
+	key.port = 0;
+	any = bpf_map_lookup_elem(&rs_binds, &key);
+	if (exact && any)
+		return any->addr_prefixlen > exact->addr_prefixlen ? any
+								   : exact;
+	return exact ? exact : any;
+}
+
+#endif /* RS_BPF_BIND_MATCH_H */

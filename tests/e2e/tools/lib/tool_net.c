@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+#define _GNU_SOURCE
+#include "tool_net.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+/* Older libc headers lack it (the kernel added it in 4.15). */
+#ifndef IPV6_FREEBIND
+#define IPV6_FREEBIND 78
+#endif
+
+int tool_parse_hostport(const char *s, struct sockaddr_storage *ss,
+			socklen_t *len)
+{
+	char host[INET6_ADDRSTRLEN + 1];
+	const char *port_s;
+	size_t hlen;
+	char *end;
+	long port;
+
+	memset(ss, 0, sizeof(*ss));
+	/* An IPv6 address has colons of its own, hence the brackets. */
+	if (s[0] == '[') {
+		const char *rb = strchr(s, ']');
+
+		if (!rb || rb[1] != ':')
+			return -1;
+		hlen = rb - (s + 1);
+		s++;
+		port_s = rb + 2;
+	} else {
+		const char *colon = strrchr(s, ':');
+
+		if (!colon)
+			return -1;
+		hlen = colon - s;
+		port_s = colon + 1;
+	}
+	if (hlen >= sizeof(host))
+		return -1;
+	memcpy(host, s, hlen);
+	host[hlen] = '\0';
+
+	errno = 0;
+	port = strtol(port_s, &end, 10);
+	if (errno || end == port_s || *end || port < 1 || port > 65535)
+		return -1;
+
+	if (inet_pton(AF_INET, host, &((struct sockaddr_in *)ss)->sin_addr) ==
+	    1) {
+		ss->ss_family = AF_INET;
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+		*len = sizeof(struct sockaddr_in);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host,
+		      &((struct sockaddr_in6 *)ss)->sin6_addr) == 1) {
+		ss->ss_family = AF_INET6;
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+		*len = sizeof(struct sockaddr_in6);
+		return 0;
+	}
+	return -1;
+}
+
+int tool_parse_ip(const char *s, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, s, &((struct sockaddr_in *)ss)->sin_addr) == 1) {
+		ss->ss_family = AF_INET;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, &((struct sockaddr_in6 *)ss)->sin6_addr) ==
+	    1) {
+		ss->ss_family = AF_INET6;
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * IPv4 increments the whole address so a range may cross octets. IPv6
+ * increments only the last 32 bits: no client range comes near that many
+ * sources, and one 32-bit word needs no carry across the address.
+ */
+socklen_t tool_src_addr(const struct sockaddr_storage *base, unsigned long idx,
+			struct sockaddr_storage *out)
+{
+	*out = *base;
+	if (out->ss_family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)out;
+
+		sin->sin_addr.s_addr =
+			htonl(ntohl(sin->sin_addr.s_addr) + (uint32_t)idx);
+		return sizeof(*sin);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)out;
+		uint32_t last;
+
+		memcpy(&last, &sin6->sin6_addr.s6_addr[12], 4);
+		last = htonl(ntohl(last) + (uint32_t)idx);
+		memcpy(&sin6->sin6_addr.s6_addr[12], &last, 4);
+		return sizeof(*sin6);
+	}
+}
+
+const char *tool_addr_str(const struct sockaddr_storage *ss, char *buf,
+			  size_t len)
+{
+	const void *a;
+
+	if (ss->ss_family == AF_INET6)
+		a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+	else
+		a = &((const struct sockaddr_in *)ss)->sin_addr;
+	/* The text goes into replies and reports; never leave it unset. */
+	if (!inet_ntop(ss->ss_family, a, buf, len))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+/*
+ * Service and client addresses are made local with a "local" route, not
+ * assigned to an interface. IPv4 accepts binding to those; IPv6 does not,
+ * nor takes them as an IPV6_PKTINFO source, unless the socket may bind
+ * nonlocal addresses. Freebind for both families keeps them alike.
+ */
+int tool_set_freebind(int fd, int family)
+{
+	int one = 1;
+
+	if (family == AF_INET6)
+		return setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one,
+				  sizeof(one));
+	return setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
+}
+
+/*
+ * Load tests hold a socket per attempt in flight; the default soft limit
+ * of 1024 is too low, and going past the hard limit needs privileges.
+ */
+void tool_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
