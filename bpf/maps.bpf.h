@@ -67,6 +67,21 @@ struct {
 	__array(values, struct rs_ring_map);
 } rs_rings SEC(".maps");
 
+struct rs_sticky_map {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1); /* each service's map is sized by the daemon */
+	__type(key, struct rs_affinity_key);
+	__type(value, struct rs_sticky_entry);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, RS_MAX_SERVICES);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct rs_sticky_map);
+} rs_sticky SEC(".maps");
+
 /* QUIC server IDs of cookie services; read by the TC program. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

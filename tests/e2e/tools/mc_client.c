@@ -13,7 +13,6 @@
  * 1 if any source hit a connection or protocol error, 2 on usage errors.
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
@@ -27,9 +26,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#ifndef IPV6_FREEBIND
-#define IPV6_FREEBIND 78
-#endif
+#include "tool_net.h"
 
 #define LINE_MAX_LEN  1024
 #define VALUE_MAX_LEN 4096
@@ -61,104 +58,6 @@ static void usage(FILE *f)
 		   "  ADDR is an IPv4 address or [IPv6 address]\n");
 }
 
-static int parse_hostport(const char *s, struct sockaddr_storage *ss,
-			  socklen_t *len)
-{
-	char host[INET6_ADDRSTRLEN + 1];
-	const char *port_s;
-	size_t hlen;
-	char *end;
-	long port;
-
-	memset(ss, 0, sizeof(*ss));
-	if (s[0] == '[') {
-		const char *rb = strchr(s, ']');
-
-		if (!rb || rb[1] != ':')
-			return -1;
-		hlen = rb - (s + 1);
-		s++;
-		port_s = rb + 2;
-	} else {
-		const char *colon = strrchr(s, ':');
-
-		if (!colon)
-			return -1;
-		hlen = colon - s;
-		port_s = colon + 1;
-	}
-	if (hlen >= sizeof(host))
-		return -1;
-	memcpy(host, s, hlen);
-	host[hlen] = '\0';
-
-	errno = 0;
-	port = strtol(port_s, &end, 10);
-	if (errno || end == port_s || *end || port < 1 || port > 65535)
-		return -1;
-
-	if (inet_pton(AF_INET, host, &((struct sockaddr_in *)ss)->sin_addr) ==
-	    1) {
-		ss->ss_family = AF_INET;
-		((struct sockaddr_in *)ss)->sin_port = htons(port);
-		*len = sizeof(struct sockaddr_in);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, host,
-		      &((struct sockaddr_in6 *)ss)->sin6_addr) == 1) {
-		ss->ss_family = AF_INET6;
-		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
-		*len = sizeof(struct sockaddr_in6);
-		return 0;
-	}
-	return -1;
-}
-
-static int parse_ip(const char *s, struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, s, &((struct sockaddr_in *)ss)->sin_addr) == 1) {
-		ss->ss_family = AF_INET;
-		return 0;
-	}
-	if (inet_pton(AF_INET6, s, &((struct sockaddr_in6 *)ss)->sin6_addr) ==
-	    1) {
-		ss->ss_family = AF_INET6;
-		return 0;
-	}
-	return -1;
-}
-
-/* Same numbering as rs_client: IPv6 increments only the last 32 bits. */
-static socklen_t src_addr(unsigned long idx, struct sockaddr_storage *ss,
-			  char *str, size_t slen)
-{
-	const void *a;
-	socklen_t len;
-
-	*ss = g_opt.src_base;
-	if (ss->ss_family == AF_INET) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-
-		sin->sin_addr.s_addr =
-			htonl(ntohl(sin->sin_addr.s_addr) + (uint32_t)idx);
-		a = &sin->sin_addr;
-		len = sizeof(*sin);
-	} else {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-		uint32_t last;
-
-		memcpy(&last, &sin6->sin6_addr.s6_addr[12], 4);
-		last = htonl(ntohl(last) + (uint32_t)idx);
-		memcpy(&sin6->sin6_addr.s6_addr[12], &last, 4);
-		a = &sin6->sin6_addr;
-		len = sizeof(*sin6);
-	}
-	if (!inet_ntop(ss->ss_family, a, str, slen))
-		snprintf(str, slen, "?");
-	return len;
-}
-
 /*
  * Blocking sockets with SO_RCVTIMEO/SO_SNDTIMEO (which also bound
  * connect) keep this sequential tool simple and still unable to hang.
@@ -170,9 +69,10 @@ static int open_conn(struct conn *c, unsigned long idx, char *src,
 			     .tv_usec = (g_opt.timeout_ms % 1000) * 1000};
 	struct sockaddr_storage ss;
 	socklen_t slen;
-	int one = 1;
 
-	slen = src_addr(idx, &ss, src, srclen);
+	/* rs_client numbers its sources the same way; the tests rely on it. */
+	slen = tool_src_addr(&g_opt.src_base, idx, &ss);
+	tool_addr_str(&ss, src, srclen);
 	c->off = c->len = 0;
 	c->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c->fd < 0) {
@@ -180,12 +80,8 @@ static int open_conn(struct conn *c, unsigned long idx, char *src,
 			strerror(errno));
 		return -1;
 	}
-	/* The sources are routed locally, not assigned to an interface. */
-	if (ss.ss_family == AF_INET6)
-		setsockopt(c->fd, IPPROTO_IPV6, IPV6_FREEBIND, &one,
-			   sizeof(one));
-	else
-		setsockopt(c->fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
+	/* Best effort: a source that cannot be bound fails at bind() below. */
+	tool_set_freebind(c->fd, ss.ss_family);
 	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (bind(c->fd, (struct sockaddr *)&ss, slen) < 0) {
@@ -408,8 +304,8 @@ static int parse_args(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			if (parse_hostport(optarg, &g_opt.target,
-					   &g_opt.target_len)) {
+			if (tool_parse_hostport(optarg, &g_opt.target,
+						&g_opt.target_len)) {
 				fprintf(stderr,
 					"mc_client: bad --target '%s'\n",
 					optarg);
@@ -418,7 +314,7 @@ static int parse_args(int argc, char **argv)
 			have_target = true;
 			break;
 		case 's':
-			if (parse_ip(optarg, &g_opt.src_base)) {
+			if (tool_parse_ip(optarg, &g_opt.src_base)) {
 				fprintf(stderr,
 					"mc_client: bad --src-base '%s'\n",
 					optarg);

@@ -54,9 +54,9 @@ static void usage(FILE *f)
 }
 
 /*
- * The clients take either family with or without brackets, but a listener
- * spec keeps to the documented form (brackets exactly for IPv6) so that a
- * mistyped spec fails at start-up instead of binding something else.
+ * A listener spec must keep to the documented form, brackets exactly for
+ * IPv6; tool_parse_hostport() alone also takes "[1.2.3.4]:80" and
+ * "::1:80", which the clients allow but rs_backend never has.
  */
 static int parse_listen_addr(const char *spec, struct sockaddr_storage *ss,
 			     socklen_t *len)
@@ -92,9 +92,8 @@ static int setopt_int(int fd, int level, int opt, int val, const char *what,
 }
 
 /*
- * Freebind on every socket, because service addresses are only routed
- * locally (see tool_set_freebind()). V6ONLY keeps an IPv6 listener from
- * also taking the IPv4 traffic meant for its IPv4 sibling.
+ * Service addresses are only routed locally, so every socket, listener or
+ * reply socket, needs freebind to bind them (see tool_set_freebind()).
  */
 static int set_bind_opts(int fd, int family, const char *spec)
 {
@@ -103,10 +102,9 @@ static int set_bind_opts(int fd, int family, const char *spec)
 	if (family == AF_INET6 &&
 	    setopt_int(fd, IPPROTO_IPV6, IPV6_V6ONLY, 1, "IPV6_V6ONLY", spec))
 		return -1;
-	return report_setopt(tool_set_freebind(fd, family),
-			     family == AF_INET6 ? "IPV6_FREEBIND"
-						: "IP_FREEBIND",
-			     spec);
+	return report_setopt(
+		tool_set_freebind(fd, family),
+		family == AF_INET6 ? "IPV6_FREEBIND" : "IP_FREEBIND", spec);
 }
 
 /* The destination address and port are needed to reply from them. */

@@ -16,7 +16,6 @@
  * reply came from a --forbid backend, 1 otherwise, 2 on usage errors.
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
@@ -27,14 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
-#ifndef IPV6_FREEBIND
-#define IPV6_FREEBIND 78
-#endif
+#include "tool_net.h"
+
 #ifndef IP_BIND_ADDRESS_NO_PORT
 #define IP_BIND_ADDRESS_NO_PORT 24
 #endif
@@ -113,74 +110,6 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int parse_hostport(const char *s, struct sockaddr_storage *ss,
-			  socklen_t *len)
-{
-	char host[INET6_ADDRSTRLEN + 1];
-	const char *port_s;
-	size_t hlen;
-	char *end;
-	long port;
-
-	memset(ss, 0, sizeof(*ss));
-	if (s[0] == '[') {
-		const char *rb = strchr(s, ']');
-
-		if (!rb || rb[1] != ':')
-			return -1;
-		hlen = rb - (s + 1);
-		s++;
-		port_s = rb + 2;
-	} else {
-		const char *colon = strrchr(s, ':');
-
-		if (!colon)
-			return -1;
-		hlen = colon - s;
-		port_s = colon + 1;
-	}
-	if (hlen >= sizeof(host))
-		return -1;
-	memcpy(host, s, hlen);
-	host[hlen] = '\0';
-
-	errno = 0;
-	port = strtol(port_s, &end, 10);
-	if (errno || end == port_s || *end || port < 1 || port > 65535)
-		return -1;
-
-	if (inet_pton(AF_INET, host, &((struct sockaddr_in *)ss)->sin_addr) ==
-	    1) {
-		ss->ss_family = AF_INET;
-		((struct sockaddr_in *)ss)->sin_port = htons(port);
-		*len = sizeof(struct sockaddr_in);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, host,
-		      &((struct sockaddr_in6 *)ss)->sin6_addr) == 1) {
-		ss->ss_family = AF_INET6;
-		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
-		*len = sizeof(struct sockaddr_in6);
-		return 0;
-	}
-	return -1;
-}
-
-static int parse_ip(const char *s, struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, s, &((struct sockaddr_in *)ss)->sin_addr) == 1) {
-		ss->ss_family = AF_INET;
-		return 0;
-	}
-	if (inet_pton(AF_INET6, s, &((struct sockaddr_in6 *)ss)->sin6_addr) ==
-	    1) {
-		ss->ss_family = AF_INET6;
-		return 0;
-	}
-	return -1;
-}
-
 static int parse_ulong(const char *opt, const char *s, unsigned long min,
 		       unsigned long max, unsigned long *out)
 {
@@ -198,40 +127,12 @@ static int parse_ulong(const char *opt, const char *s, unsigned long min,
 	return 0;
 }
 
-/* IPv4 increments the whole address, IPv6 only its last 32 bits. */
-static socklen_t src_addr(unsigned long idx, struct sockaddr_storage *ss)
-{
-	*ss = g_opt.src_base;
-	if (ss->ss_family == AF_INET) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-
-		sin->sin_addr.s_addr =
-			htonl(ntohl(sin->sin_addr.s_addr) + (uint32_t)idx);
-		return sizeof(*sin);
-	} else {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-		uint32_t last;
-
-		memcpy(&last, &sin6->sin6_addr.s6_addr[12], 4);
-		last = htonl(ntohl(last) + (uint32_t)idx);
-		memcpy(&sin6->sin6_addr.s6_addr[12], &last, 4);
-		return sizeof(*sin6);
-	}
-}
-
 static const char *src_str(unsigned long idx, char *buf, size_t len)
 {
 	struct sockaddr_storage ss;
-	const void *a;
 
-	src_addr(idx, &ss);
-	if (ss.ss_family == AF_INET)
-		a = &((struct sockaddr_in *)&ss)->sin_addr;
-	else
-		a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
-	if (!inet_ntop(ss.ss_family, a, buf, len))
-		snprintf(buf, len, "?");
-	return buf;
+	tool_src_addr(&g_opt.src_base, idx, &ss);
+	return tool_addr_str(&ss, buf, len);
 }
 
 static bool is_forbidden(const char *name)
@@ -351,20 +252,13 @@ static int open_socket(struct slot *s)
 	s->fd = socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (s->fd < 0)
 		return -errno;
-	/*
-	 * The sources are only routed locally ("local" route), not assigned
-	 * to an interface, so binding them needs freebind (always for IPv6).
-	 */
-	if (family == AF_INET6)
-		setsockopt(s->fd, IPPROTO_IPV6, IPV6_FREEBIND, &one,
-			   sizeof(one));
-	else
-		setsockopt(s->fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
+	/* Best effort: a source that cannot be bound fails at bind() below. */
+	tool_set_freebind(s->fd, family);
 	/* Pick the port at connect time so it only has to be 4-tuple unique. */
 	if (!g_opt.udp)
 		setsockopt(s->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one,
 			   sizeof(one));
-	slen = src_addr(s->src_idx, &src);
+	slen = tool_src_addr(&g_opt.src_base, s->src_idx, &src);
 	if (bind(s->fd, (struct sockaddr *)&src, slen) < 0)
 		return -errno;
 	return 0;
@@ -647,8 +541,8 @@ static int parse_args(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			if (parse_hostport(optarg, &g_opt.target,
-					   &g_opt.target_len)) {
+			if (tool_parse_hostport(optarg, &g_opt.target,
+						&g_opt.target_len)) {
 				fprintf(stderr,
 					"rs_client: bad --target '%s'\n",
 					optarg);
@@ -660,7 +554,7 @@ static int parse_args(int argc, char **argv)
 			g_opt.udp = true;
 			break;
 		case 's':
-			if (parse_ip(optarg, &g_opt.src_base)) {
+			if (tool_parse_ip(optarg, &g_opt.src_base)) {
 				fprintf(stderr,
 					"rs_client: bad --src-base '%s'\n",
 					optarg);
@@ -726,16 +620,6 @@ static int parse_args(int argc, char **argv)
 	return 0;
 }
 
-static void raise_nofile(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 int main(int argc, char **argv)
 {
 	uint64_t start;
@@ -743,7 +627,7 @@ int main(int argc, char **argv)
 	if (parse_args(argc, argv))
 		return 2;
 	signal(SIGPIPE, SIG_IGN);
-	raise_nofile();
+	tool_raise_nofile();
 	if (!g_opt.loop_seconds) {
 		g_results =
 			calloc(g_opt.count * g_opt.rounds, sizeof(*g_results));
