@@ -142,20 +142,151 @@ static __always_inline int try_assign(struct bpf_sk_lookup *ctx, __u32 backend,
 	return err ? -1 : 0;
 }
 
+/*
+ * The sticky table, when the service has one: a client seen within the TTL
+ * goes back to its backend while that backend is UP or DRAIN, whatever the
+ * ring says now. Returns 0 when assigned.
+ *
+ * noinline on purpose: every way out of here (miss, expired, backend gone,
+ * assign refused) leaves different values in the caller's registers and
+ * stack, and the verifier would then walk the ring loop once per way (20x
+ * the instructions). A call returns with only r0 differing.
+ */
+static __attribute__((noinline)) int steer_sticky(
+	struct bpf_sk_lookup *ctx, const struct rs_affinity_key *key,
+	void *sticky, struct rs_service_stats *sst)
+{
+	__u32 svc_id = key->service, b;
+	struct rs_backend_stats *bst;
+	struct rs_sticky_entry *e;
+	struct rs_service *svc;
+	struct rs_backend *be;
+	__u64 now;
+
+	svc = bpf_map_lookup_elem(&rs_services, &svc_id);
+	e = bpf_map_lookup_elem(sticky, key);
+	if (!svc || !e)
+		return -1;
+	now = bpf_ktime_get_ns();
+	if (now - e->last_seen_ns > (__u64)svc->sticky_ttl * 1000000000ull)
+		return -1;
+	b = e->backend;
+	be = bpf_map_lookup_elem(&rs_backends, &b);
+	if (!be || be->service != svc_id ||
+	    (be->state != RS_BACKEND_UP && be->state != RS_BACKEND_DRAIN))
+		return -1;
+	if (try_assign(ctx, b, sst))
+		return -1;
+	e->last_seen_ns = now;
+	bst = bpf_map_lookup_elem(&rs_backend_stats, &b);
+	if (bst) {
+		bst->assigned++;
+		bst->sticky_hits++;
+	}
+	return 0;
+}
+
+/*
+ * noinline for the same BTF reason as ring_npoints: these parameter types
+ * are otherwise reachable only through the rs_sticky map-in-map template.
+ * A full LRU evicts its oldest entry: steering stays correct.
+ */
+static __attribute__((noinline)) int sticky_store(
+	void *sticky, const struct rs_affinity_key *key,
+	const struct rs_sticky_entry *entry)
+{
+	return bpf_map_update_elem(sticky, key, entry, BPF_ANY);
+}
+
+struct walk_state {
+	struct bpf_sk_lookup *ctx;
+	void *ring;
+	struct rs_service_stats *sst;
+	__u32 npoints;
+	__u32 idx;
+	__u32 primary;
+	__u32 rejected;
+	__u32 chosen;
+};
+
+/*
+ * One point of the clockwise walk. Run through bpf_loop() so the verifier
+ * checks this body once instead of unrolling RS_WALK_MAX copies of it for
+ * every path that leads into the walk.
+ */
+static long walk_step(__u32 step, struct walk_state *w)
+{
+	struct rs_ring_slot *slot;
+	struct rs_backend *be;
+	__u32 b, idx = w->idx;
+
+	(void)step;
+	slot = bpf_map_lookup_elem(w->ring, &idx);
+	if (!slot)
+		return 1;
+	w->idx = idx >= w->npoints ? 1 : idx + 1;
+	b = slot->point.backend;
+	if (b == w->rejected)
+		return 0;
+	be = bpf_map_lookup_elem(&rs_backends, &b);
+	if (!be || slot->point.ordinal >= be->active_points)
+		return 0;
+	if (w->primary == RS_NONE)
+		w->primary = b;
+	if (be->state != RS_BACKEND_UP || try_assign(w->ctx, b, w->sst)) {
+		w->rejected = b;
+		return 0;
+	}
+	w->chosen = b;
+	return 1;
+}
+
+/* Clockwise from @idx; returns the backend assigned, or RS_NONE. */
+static __always_inline __u32 ring_walk(struct bpf_sk_lookup *ctx, void *ring,
+				       __u32 npoints, __u32 idx,
+				       struct rs_service_stats *sst)
+{
+	struct walk_state w = {
+		.ctx = ctx,
+		.ring = ring,
+		.sst = sst,
+		.npoints = npoints,
+		.idx = idx,
+		.primary = RS_NONE,
+		.rejected = RS_NONE,
+		.chosen = RS_NONE,
+	};
+
+	bpf_loop(RS_WALK_MAX, walk_step, &w, 0);
+	if (w.chosen == RS_NONE) {
+		if (sst)
+			sst->walk_limit++;
+		return RS_NONE;
+	}
+	count_assigned(w.chosen, w.chosen != w.primary);
+	return w.chosen;
+}
+
 static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 				 struct rs_service_stats *sst)
 {
 	struct rs_affinity_key key __attribute__((aligned(8))) = {};
-	__u32 zero = 0, idx = 0, primary = RS_NONE, rejected = RS_NONE;
+	__u32 zero = 0, idx = 0, chosen;
 	struct rs_ring_slot *hdr;
 	struct rs_service *svc;
-	__u32 npoints;
-	void *ring;
+	void *ring, *sticky = NULL;
 	__u64 hash;
+	__u32 npoints;
 
 	svc = bpf_map_lookup_elem(&rs_services, &svc_id);
 	if (!svc || !svc->enabled)
 		return -1;
+	build_key(ctx, svc, &key);
+	if (svc->sticky_ttl)
+		sticky = bpf_map_lookup_elem(&rs_sticky, &svc_id);
+	if (sticky && steer_sticky(ctx, &key, sticky, sst) == 0)
+		return 0;
+
 	ring = bpf_map_lookup_elem(&rs_rings, &svc_id);
 	if (!ring)
 		return -1;
@@ -166,37 +297,20 @@ static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 	if (npoints == 0)
 		return -1;
 
-	build_key(ctx, svc, &key);
 	hash = rs_xxh64_key(&key, svc->seed);
 	if (ring_lower_bound(ring, npoints, hash, &idx))
 		return -1;
 
-	for (int step = 0; step < RS_WALK_MAX; step++) {
-		struct rs_ring_slot *slot = bpf_map_lookup_elem(ring, &idx);
-		struct rs_backend *be;
-		__u32 b;
+	chosen = ring_walk(ctx, ring, npoints, idx, sst);
+	if (chosen == RS_NONE)
+		return -1;
+	if (sticky) {
+		struct rs_sticky_entry e = {.backend = chosen,
+					    .last_seen_ns = bpf_ktime_get_ns()};
 
-		if (!slot)
-			return -1;
-		idx = idx >= npoints ? 1 : idx + 1;
-		b = slot->point.backend;
-		if (b == rejected)
-			continue;
-		be = bpf_map_lookup_elem(&rs_backends, &b);
-		if (!be || slot->point.ordinal >= be->active_points)
-			continue;
-		if (primary == RS_NONE)
-			primary = b;
-		if (be->state != RS_BACKEND_UP || try_assign(ctx, b, sst)) {
-			rejected = b;
-			continue;
-		}
-		count_assigned(b, b != primary);
-		return 0;
+		sticky_store(sticky, &key, &e);
 	}
-	if (sst)
-		sst->walk_limit++;
-	return -1;
+	return 0;
 }
 
 SEC("sk_lookup")

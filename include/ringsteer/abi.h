@@ -94,7 +94,22 @@ struct rs_service {
 	__u8 quic_cid_len;	 /* DCID length of short-header packets */
 	__u8 quic_config_id;	 /* config rotation bits, 0..6 */
 	__u8 pad[2];
+	__u32 sticky_ttl; /* seconds idle before a sticky entry lapses; 0 = off
+			   */
+	__u32 pad2;
 	char name[RS_NAME_MAX];
+};
+
+/*
+ * rs_sticky (ARRAY_OF_MAPS, index = service id) of LRU_HASH maps keyed by
+ * struct rs_affinity_key, each sized to its service's sticky_max. An entry
+ * is honoured while its backend is UP or DRAIN and it was seen within
+ * sticky_ttl; every use refreshes last_seen_ns (sliding timeout).
+ */
+struct rs_sticky_entry {
+	__u32 backend;
+	__u32 pad;
+	__u64 last_seen_ns; /* bpf_ktime_get_ns() clock (CLOCK_MONOTONIC) */
 };
 
 /* rs_cookies (HASH): a service's QUIC server ID -> backend id. */

@@ -436,12 +436,117 @@ static void test_fallback_pass_and_drop(void)
 		set_state(b, RS_BACKEND_UP, 160);
 }
 
+static int web_backend(const char *src)
+{
+	return backend_of_cookie(
+		run4(IPPROTO_TCP, src, 1, "198.18.0.10", 80).cookie);
+}
+
+static void set_sticky(uint32_t ttl)
+{
+	services[SVC_WEB].sticky_ttl = ttl;
+	CU_ASSERT_EQUAL_FATAL(dp_set_service(&dp, SVC_WEB, &services[SVC_WEB]),
+			      0);
+}
+
+/*
+ * Sticky clients keep their backend while it is UP or DRAIN, even when the
+ * ring now says otherwise; DRAIN takes no new clients; DOWN ends it.
+ */
+static void test_sticky_table(void)
+{
+	int first[200], moved_sticky = 0, new_to_drain = 0, back = 0;
+	struct rs_ring_member m[NBACKENDS - 1];
+	struct rs_ring without0;
+	char src[32];
+
+	CU_ASSERT_EQUAL_FATAL(dp_sticky_create(&dp, SVC_WEB, 1024), 0);
+	CU_ASSERT_EQUAL(dp_sticky_size(&dp, SVC_WEB), 1024);
+	set_sticky(60);
+	for (int i = 0; i < 200; i++) {
+		client_addr(src, sizeof(src), i);
+		first[i] = web_backend(src);
+	}
+	/* A ring without backend 0: its sticky clients must not move. */
+	for (int i = 1; i < NBACKENDS; i++) {
+		m[i - 1].name = names[i];
+		m[i - 1].backend = i;
+		m[i - 1].points = 160;
+	}
+	CU_ASSERT_EQUAL_FATAL(
+		ring_build(m, NBACKENDS - 1, services[SVC_WEB].seed, &without0),
+		0);
+	CU_ASSERT_FATAL(dp_swap_ring(&dp, SVC_WEB, &without0) > 0);
+	set_state(0, RS_BACKEND_DRAIN, 160);
+	for (int i = 0; i < 200; i++) {
+		client_addr(src, sizeof(src), i);
+		moved_sticky += web_backend(src) != first[i];
+		/* Never seen before: the ring decides, DRAIN takes none. */
+		client_addr(src, sizeof(src), 600 + i);
+		new_to_drain += web_backend(src) == 0;
+	}
+	CU_ASSERT_EQUAL(moved_sticky, 0);
+	CU_ASSERT_EQUAL(new_to_drain, 0);
+
+	/* DOWN: the sticky clients of backend 0 go where the ring says. */
+	set_state(0, RS_BACKEND_DOWN, 160);
+	for (int i = 0; i < 200; i++) {
+		client_addr(src, sizeof(src), i);
+		if (first[i] == 0)
+			back += web_backend(src) != 0;
+	}
+	CU_ASSERT(back > 0);
+	set_state(0, RS_BACKEND_UP, 160);
+	CU_ASSERT_FATAL(dp_swap_ring(&dp, SVC_WEB, &ring_web) > 0);
+
+	/* Forgetting a backend drops exactly its entries. */
+	CU_ASSERT_EQUAL(dp_sticky_forget_backend(&dp, SVC_WEB, 1), 0);
+	set_sticky(0);
+	ring_free(&without0);
+}
+
+/* The timeout slides with use and then lapses. */
+static void test_sticky_ttl_lapses(void)
+{
+	struct rs_ring_member m[1] = {
+		{.name = names[2], .backend = 2, .points = 160}};
+	struct rs_ring only2;
+	int stayed = 0, lapsed = 0;
+	char src[32];
+
+	CU_ASSERT_EQUAL_FATAL(dp_sticky_create(&dp, SVC_WEB, 1024), 0);
+	set_sticky(1);
+	for (int i = 0; i < 50; i++) {
+		client_addr(src, sizeof(src), 300 + i);
+		web_backend(src);
+	}
+	CU_ASSERT_EQUAL_FATAL(ring_build(m, 1, services[SVC_WEB].seed, &only2),
+			      0);
+	CU_ASSERT_FATAL(dp_swap_ring(&dp, SVC_WEB, &only2) > 0);
+	for (int i = 0; i < 50; i++) {
+		client_addr(src, sizeof(src), 300 + i);
+		stayed += web_backend(src) != 2;
+	}
+	usleep(1300 * 1000);
+	for (int i = 0; i < 50; i++) {
+		client_addr(src, sizeof(src), 300 + i);
+		lapsed += web_backend(src) == 2;
+	}
+	CU_ASSERT(stayed > 20); /* about 3 in 4 were elsewhere */
+	CU_ASSERT_EQUAL(lapsed, 50);
+	CU_ASSERT_FATAL(dp_swap_ring(&dp, SVC_WEB, &ring_web) > 0);
+	CU_ASSERT_EQUAL(dp_sticky_remove(&dp, SVC_WEB), 0);
+	CU_ASSERT_EQUAL(dp_sticky_size(&dp, SVC_WEB), 0);
+	set_sticky(0);
+	ring_free(&only2);
+}
+
 static void test_counters(void)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct rs_service_stats *ss = calloc(ncpu, sizeof(*ss));
 	struct rs_backend_stats *bs = calloc(ncpu, sizeof(*bs));
-	uint64_t lookups = 0, nob = 0, assigned = 0, spills = 0;
+	uint64_t lookups = 0, nob = 0, assigned = 0, spills = 0, sticky = 0;
 	__u32 key = SVC_UDP;
 
 	CU_ASSERT_EQUAL_FATAL(
@@ -463,10 +568,12 @@ static void test_counters(void)
 		for (int c = 0; c < ncpu; c++) {
 			assigned += bs[c].assigned;
 			spills += bs[c].spills;
+			sticky += bs[c].sticky_hits;
 		}
 	}
 	CU_ASSERT(assigned > 1000);
 	CU_ASSERT(spills > 0); /* the DOWN/DRAIN and closed-socket cases */
+	CU_ASSERT(sticky > 0);
 	free(ss);
 	free(bs);
 }
@@ -504,6 +611,10 @@ int main(void)
 	CU_add_test(s, "closed socket fails over",
 		    test_closed_socket_fails_over);
 	CU_add_test(s, "fallback pass and drop", test_fallback_pass_and_drop);
+	CU_add_test(s,
+		    "sticky table: DRAIN keeps, ring change keeps, DOWN ends",
+		    test_sticky_table);
+	CU_add_test(s, "sticky table: TTL lapses", test_sticky_ttl_lapses);
 	CU_add_test(s, "per-service and per-backend counters", test_counters);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();

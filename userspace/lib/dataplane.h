@@ -76,6 +76,19 @@ int dp_clear_socket(struct rs_dataplane *dp, uint32_t slot);
 /* Cookie of the socket in @slot, or -ENOENT when empty. */
 int dp_socket_cookie(struct rs_dataplane *dp, uint32_t slot, uint64_t *cookie);
 
+/*
+ * The service's sticky table: a fresh, empty LRU map of @max_entries swapped
+ * into rs_sticky (a size change therefore forgets stickiness), or none.
+ */
+int dp_sticky_create(struct rs_dataplane *dp, uint32_t svc_id,
+		     uint32_t max_entries);
+int dp_sticky_remove(struct rs_dataplane *dp, uint32_t svc_id);
+/* max_entries of the installed sticky map, 0 when there is none. */
+uint32_t dp_sticky_size(struct rs_dataplane *dp, uint32_t svc_id);
+/* Forget every sticky client of @backend (before its id is reused). */
+int dp_sticky_forget_backend(struct rs_dataplane *dp, uint32_t svc_id,
+			     uint32_t backend);
+
 /* Unpin the link and every map under @root and remove the directory. */
 int dp_detach(const char *root);
 
