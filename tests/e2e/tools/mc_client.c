@@ -34,9 +34,7 @@
 enum phase { PHASE_SET, PHASE_GET, PHASE_WHOAMI };
 
 struct options {
-	struct sockaddr_storage target;
-	socklen_t target_len;
-	struct sockaddr_storage src_base;
+	struct tool_endpoints ep;
 	unsigned long count;
 	enum phase phase;
 	unsigned int timeout_ms;
@@ -71,7 +69,7 @@ static int open_conn(struct conn *c, unsigned long idx, char *src,
 	socklen_t slen;
 
 	/* rs_client numbers its sources the same way; the tests rely on it. */
-	slen = tool_src_addr(&g_opt.src_base, idx, &ss);
+	slen = tool_src_addr(&g_opt.ep.src_base, idx, &ss);
 	tool_addr_str(&ss, src, srclen);
 	c->off = c->len = 0;
 	c->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -89,8 +87,8 @@ static int open_conn(struct conn *c, unsigned long idx, char *src,
 			strerror(errno));
 		goto err;
 	}
-	if (connect(c->fd, (struct sockaddr *)&g_opt.target, g_opt.target_len) <
-	    0) {
+	if (connect(c->fd, (struct sockaddr *)&g_opt.ep.target,
+		    g_opt.ep.target_len) < 0) {
 		fprintf(stderr, "mc_client: connect from %s: %s\n", src,
 			errno == EINPROGRESS ? "timed out" : strerror(errno));
 		goto err;
@@ -294,33 +292,21 @@ static int parse_args(int argc, char **argv)
 		{"count", required_argument, NULL, 'n'},
 		{"phase", required_argument, NULL, 'p'},
 		{"timeout-ms", required_argument, NULL, 'T'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		TOOL_OPTS_END,
 	};
-	bool have_target = false, have_src = false, have_phase = false;
+	bool have_phase = false;
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, opts, usage)) != -1) {
 		switch (c) {
 		case 't':
-			if (tool_parse_hostport(optarg, &g_opt.target,
-						&g_opt.target_len)) {
-				fprintf(stderr,
-					"mc_client: bad --target '%s'\n",
-					optarg);
+			if (tool_opt_target("mc_client", optarg, &g_opt.ep))
 				return -1;
-			}
-			have_target = true;
 			break;
 		case 's':
-			if (tool_parse_ip(optarg, &g_opt.src_base)) {
-				fprintf(stderr,
-					"mc_client: bad --src-base '%s'\n",
-					optarg);
+			if (tool_opt_src_base("mc_client", optarg, &g_opt.ep))
 				return -1;
-			}
-			have_src = true;
 			break;
 		case 'n':
 			g_opt.count = strtoul(optarg, &end, 10);
@@ -352,24 +338,17 @@ static int parse_args(int argc, char **argv)
 				return -1;
 			}
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
 			return -1;
 		}
 	}
-	if (optind != argc || !have_target || !have_src || !have_phase ||
-	    !g_opt.count) {
+	if (optind != argc || !g_opt.ep.have_target ||
+	    !g_opt.ep.have_src_base || !have_phase || !g_opt.count) {
 		usage(stderr);
 		return -1;
 	}
-	if (g_opt.target.ss_family != g_opt.src_base.ss_family) {
-		fprintf(stderr, "mc_client: --target and --src-base must be "
-				"the same address family\n");
+	if (tool_check_same_family("mc_client", &g_opt.ep))
 		return -1;
-	}
 	return 0;
 }
 

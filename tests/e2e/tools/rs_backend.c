@@ -477,12 +477,11 @@ static int parse_args(int argc, char **argv, const char **pidfile)
 		{"tcp", required_argument, NULL, 't'},
 		{"udp", required_argument, NULL, 'u'},
 		{"pidfile", required_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		TOOL_OPTS_END,
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, opts, usage)) != -1) {
 		switch (c) {
 		case 'n':
 			g_name = optarg;
@@ -498,11 +497,7 @@ static int parse_args(int argc, char **argv, const char **pidfile)
 		case 'p':
 			*pidfile = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
 			return -1;
 		}
 	}

@@ -44,9 +44,7 @@
 #define MAX_LABEL_LEN 80
 
 struct options {
-	struct sockaddr_storage target;
-	socklen_t target_len;
-	struct sockaddr_storage src_base;
+	struct tool_endpoints ep;
 	bool udp;
 	unsigned long count;
 	unsigned long rounds;
@@ -131,7 +129,7 @@ static const char *src_str(unsigned long idx, char *buf, size_t len)
 {
 	struct sockaddr_storage ss;
 
-	tool_src_addr(&g_opt.src_base, idx, &ss);
+	tool_src_addr(&g_opt.ep.src_base, idx, &ss);
 	return tool_addr_str(&ss, buf, len);
 }
 
@@ -243,7 +241,7 @@ static void finish_reply(struct slot *s, bool eof)
 
 static int open_socket(struct slot *s)
 {
-	int family = g_opt.target.ss_family;
+	int family = g_opt.ep.target.ss_family;
 	int type = g_opt.udp ? SOCK_DGRAM : SOCK_STREAM;
 	struct sockaddr_storage src;
 	socklen_t slen;
@@ -258,7 +256,7 @@ static int open_socket(struct slot *s)
 	if (!g_opt.udp)
 		setsockopt(s->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one,
 			   sizeof(one));
-	slen = tool_src_addr(&g_opt.src_base, s->src_idx, &src);
+	slen = tool_src_addr(&g_opt.ep.src_base, s->src_idx, &src);
 	if (bind(s->fd, (struct sockaddr *)&src, slen) < 0)
 		return -errno;
 	return 0;
@@ -296,8 +294,8 @@ static void start_attempt(struct slot *s, unsigned long src_idx,
 		return;
 	}
 	/* UDP connect filters replies to those from the service address. */
-	if (connect(s->fd, (struct sockaddr *)&g_opt.target, g_opt.target_len) <
-		    0 &&
+	if (connect(s->fd, (struct sockaddr *)&g_opt.ep.target,
+		    g_opt.ep.target_len) < 0 &&
 	    errno != EINPROGRESS) {
 		fail_errno(s, NULL, errno);
 		return;
@@ -531,36 +529,23 @@ static int parse_args(int argc, char **argv)
 		{"timeout-ms", required_argument, NULL, 'T'},
 		{"loop-seconds", required_argument, NULL, 'L'},
 		{"forbid", required_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		TOOL_OPTS_END,
 	};
-	bool have_target = false, have_src = false;
 	unsigned long v;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, opts, usage)) != -1) {
 		switch (c) {
 		case 't':
-			if (tool_parse_hostport(optarg, &g_opt.target,
-						&g_opt.target_len)) {
-				fprintf(stderr,
-					"rs_client: bad --target '%s'\n",
-					optarg);
+			if (tool_opt_target("rs_client", optarg, &g_opt.ep))
 				return -1;
-			}
-			have_target = true;
 			break;
 		case 'u':
 			g_opt.udp = true;
 			break;
 		case 's':
-			if (tool_parse_ip(optarg, &g_opt.src_base)) {
-				fprintf(stderr,
-					"rs_client: bad --src-base '%s'\n",
-					optarg);
+			if (tool_opt_src_base("rs_client", optarg, &g_opt.ep))
 				return -1;
-			}
-			have_src = true;
 			break;
 		case 'n':
 			if (parse_ulong("--count", optarg, 1, 1ul << 24,
@@ -596,23 +581,17 @@ static int parse_args(int argc, char **argv)
 			}
 			g_opt.forbid[g_opt.nforbid++] = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
 			return -1;
 		}
 	}
-	if (optind != argc || !have_target || !have_src || !g_opt.count) {
+	if (optind != argc || !g_opt.ep.have_target ||
+	    !g_opt.ep.have_src_base || !g_opt.count) {
 		usage(stderr);
 		return -1;
 	}
-	if (g_opt.target.ss_family != g_opt.src_base.ss_family) {
-		fprintf(stderr, "rs_client: --target and --src-base must be "
-				"the same address family\n");
+	if (tool_check_same_family("rs_client", &g_opt.ep))
 		return -1;
-	}
 	if (!g_opt.loop_seconds && g_opt.count * g_opt.rounds > (1ul << 26)) {
 		fprintf(stderr, "rs_client: --count * --rounds is too large\n");
 		return -1;

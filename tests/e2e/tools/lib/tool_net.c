@@ -142,9 +142,57 @@ int tool_set_freebind(int fd, int family)
 	return setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
 }
 
+int tool_opt_target(const char *prog, const char *arg,
+		    struct tool_endpoints *ep)
+{
+	if (tool_parse_hostport(arg, &ep->target, &ep->target_len)) {
+		fprintf(stderr, "%s: bad --target '%s'\n", prog, arg);
+		return -1;
+	}
+	ep->have_target = true;
+	return 0;
+}
+
+int tool_opt_src_base(const char *prog, const char *arg,
+		      struct tool_endpoints *ep)
+{
+	if (tool_parse_ip(arg, &ep->src_base)) {
+		fprintf(stderr, "%s: bad --src-base '%s'\n", prog, arg);
+		return -1;
+	}
+	ep->have_src_base = true;
+	return 0;
+}
+
+int tool_check_same_family(const char *prog, const struct tool_endpoints *ep)
+{
+	if (ep->target.ss_family != ep->src_base.ss_family) {
+		fprintf(stderr,
+			"%s: --target and --src-base must be the same address "
+			"family\n",
+			prog);
+		return -1;
+	}
+	return 0;
+}
+
+int tool_getopt(int argc, char **argv, const struct option *opts,
+		void (*usage)(FILE *f))
+{
+	int c = getopt_long(argc, argv, "", opts, NULL);
+
+	if (c == 'h') {
+		usage(stdout);
+		exit(0);
+	}
+	if (c == '?')
+		usage(stderr);
+	return c;
+}
+
 /*
- * Load tests hold a socket per attempt in flight; the default soft limit
- * of 1024 is too low, and going past the hard limit needs privileges.
+ * Load tests open many sockets at once, more than the usual soft limit of
+ * 1024; going past the hard limit would need privileges.
  */
 void tool_raise_nofile(void)
 {

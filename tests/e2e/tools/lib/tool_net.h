@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tool_net: address and socket helpers shared by the end-to-end test tools
- * (rs_backend, rs_client, mc_client). They live here so that the tools
- * agree on how an address is written on the command line and how the
- * numbered client sources are laid out; the shell tests rely on both.
+ * tool_net: address, socket and command-line helpers shared by the
+ * end-to-end test tools (rs_backend, rs_client, mc_client). They live here
+ * so that the tools cannot drift apart on how an address is written on
+ * the command line or how the numbered client sources are laid out; the
+ * shell tests rely on both.
  */
 #ifndef TOOL_NET_H
 #define TOOL_NET_H
 
+#include <getopt.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/socket.h>
 
 /*
@@ -38,6 +42,47 @@ const char *tool_addr_str(const struct sockaddr_storage *ss, char *buf,
  * setsockopt() returns, so errno is left for the caller to report.
  */
 int tool_set_freebind(int fd, int family);
+
+/*
+ * The --target ADDR:PORT and --src-base IP pair of rs_client and
+ * mc_client. Parsed here so that both clients accept the same forms and
+ * word their errors the same way; @prog prefixes each message.
+ */
+struct tool_endpoints {
+	struct sockaddr_storage target;
+	socklen_t target_len;
+	struct sockaddr_storage src_base;
+	bool have_target;
+	bool have_src_base;
+};
+
+int tool_opt_target(const char *prog, const char *arg,
+		    struct tool_endpoints *ep);
+int tool_opt_src_base(const char *prog, const char *arg,
+		      struct tool_endpoints *ep);
+
+/*
+ * Sources are bound and then connected to the target, which cannot work
+ * across families; saying so up front beats a failure per attempt.
+ */
+int tool_check_same_family(const char *prog, const struct tool_endpoints *ep);
+
+/*
+ * Ends each tool's option table, so that the --help entry tool_getopt()
+ * relies on cannot be left out or mapped to another value.
+ */
+/* clang-format off */
+#define TOOL_OPTS_END {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}
+/* clang-format on */
+
+/*
+ * getopt_long() with the conventions all three tools share: --help (mapped
+ * to 'h') prints usage on stdout and exits 0; an unknown option or a
+ * missing argument prints usage on stderr and comes back as '?', for the
+ * caller to fail with its usage-error status.
+ */
+int tool_getopt(int argc, char **argv, const struct option *opts,
+		void (*usage)(FILE *f));
 
 /* Raises the soft RLIMIT_NOFILE to the hard limit; failure is ignored. */
 void tool_raise_nofile(void);
