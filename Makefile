@@ -12,10 +12,10 @@ CFLAGS_COMMON := -std=gnu11 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 CFLAGS   ?= -O2
 SANFLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
-LIBS     := -lbpf -lelf -lz -lxxhash -lnl-3 -linih -lev
+LIBS     := -lbpf -lelf -lz -lxxhash -lnl-3 -linih -lev -lcurl -ljansson -lmicrohttpd -lm
 BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Iinclude -Ibpf -I$(ARCH_INC)
 
-BPF_PROGS := steer_lookup test_hash_probe
+BPF_PROGS := steer_lookup steer_tc test_hash_probe
 BPF_OBJS  := $(patsubst %,$(BUILD)/bpf/%.bpf.o,$(BPF_PROGS))
 BPF_SKELS := $(patsubst %,$(BUILD)/bpf/%.skel.h,$(BPF_PROGS))
 
@@ -30,7 +30,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/t
 BPF_TESTS  := $(patsubst tests/bpf/%.c,$(BUILD)/tests/%,$(wildcard tests/bpf/test_*.c))
 TOOLS      := $(patsubst tests/e2e/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/e2e/tools/*.c))
 HEADERS    := $(wildcard include/ringsteer/*.h userspace/lib/*.h)
-C_SOURCES  := $(shell find bpf include userspace tests scripts -name '*.[ch]' 2>/dev/null)
+C_SOURCES  := $(shell find bpf include userspace tests scripts bench -name '*.[ch]' 2>/dev/null)
 
 .PHONY: all deps bpffs test unit bpftest e2e demo lint info clean install help bench
 
@@ -137,3 +137,36 @@ install: $(BINS)
 
 clean:
 	rm -rf $(BUILD)
+
+# Benchmarks (docs/benchmarks.md): not part of `make test`. BENCH_QUICK=1
+# makes a short run; see scripts/bench.sh for the other knobs.
+BENCH_BPF  := $(BUILD)/bench/floor_lookup.skel.h
+BENCH_BINS := $(BUILD)/bench/decision_cost $(BUILD)/bench/ring_quality \
+	$(BUILD)/bench/bench_load $(BUILD)/bench/bench_backend
+
+$(BUILD)/bench/%.bpf.o: bench/bpf/%.bpf.c
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bench/%.skel.h: $(BUILD)/bench/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/bench/decision_cost: bench/decision_cost.c $(LIB_A) $(BPF_SKELS) \
+		$(BENCH_BPF)
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS) -I$(BUILD)/bench $< $(LIB_A) $(LIBS) \
+		-o $@
+
+$(BUILD)/bench/ring_quality: bench/ring_quality.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS) $< $(LIB_A) $(LIBS) -lm -pthread -o $@
+
+$(BUILD)/bench/bench_%: bench/bench_%.c $(TOOL_LIB) \
+		$(wildcard tests/e2e/tools/lib/*.h)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Itests/e2e/tools/lib \
+		$< $(TOOL_LIB) -o $@
+
+bench: deps bpffs
+	@scripts/bench-deps.sh
+	@$(MAKE) --no-print-directory all $(LIB_A) $(BENCH_BINS)
+	@scripts/bench.sh

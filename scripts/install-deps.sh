@@ -8,7 +8,8 @@ set -euo pipefail
 PACKAGES=(
 	make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
 	libxxhash-dev libnl-3-dev libnl-route-3-dev libnl-idiag-3-dev
-	libinih-dev libcunit1-dev libev-dev
+	libinih-dev libcunit1-dev libev-dev libcurl4-openssl-dev libjansson-dev
+	libmicrohttpd-dev
 	iproute2 util-linux procps memcached clang-format cppcheck
 )
 

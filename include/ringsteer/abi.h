@@ -134,7 +134,21 @@ struct rs_backend {
 	__u32 active_points; /* weight * vnodes */
 	__u32 service;
 	__u32 max_points; /* points built into the ring */
+	/*
+	 * Not read by the data plane: kept here so that a restarted daemon
+	 * and `bpftool map dump` see why a backend is in its state.
+	 */
+	__u32 op_state; /* enum rs_op_state: operator's up/drain/down */
+	__u32 health;	/* 1 = passing its checks */
+	__u32 weight;	/* current weight (config or operator) */
+	__u32 pad;
 	char name[RS_NAME_MAX];
+};
+
+enum rs_op_state {
+	RS_OP_UP = 0,
+	RS_OP_DRAIN = 1,
+	RS_OP_DOWN = 2,
 };
 
 /* Hashed with XXH64, seeded per service. Padding must be zero. */
@@ -180,6 +194,14 @@ struct rs_service_stats {
 	__u64 no_backend; /* no backend could take it: fallback applied */
 	__u64 errors;	  /* missing ring, failed sk_assign, ... */
 	__u64 walk_limit; /* gave up after RS_WALK_MAX points */
+	/*
+	 * TC QUIC cookie path (bpf/steer_tc.bpf.c, docs/quic.md): datagrams
+	 * to a cookie service that were left to sk_lookup, by reason.
+	 */
+	__u64 cookie_none;	/* no server-chosen CID (Initial, not QUIC) */
+	__u64 cookie_unknown;	/* CID of another length/config, unknown ID */
+	__u64 cookie_down;	/* ID's backend DOWN or without a socket */
+	__u64 cookie_malformed; /* truncated or inconsistent headers */
 };
 
 /* Input/output of the hash self-test program (BPF_PROG_TEST_RUN). */

@@ -25,6 +25,12 @@
 
 /* A valid service taking lines 1..3, to build bad files on. */
 #define WEB "[service web]\nprotocol = tcp\nlisten = 198.18.0.10:80\n"
+/* WEB, then a backend of it on lines 4..6. */
+#define WEB_A WEB "[backend a]\nservice = web\naddress = 127.0.0.1:1\n"
+/* A QUIC cookie service taking lines 1..4. */
+#define QUIC                                                                   \
+	"[service q]\nprotocol = udp\nlisten = 198.18.0.20:443\n"              \
+	"cookie = quic\n"
 
 static struct rs_config cfg;
 static char err[16384];
@@ -104,6 +110,13 @@ static void check_ok(const char *text, const char *file, int line)
 }
 
 #define EXPECT_OK(text) check_ok(text, __FILE__, __LINE__)
+
+/* EXPECT_OK, and stop the test there if it failed: @cfg is read next. */
+#define EXPECT_LOADED(text)                                                    \
+	do {                                                                   \
+		EXPECT_OK(text);                                               \
+		CU_ASSERT_FATAL(cfg.path[0] != '\0');                          \
+	} while (0)
 
 static void v4(uint8_t out[16], const char *s)
 {
@@ -374,9 +387,22 @@ static void test_addr_mask(void)
 static void test_sample_keys(void)
 {
 	static const char *const keys[] = {
-		"bpffs",   "control_socket", "protocol", "listen", "key",
-		"prefix4", "prefix6",	     "vnodes",	 "seed",   "fallback",
-		"service", "address",	     "weight",
+		"bpffs",	"control_socket",
+		"interfaces",	"metrics",
+		"protocol",	"listen",
+		"key",		"prefix4",
+		"prefix6",	"vnodes",
+		"seed",		"fallback",
+		"sticky_ttl",	"sticky_max",
+		"cookie",	"quic_server_id_len",
+		"quic_cid_len", "quic_config_id",
+		"service",	"address",
+		"weight",	"check",
+		"check_path",	"check_expect",
+		"check_host",	"interval",
+		"timeout",	"rise",
+		"fall",		"slow_start",
+		"server_id",
 	};
 	char *text = NULL, pattern[64];
 	size_t len = 0, i;
@@ -395,8 +421,9 @@ static void test_sample_keys(void)
 
 static void test_sample(void)
 {
-	const struct rs_service_conf *web, *dns;
+	const struct rs_service_conf *web, *dns, *quic;
 	const struct rs_backend_conf *b;
+	const struct rs_health_conf *h;
 	uint8_t want[16];
 	int ret;
 
@@ -409,8 +436,16 @@ static void test_sample(void)
 	CU_ASSERT_STRING_EQUAL(cfg.bpffs, "/sys/fs/bpf/ringsteer");
 	CU_ASSERT_STRING_EQUAL(cfg.control_socket,
 			       "/run/ringsteer/ringsteerd.sock");
-	CU_ASSERT_EQUAL_FATAL(cfg.n_services, 2);
-	CU_ASSERT_EQUAL_FATAL(cfg.n_backends, 4);
+	CU_ASSERT_EQUAL_FATAL(cfg.n_interfaces, 2);
+	CU_ASSERT_STRING_EQUAL(cfg.interfaces[0], "eth0");
+	CU_ASSERT_STRING_EQUAL(cfg.interfaces[1], "eth1");
+	CU_ASSERT_TRUE(cfg.has_metrics);
+	CU_ASSERT_EQUAL(cfg.metrics_family, AF_INET);
+	v4(want, "127.0.0.1");
+	CU_ASSERT_EQUAL(memcmp(cfg.metrics_addr, want, 16), 0);
+	CU_ASSERT_EQUAL(cfg.metrics_port, 9477);
+	CU_ASSERT_EQUAL_FATAL(cfg.n_services, 3);
+	CU_ASSERT_EQUAL_FATAL(cfg.n_backends, 6);
 
 	web = &cfg.services[0];
 	CU_ASSERT_STRING_EQUAL(web->name, "web");
@@ -426,6 +461,9 @@ static void test_sample(void)
 	CU_ASSERT_EQUAL(memcmp(web->listens[3].addr, want, 16), 0);
 	CU_ASSERT_EQUAL(web->key_policy, RS_KEY_SRC_IP);
 	CU_ASSERT_EQUAL(web->vnodes, 160);
+	CU_ASSERT_EQUAL(web->sticky_ttl, 0);
+	CU_ASSERT_EQUAL(web->sticky_max, 1048576);
+	CU_ASSERT_EQUAL(web->cookie, RS_COOKIE_NONE);
 
 	dns = &cfg.services[1];
 	CU_ASSERT_STRING_EQUAL(dns->name, "dns");
@@ -437,8 +475,33 @@ static void test_sample(void)
 	CU_ASSERT_EQUAL(dns->seed, 12345);
 	CU_ASSERT_EQUAL(dns->fallback, RS_FALLBACK_DROP);
 
+	quic = &cfg.services[2];
+	CU_ASSERT_STRING_EQUAL(quic->name, "quic");
+	CU_ASSERT_EQUAL(quic->protocol, IPPROTO_UDP);
+	CU_ASSERT_EQUAL(quic->cookie, RS_COOKIE_QUIC);
+	CU_ASSERT_EQUAL(quic->quic_server_id_len, 2);
+	CU_ASSERT_EQUAL(quic->quic_cid_len, 8);
+	CU_ASSERT_EQUAL(quic->quic_config_id, 0);
+	CU_ASSERT_EQUAL(quic->sticky_ttl, 60);
+
+	b = &cfg.backends[0];
+	h = &b->health;
+	CU_ASSERT_STRING_EQUAL(b->name, "cache-a");
+	CU_ASSERT_EQUAL(h->type, RS_CHECK_HTTP);
+	CU_ASSERT_STRING_EQUAL(h->path, "/healthz");
+	CU_ASSERT_EQUAL(h->expect_min, 200);
+	CU_ASSERT_EQUAL(h->expect_max, 299);
+	CU_ASSERT_STRING_EQUAL(h->host, "cache.example");
+	CU_ASSERT_EQUAL(h->interval_ms, 2000);
+	CU_ASSERT_EQUAL(h->timeout_ms, 1000);
+	CU_ASSERT_EQUAL(h->rise, 2);
+	CU_ASSERT_EQUAL(h->fall, 3);
+	CU_ASSERT_EQUAL(h->slow_start_ms, 30000);
+	CU_ASSERT_FALSE(b->has_server_id);
+
 	b = &cfg.backends[1];
 	CU_ASSERT_STRING_EQUAL(b->name, "cache-b");
+	CU_ASSERT_EQUAL(b->health.type, RS_CHECK_TCP);
 	CU_ASSERT_EQUAL(b->service, 0);
 	CU_ASSERT_EQUAL(b->addrs[0].family, AF_INET6);
 	CU_ASSERT_EQUAL(b->addrs[0].port, 8082);
@@ -448,6 +511,16 @@ static void test_sample(void)
 	CU_ASSERT_EQUAL(b->service, 1);
 	memset(want, 0, 16);
 	CU_ASSERT_EQUAL(memcmp(b->addrs[0].addr, want, 16), 0);
+	b = &cfg.backends[4];
+	CU_ASSERT_STRING_EQUAL(b->name, "quic-a");
+	CU_ASSERT_EQUAL(b->service, 2);
+	CU_ASSERT_TRUE(b->has_server_id);
+	CU_ASSERT_EQUAL(b->server_id[0], 0x00);
+	CU_ASSERT_EQUAL(b->server_id[1], 0x01);
+	b = &cfg.backends[5];
+	CU_ASSERT_TRUE(b->has_server_id);
+	CU_ASSERT_EQUAL(b->server_id[0], 0x00);
+	CU_ASSERT_EQUAL(b->server_id[1], 0x02);
 
 	CU_ASSERT_EQUAL(rs_config_find_service(&cfg, "dns"), 1);
 	CU_ASSERT_EQUAL(rs_config_find_service(&cfg, "nope"), -ENOENT);
@@ -458,14 +531,21 @@ static void test_sample(void)
 
 static void test_defaults(void)
 {
+	static const uint8_t zero_id[RS_QUIC_MAX_SERVER_ID];
 	const struct rs_service_conf *s;
 	const struct rs_backend_conf *b;
+	const struct rs_health_conf *h;
 	uint8_t want[16];
 
 	EXPECT_OK(WEB "[backend a]\nservice = web\naddress = 127.0.0.1:8081\n");
 	CU_ASSERT_STRING_EQUAL(cfg.path, "t.conf");
 	CU_ASSERT_STRING_EQUAL(cfg.bpffs, RS_DEFAULT_BPFFS);
 	CU_ASSERT_STRING_EQUAL(cfg.control_socket, RS_DEFAULT_CONTROL_SOCKET);
+	CU_ASSERT_EQUAL(cfg.n_interfaces, 0);
+	CU_ASSERT_STRING_EQUAL(cfg.interfaces[0], "");
+	CU_ASSERT_FALSE(cfg.has_metrics);
+	CU_ASSERT_EQUAL(cfg.metrics_family, 0);
+	CU_ASSERT_EQUAL(cfg.metrics_port, 0);
 	CU_ASSERT_EQUAL_FATAL(cfg.n_services, 1);
 	CU_ASSERT_EQUAL_FATAL(cfg.n_backends, 1);
 
@@ -479,6 +559,14 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(s->vnodes, RS_DEFAULT_VNODES);
 	CU_ASSERT_EQUAL(s->seed, 0);
 	CU_ASSERT_EQUAL(s->fallback, RS_FALLBACK_PASS);
+	CU_ASSERT_EQUAL(s->sticky_ttl, 0);
+	CU_ASSERT_EQUAL(s->sticky_max, RS_DEFAULT_STICKY_MAX);
+	CU_ASSERT_EQUAL(s->cookie, RS_COOKIE_NONE);
+	CU_ASSERT_EQUAL(s->quic_server_id_len, RS_DEFAULT_QUIC_SERVER_ID_LEN);
+	CU_ASSERT_EQUAL(s->quic_server_id_len, 2);
+	CU_ASSERT_EQUAL(s->quic_cid_len, RS_DEFAULT_QUIC_CID_LEN);
+	CU_ASSERT_EQUAL(s->quic_cid_len, 8);
+	CU_ASSERT_EQUAL(s->quic_config_id, 0);
 	CU_ASSERT_EQUAL_FATAL(s->n_listens, 1);
 	CU_ASSERT_EQUAL(s->listens[0].line, 3);
 	CU_ASSERT_EQUAL(s->listens[0].family, AF_INET);
@@ -496,6 +584,32 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(b->weight, 1);
 	v4(want, "127.0.0.1");
 	CU_ASSERT_EQUAL(memcmp(b->addrs[0].addr, want, 16), 0);
+	h = &b->health;
+	CU_ASSERT_EQUAL(h->type, RS_CHECK_TCP);
+	CU_ASSERT_STRING_EQUAL(h->path, "/");
+	CU_ASSERT_STRING_EQUAL(h->host, "");
+	CU_ASSERT_EQUAL(h->expect_min, 200);
+	CU_ASSERT_EQUAL(h->expect_max, 299);
+	CU_ASSERT_EQUAL(h->interval_ms, RS_DEFAULT_INTERVAL_MS);
+	CU_ASSERT_EQUAL(h->interval_ms, 2000);
+	CU_ASSERT_EQUAL(h->timeout_ms, RS_DEFAULT_TIMEOUT_MS);
+	CU_ASSERT_EQUAL(h->timeout_ms, 1000);
+	CU_ASSERT_EQUAL(h->rise, RS_DEFAULT_RISE);
+	CU_ASSERT_EQUAL(h->rise, 2);
+	CU_ASSERT_EQUAL(h->fall, RS_DEFAULT_FALL);
+	CU_ASSERT_EQUAL(h->fall, 3);
+	CU_ASSERT_EQUAL(h->slow_start_ms, 0);
+	CU_ASSERT_FALSE(b->has_server_id);
+	CU_ASSERT_EQUAL(memcmp(b->server_id, zero_id, sizeof(zero_id)), 0);
+
+	/* A backend section placed before its service gets them too. */
+	EXPECT_LOADED(
+		"[backend a]\nservice = web\naddress = 127.0.0.1:1\n" WEB);
+	CU_ASSERT_EQUAL(cfg.backends[0].health.type, RS_CHECK_TCP);
+	CU_ASSERT_EQUAL(cfg.backends[0].health.interval_ms, 2000);
+	CU_ASSERT_EQUAL(cfg.backends[0].health.timeout_ms, 1000);
+	CU_ASSERT_STRING_EQUAL(cfg.backends[0].health.path, "/");
+	CU_ASSERT_EQUAL(cfg.services[0].sticky_max, RS_DEFAULT_STICKY_MAX);
 
 	/* An empty file is a valid one: nothing to steer. */
 	EXPECT_OK("");
@@ -503,6 +617,13 @@ static void test_defaults(void)
 	CU_ASSERT_PTR_NULL(cfg.services);
 	CU_ASSERT_STRING_EQUAL(cfg.bpffs, RS_DEFAULT_BPFFS);
 	CU_ASSERT_STRING_EQUAL(cfg.control_socket, RS_DEFAULT_CONTROL_SOCKET);
+	CU_ASSERT_EQUAL(cfg.n_interfaces, 0);
+	CU_ASSERT_FALSE(cfg.has_metrics);
+
+	/* An empty global section changes nothing either. */
+	EXPECT_OK("[global]\n");
+	CU_ASSERT_EQUAL(cfg.n_interfaces, 0);
+	CU_ASSERT_FALSE(cfg.has_metrics);
 }
 
 static void test_all_keys(void)
@@ -1015,6 +1136,610 @@ static void test_limits(void)
 	free(text);
 }
 
+/* "[global]\ninterfaces = if0 if1 ...", @n names, into @buf. */
+static const char *ifaces(char *buf, size_t len, int n)
+{
+	size_t used = (size_t)snprintf(buf, len, "[global]\ninterfaces =");
+	int i;
+
+	for (i = 0; i < n && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, " if%d", i);
+	if (used < len)
+		snprintf(buf + used, len - used, "\n");
+	return buf;
+}
+
+static void test_global_keys(void)
+{
+	uint8_t want[16];
+	char text[512];
+	int i;
+
+	EXPECT_LOADED("[global]\n"
+		      "interfaces = eth0 lo  br-lan.10\tveth@x:1 A_b "
+		      "abcdefghijklmno\n"
+		      "metrics = [::1]:9477\n");
+	CU_ASSERT_EQUAL_FATAL(cfg.n_interfaces, 6);
+	CU_ASSERT_STRING_EQUAL(cfg.interfaces[0], "eth0");
+	CU_ASSERT_STRING_EQUAL(cfg.interfaces[1], "lo");
+	CU_ASSERT_STRING_EQUAL(cfg.interfaces[2], "br-lan.10");
+	CU_ASSERT_STRING_EQUAL(cfg.interfaces[3], "veth@x:1");
+	CU_ASSERT_STRING_EQUAL(cfg.interfaces[4], "A_b");
+	CU_ASSERT_STRING_EQUAL(cfg.interfaces[5], "abcdefghijklmno");
+	CU_ASSERT_STRING_EQUAL(cfg.interfaces[6], "");
+	CU_ASSERT_TRUE(cfg.has_metrics);
+	CU_ASSERT_EQUAL(cfg.metrics_family, AF_INET6);
+	v6(want, "::1");
+	CU_ASSERT_EQUAL(memcmp(cfg.metrics_addr, want, 16), 0);
+	CU_ASSERT_EQUAL(cfg.metrics_port, 9477);
+
+	EXPECT_LOADED("[global]\nmetrics = 0.0.0.0:65535\ninterfaces = eth0\n");
+	CU_ASSERT_EQUAL(cfg.n_interfaces, 1);
+	CU_ASSERT_STRING_EQUAL(cfg.interfaces[0], "eth0");
+	CU_ASSERT_TRUE(cfg.has_metrics);
+	CU_ASSERT_EQUAL(cfg.metrics_family, AF_INET);
+	memset(want, 0, 16);
+	CU_ASSERT_EQUAL(memcmp(cfg.metrics_addr, want, 16), 0);
+	CU_ASSERT_EQUAL(cfg.metrics_port, 65535);
+	EXPECT_LOADED("[global]\nmetrics = 127.0.0.1:1\n");
+	CU_ASSERT_EQUAL(cfg.metrics_port, 1);
+	CU_ASSERT_EQUAL(cfg.n_interfaces, 0);
+
+	/* Exactly RS_MAX_INTERFACES names. */
+	EXPECT_LOADED(ifaces(text, sizeof(text), RS_MAX_INTERFACES));
+	CU_ASSERT_EQUAL_FATAL(cfg.n_interfaces, RS_MAX_INTERFACES);
+	for (i = 0; i < RS_MAX_INTERFACES; i++) {
+		char name[RS_IFNAME_MAX];
+
+		snprintf(name, sizeof(name), "if%d", i);
+		CU_ASSERT_STRING_EQUAL(cfg.interfaces[i], name);
+	}
+}
+
+static void test_service_keys(void)
+{
+	const struct rs_service_conf *s;
+
+	EXPECT_LOADED(WEB "sticky_ttl = 2592000\nsticky_max = 67108864\n"
+			  "cookie = none\nquic_server_id_len = 15\n"
+			  "quic_cid_len = 20\nquic_config_id = 6\n");
+	s = &cfg.services[0];
+	CU_ASSERT_EQUAL(s->sticky_ttl, 2592000);
+	CU_ASSERT_EQUAL(s->sticky_max, 67108864);
+	CU_ASSERT_EQUAL(s->cookie, RS_COOKIE_NONE);
+	CU_ASSERT_EQUAL(s->quic_server_id_len, 15);
+	CU_ASSERT_EQUAL(s->quic_cid_len, 20);
+	CU_ASSERT_EQUAL(s->quic_config_id, 6);
+
+	EXPECT_LOADED(WEB
+		      "sticky_ttl = 0\nsticky_max = 1\nquic_config_id = 0\n");
+	s = &cfg.services[0];
+	CU_ASSERT_EQUAL(s->sticky_ttl, 0);
+	CU_ASSERT_EQUAL(s->sticky_max, 1);
+	CU_ASSERT_EQUAL(s->quic_config_id, 0);
+
+	EXPECT_LOADED(QUIC "quic_server_id_len = 1\nquic_cid_len = 2\n");
+	s = &cfg.services[0];
+	CU_ASSERT_EQUAL(s->protocol, IPPROTO_UDP);
+	CU_ASSERT_EQUAL(s->cookie, RS_COOKIE_QUIC);
+	CU_ASSERT_EQUAL(s->quic_server_id_len, 1);
+	CU_ASSERT_EQUAL(s->quic_cid_len, 2);
+
+	/* quic_cid_len = 1 + quic_server_id_len exactly, in either order. */
+	EXPECT_LOADED(QUIC "quic_cid_len = 8\nquic_server_id_len = 7\n");
+	CU_ASSERT_EQUAL(cfg.services[0].quic_server_id_len, 7);
+	EXPECT_LOADED(WEB "quic_server_id_len = 7\n");
+	CU_ASSERT_EQUAL(cfg.services[0].quic_cid_len, 8);
+
+	/* cookie before protocol is fine: checked once the file is read. */
+	EXPECT_LOADED("[service q]\ncookie = quic\nlisten = 198.18.0.20:443\n"
+		      "protocol = udp\n");
+	CU_ASSERT_EQUAL(cfg.services[0].cookie, RS_COOKIE_QUIC);
+}
+
+static void test_health_keys(void)
+{
+	const struct rs_health_conf *h;
+
+	EXPECT_LOADED(WEB_A "check = http\n"
+			    "check_path = /health?full=1&x=%20\n"
+			    "check_expect = 204\n"
+			    "check_host = example.com:8080\n"
+			    "interval = 1m\n"
+			    "timeout = 1500ms\n"
+			    "rise = 1\n"
+			    "fall = 100\n"
+			    "slow_start = 60m\n");
+	h = &cfg.backends[0].health;
+	CU_ASSERT_EQUAL(h->type, RS_CHECK_HTTP);
+	CU_ASSERT_STRING_EQUAL(h->path, "/health?full=1&x=%20");
+	CU_ASSERT_EQUAL(h->expect_min, 204);
+	CU_ASSERT_EQUAL(h->expect_max, 204);
+	CU_ASSERT_STRING_EQUAL(h->host, "example.com:8080");
+	CU_ASSERT_EQUAL(h->interval_ms, 60000);
+	CU_ASSERT_EQUAL(h->timeout_ms, 1500);
+	CU_ASSERT_EQUAL(h->rise, 1);
+	CU_ASSERT_EQUAL(h->fall, 100);
+	CU_ASSERT_EQUAL(h->slow_start_ms, 3600000);
+
+	/* Bare numbers are seconds; the limits themselves are fine. */
+	EXPECT_LOADED(WEB_A "interval = 3600\ntimeout = 3600s\nslow_start = 0\n"
+			    "rise = 100\nfall = 1\n");
+	h = &cfg.backends[0].health;
+	CU_ASSERT_EQUAL(h->type, RS_CHECK_TCP);
+	CU_ASSERT_EQUAL(h->interval_ms, 3600000);
+	CU_ASSERT_EQUAL(h->timeout_ms, 3600000);
+	CU_ASSERT_EQUAL(h->slow_start_ms, 0);
+	CU_ASSERT_EQUAL(h->rise, 100);
+	CU_ASSERT_EQUAL(h->fall, 1);
+	EXPECT_LOADED(WEB_A "check = tcp\ninterval = 1ms\ntimeout = 1ms\n"
+			    "slow_start = 0ms\n");
+	CU_ASSERT_EQUAL(cfg.backends[0].health.interval_ms, 1);
+	CU_ASSERT_EQUAL(cfg.backends[0].health.timeout_ms, 1);
+	EXPECT_LOADED(WEB_A "check = none\nslow_start = 1m\n");
+	CU_ASSERT_EQUAL(cfg.backends[0].health.type, RS_CHECK_NONE);
+	CU_ASSERT_EQUAL(cfg.backends[0].health.slow_start_ms, 60000);
+
+	/* Status classes, and the edges of the status range. */
+	EXPECT_LOADED(WEB_A "check = http\ncheck_expect = 5xx\n");
+	CU_ASSERT_EQUAL(cfg.backends[0].health.expect_min, 500);
+	CU_ASSERT_EQUAL(cfg.backends[0].health.expect_max, 599);
+	EXPECT_LOADED(WEB_A "check = http\ncheck_expect = 1xx\n");
+	CU_ASSERT_EQUAL(cfg.backends[0].health.expect_min, 100);
+	CU_ASSERT_EQUAL(cfg.backends[0].health.expect_max, 199);
+	EXPECT_LOADED(WEB_A "check = http\ncheck_expect = 3XX\n");
+	CU_ASSERT_EQUAL(cfg.backends[0].health.expect_min, 300);
+	CU_ASSERT_EQUAL(cfg.backends[0].health.expect_max, 399);
+	EXPECT_LOADED(WEB_A "check = http\ncheck_expect = 100\n");
+	CU_ASSERT_EQUAL(cfg.backends[0].health.expect_min, 100);
+	CU_ASSERT_EQUAL(cfg.backends[0].health.expect_max, 100);
+	EXPECT_LOADED(WEB_A "check = http\ncheck_expect = 599\n");
+	CU_ASSERT_EQUAL(cfg.backends[0].health.expect_min, 599);
+	CU_ASSERT_EQUAL(cfg.backends[0].health.expect_max, 599);
+
+	/* HTTP keys before check = http, timeout before interval. */
+	EXPECT_LOADED(WEB_A "check_path = /\ncheck_host = h\ntimeout = 5s\n"
+			    "check = http\ninterval = 5s\n");
+	CU_ASSERT_EQUAL(cfg.backends[0].health.type, RS_CHECK_HTTP);
+	CU_ASSERT_EQUAL(cfg.backends[0].health.timeout_ms, 5000);
+}
+
+static void test_server_ids(void)
+{
+	static const uint8_t ff[RS_QUIC_MAX_SERVER_ID] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	};
+	const struct rs_backend_conf *b;
+
+	EXPECT_LOADED(QUIC "[backend a]\nservice = q\naddress = 127.0.0.1:1\n"
+			   "server_id = 0x0102\n"
+			   "[backend b]\nservice = q\naddress = 127.0.0.1:2\n"
+			   "server_id = 259\n"
+			   "[backend c]\nservice = q\naddress = 127.0.0.1:3\n"
+			   "server_id = 0\n"
+			   "[backend d]\nservice = q\naddress = 127.0.0.1:4\n"
+			   "server_id = 0x00FFff\n");
+	b = cfg.backends;
+	CU_ASSERT_TRUE(b[0].has_server_id);
+	CU_ASSERT_EQUAL(b[0].server_id[0], 0x01);
+	CU_ASSERT_EQUAL(b[0].server_id[1], 0x02);
+	CU_ASSERT_EQUAL(b[0].server_id[2], 0x00);
+	CU_ASSERT_EQUAL(b[1].server_id[0], 0x01);
+	CU_ASSERT_EQUAL(b[1].server_id[1], 0x03);
+	CU_ASSERT_TRUE(b[2].has_server_id);
+	CU_ASSERT_EQUAL(b[2].server_id[0], 0x00);
+	CU_ASSERT_EQUAL(b[2].server_id[1], 0x00);
+	CU_ASSERT_EQUAL(b[3].server_id[0], 0xff);
+	CU_ASSERT_EQUAL(b[3].server_id[1], 0xff);
+
+	/* Backend first, its service's quic_server_id_len set last. */
+	EXPECT_LOADED("[backend a]\nservice = q\naddress = 127.0.0.1:1\n"
+		      "server_id = 0x0102\n" QUIC "quic_server_id_len = 3\n");
+	b = cfg.backends;
+	CU_ASSERT_TRUE(b[0].has_server_id);
+	CU_ASSERT_EQUAL(b[0].server_id[0], 0x00);
+	CU_ASSERT_EQUAL(b[0].server_id[1], 0x01);
+	CU_ASSERT_EQUAL(b[0].server_id[2], 0x02);
+
+	EXPECT_LOADED(QUIC "quic_server_id_len = 1\n"
+			   "[backend a]\nservice = q\naddress = 127.0.0.1:1\n"
+			   "server_id = 255\n");
+	CU_ASSERT_EQUAL(cfg.backends[0].server_id[0], 0xff);
+	CU_ASSERT_EQUAL(cfg.backends[0].server_id[1], 0x00);
+
+	/* 15 bytes, in hex and in decimal (2^120 - 1). */
+	EXPECT_LOADED(QUIC "quic_server_id_len = 15\nquic_cid_len = 20\n"
+			   "[backend a]\nservice = q\naddress = 127.0.0.1:1\n"
+			   "server_id = 0xffffffffffffffffffffffffffffff\n"
+			   "[backend b]\nservice = q\naddress = 127.0.0.1:2\n"
+			   "server_id = 0x0102030405060708090a0b0c0d0e0f\n");
+	CU_ASSERT_EQUAL(memcmp(cfg.backends[0].server_id, ff, sizeof(ff)), 0);
+	CU_ASSERT_EQUAL(cfg.backends[1].server_id[0], 0x01);
+	CU_ASSERT_EQUAL(cfg.backends[1].server_id[7], 0x08);
+	CU_ASSERT_EQUAL(cfg.backends[1].server_id[14], 0x0f);
+	EXPECT_LOADED(QUIC
+		      "quic_server_id_len = 15\nquic_cid_len = 20\n"
+		      "[backend a]\nservice = q\naddress = 127.0.0.1:1\n"
+		      "server_id = 1329227995784915872903807060280344575\n");
+	CU_ASSERT_EQUAL(memcmp(cfg.backends[0].server_id, ff, sizeof(ff)), 0);
+
+	/* The same ID in two services; a backend of another service. */
+	EXPECT_LOADED(QUIC
+		      "[service r]\nprotocol = udp\nlisten = 198.18.0.21:443\n"
+		      "cookie = quic\n"
+		      "[backend a]\nservice = q\naddress = 127.0.0.1:1\n"
+		      "server_id = 7\n"
+		      "[backend b]\nservice = r\naddress = 127.0.0.1:2\n"
+		      "server_id = 7\n"
+		      "[service web]\nprotocol = tcp\nlisten = 1.1.1.1:80\n"
+		      "[backend c]\nservice = web\naddress = 127.0.0.1:3\n");
+	CU_ASSERT_TRUE(cfg.backends[0].has_server_id);
+	CU_ASSERT_TRUE(cfg.backends[1].has_server_id);
+	CU_ASSERT_EQUAL(cfg.backends[1].server_id[1], 7);
+	CU_ASSERT_FALSE(cfg.backends[2].has_server_id);
+}
+
+static void test_bad_global(void)
+{
+	char text[512];
+
+	EXPECT_ERROR("[global]\ninterfaces = eth0 bad/name\n",
+		     "t.conf:2: [global] interfaces: ",
+		     "bad interface name 'bad/name': interface names are "
+		     "1..15 characters");
+	EXPECT_ERROR("[global]\ninterfaces = abcdefghijklmnop\n",
+		     "t.conf:2: [global] interfaces: ",
+		     "bad interface name 'abcdefghijklmnop'");
+	EXPECT_ERROR(
+		"[global]\ninterfaces = eth0 ..\n",
+		"t.conf:2: [global] interfaces: ", "bad interface name '..'");
+	EXPECT_ERROR(
+		"[global]\ninterfaces = .\n",
+		"t.conf:2: [global] interfaces: ", "bad interface name '.'");
+	EXPECT_ERROR("[global]\ninterfaces = eth0 eth1 eth0\n",
+		     "t.conf:2: [global] interfaces: ",
+		     "duplicate interface 'eth0'");
+	EXPECT_ERROR("[global]\ninterfaces = eth0,eth1\n",
+		     "t.conf:2: [global] interfaces: ",
+		     "bad interface name 'eth0,eth1'");
+	/* Every bad name is reported. */
+	EXPECT_ERROR("[global]\ninterfaces = a! eth0 b!\n",
+		     "t.conf:2: [global] interfaces: ", "'b!'");
+	CU_ASSERT_EQUAL(count_lines(err), 2);
+	EXPECT_ERROR("[global]\ninterfaces = eth0\ninterfaces = eth1\n",
+		     "t.conf:3: [global] interfaces: ",
+		     "duplicate key (first set at t.conf:2)");
+	EXPECT_ERROR("[global]\ninterfaces =\n",
+		     "t.conf:2: [global] interfaces: ", "empty value");
+	EXPECT_ERROR(ifaces(text, sizeof(text), RS_MAX_INTERFACES + 1),
+		     "t.conf:2: [global] interfaces: ",
+		     "too many interfaces (max 16)");
+
+	EXPECT_ERROR("[global]\nmetrics = 127.0.0.1\n",
+		     "t.conf:2: [global] metrics: ",
+		     "bad metrics address '127.0.0.1': missing port");
+	EXPECT_ERROR("[global]\nmetrics = 127.0.0.1:0\n",
+		     "t.conf:2: [global] metrics: ",
+		     "bad metrics address '127.0.0.1:0': port 0 not allowed");
+	EXPECT_ERROR("[global]\nmetrics = [::1]:65536\n",
+		     "t.conf:2: [global] metrics: ", "port out of range");
+	EXPECT_ERROR("[global]\nmetrics = 127.0.0.0/8:9477\n",
+		     "t.conf:2: [global] metrics: ", "prefix not allowed");
+	EXPECT_ERROR("[global]\nmetrics = localhost:9477\n",
+		     "t.conf:2: [global] metrics: ", "bad IPv4 address");
+	EXPECT_ERROR("[global]\nmetrics = ::1:9477\n",
+		     "t.conf:2: [global] metrics: ",
+		     "IPv6 address must be in brackets");
+	EXPECT_ERROR(WEB "metrics = 127.0.0.1:9477\n",
+		     "t.conf:4: [service web] metrics: ", "unknown key");
+}
+
+static void test_bad_service_keys(void)
+{
+	EXPECT_ERROR(WEB "sticky_ttl = 2592001\n",
+		     "t.conf:4: [service web] sticky_ttl: ",
+		     "bad sticky_ttl '2592001': out of range 0..2592000");
+	EXPECT_ERROR(WEB "sticky_ttl = 1d\n",
+		     "t.conf:4: [service web] sticky_ttl: ",
+		     "bad sticky_ttl '1d': not a decimal number");
+	EXPECT_ERROR(WEB "sticky_max = 0\n",
+		     "t.conf:4: [service web] sticky_max: ",
+		     "bad sticky_max '0': out of range 1..67108864");
+	EXPECT_ERROR(WEB "sticky_max = 67108865\n",
+		     "t.conf:4: [service web] sticky_max: ",
+		     "out of range 1..67108864");
+	EXPECT_ERROR(WEB "cookie = QUIC\n", "t.conf:4: [service web] cookie: ",
+		     "bad cookie policy 'QUIC': expected none or quic");
+	EXPECT_ERROR(WEB "quic_server_id_len = 0\n",
+		     "t.conf:4: [service web] quic_server_id_len: ",
+		     "bad quic_server_id_len '0': out of range 1..15");
+	EXPECT_ERROR(WEB "quic_server_id_len = 16\n",
+		     "t.conf:4: [service web] quic_server_id_len: ",
+		     "out of range 1..15");
+	EXPECT_ERROR(WEB "quic_cid_len = 0\n",
+		     "t.conf:4: [service web] quic_cid_len: ",
+		     "bad quic_cid_len '0': out of range 1..20");
+	EXPECT_ERROR(
+		WEB "quic_cid_len = 21\n",
+		"t.conf:4: [service web] quic_cid_len: ", "out of range 1..20");
+	EXPECT_ERROR(WEB "quic_config_id = 7\n",
+		     "t.conf:4: [service web] quic_config_id: ",
+		     "bad quic_config_id '7': out of range 0..6");
+	EXPECT_ERROR(WEB "quic_config_id = 0x1\n",
+		     "t.conf:4: [service web] quic_config_id: ",
+		     "not a decimal number");
+
+	/* cookie = quic is for UDP, whichever key comes first. */
+	EXPECT_ERROR(WEB "cookie = quic\n", "t.conf:4: [service web] cookie: ",
+		     "cookie = quic needs protocol = udp");
+	CU_ASSERT_EQUAL(count_lines(err), 1);
+	EXPECT_ERROR("[service web]\ncookie = quic\nlisten = 1.2.3.4:80\n"
+		     "protocol = tcp\n",
+		     "t.conf:2: [service web] cookie: ",
+		     "cookie = quic needs protocol = udp");
+	/* A refused protocol is reported once, not blamed on the cookie. */
+	EXPECT_ERROR("[service web]\ncookie = quic\nlisten = 1.2.3.4:80\n"
+		     "protocol = sctp\n",
+		     "t.conf:4: [service web] protocol: ", "bad protocol");
+	CU_ASSERT_EQUAL(count_lines(err), 1);
+
+	/* The connection ID must hold a first byte and the server ID. */
+	EXPECT_ERROR(QUIC "quic_server_id_len = 8\nquic_cid_len = 8\n",
+		     "t.conf:6: [service q] quic_cid_len: ",
+		     "quic_cid_len 8 is too short for quic_server_id_len 8 "
+		     "(needs at least 9)");
+	EXPECT_ERROR(QUIC "quic_cid_len = 3\nquic_server_id_len = 3\n",
+		     "t.conf:5: [service q] quic_cid_len: ",
+		     "quic_cid_len 3 is too short for quic_server_id_len 3");
+	EXPECT_ERROR(QUIC "quic_server_id_len = 15\n",
+		     "t.conf:1: [service q]: ",
+		     "quic_cid_len 8 is too short for quic_server_id_len 15");
+	CU_ASSERT_EQUAL(count_lines(err), 1);
+	EXPECT_ERROR(WEB "quic_cid_len = 1\n",
+		     "t.conf:4: [service web] "
+		     "quic_cid_len: ",
+		     "quic_cid_len 1 is too short for quic_server_id_len 2");
+	/* A refused length is not compared with the other one. */
+	EXPECT_ERROR(
+		WEB "quic_server_id_len = 16\nquic_cid_len = 2\n",
+		"t.conf:4: [service web] quic_server_id_len: ", "out of range");
+	CU_ASSERT_EQUAL(count_lines(err), 1);
+	EXPECT_ERROR(WEB "quic_server_id_len = 8\nquic_cid_len = 30\n",
+		     "t.conf:5: [service web] quic_cid_len: ", "out of range");
+	CU_ASSERT_EQUAL(count_lines(err), 1);
+}
+
+static void test_bad_health(void)
+{
+	EXPECT_ERROR(WEB_A "check = https\n", "t.conf:7: [backend a] check: ",
+		     "bad check type 'https': expected tcp, http or none");
+	EXPECT_ERROR(WEB_A "check = http\ncheck_path = healthz\n",
+		     "t.conf:8: [backend a] check_path: ",
+		     "bad check_path 'healthz': does not start with '/'");
+	EXPECT_ERROR(WEB_A "check = http\ncheck_path = /a b\n",
+		     "t.conf:8: [backend a] check_path: ",
+		     "bad check_path '/a b': contains a space or control "
+		     "character");
+	EXPECT_ERROR(WEB_A "check = http\ncheck_path = /a\tb\n",
+		     "t.conf:8: [backend a] check_path: ",
+		     "contains a space or control character");
+	EXPECT_ERROR(WEB_A "check = http\ncheck_path = /a\x7f\n",
+		     "t.conf:8: [backend a] check_path: ",
+		     "contains a space or control character");
+	EXPECT_ERROR(WEB_A "check = http\ncheck_host = a\x01\n",
+		     "t.conf:8: [backend a] check_host: ",
+		     "contains a space or control character");
+	EXPECT_ERROR(WEB_A "check = http\ncheck_host = a b\n",
+		     "t.conf:8: [backend a] check_host: ",
+		     "bad check_host 'a b': contains a space or control "
+		     "character");
+	{
+		static const char *const bad[] = {
+			"600",	"099", "6xx", "0xx", "20",  "2x",
+			"2000", "abc", "x2x", "2x0", "-20", "2xxx",
+		};
+		char text[256];
+		size_t i;
+
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			snprintf(text, sizeof(text),
+				 WEB_A "check = http\ncheck_expect = %s\n",
+				 bad[i]);
+			EXPECT_ERROR(text,
+				     "t.conf:8: [backend a] check_expect: ",
+				     "expected a status 100..599 or a class "
+				     "1xx..5xx");
+		}
+	}
+
+	/* Durations. */
+	{
+		static const char *const bad[] = {
+			"2h", "1.5s", "s",  "-1s",  "2 s",
+			"2S", "0x10", "ms", "1sec",
+		};
+		char text[256];
+		size_t i;
+
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			snprintf(text, sizeof(text), WEB_A "interval = %s\n",
+				 bad[i]);
+			EXPECT_ERROR(text, "t.conf:7: [backend a] interval: ",
+				     "expected a number with ms, s or m");
+		}
+	}
+	EXPECT_ERROR(WEB_A "interval = 0\n", "t.conf:7: [backend a] interval: ",
+		     "bad interval '0': out of range 1ms..60m");
+	EXPECT_ERROR(
+		WEB_A "interval = 61m\n",
+		"t.conf:7: [backend a] interval: ", "out of range 1ms..60m");
+	EXPECT_ERROR(
+		WEB_A "interval = 3600001ms\n",
+		"t.conf:7: [backend a] interval: ", "out of range 1ms..60m");
+	EXPECT_ERROR(
+		WEB_A "interval = 3601\n",
+		"t.conf:7: [backend a] interval: ", "out of range 1ms..60m");
+	EXPECT_ERROR(
+		WEB_A "interval = 99999999999999999999999999m\n",
+		"t.conf:7: [backend a] interval: ", "out of range 1ms..60m");
+	EXPECT_ERROR(WEB_A "timeout = 0ms\n", "t.conf:7: [backend a] timeout: ",
+		     "bad timeout '0ms': out of range 1ms..60m");
+	EXPECT_ERROR(WEB_A "timeout = 1x\n", "t.conf:7: [backend a] timeout: ",
+		     "bad timeout '1x': expected a number with ms, s or m");
+	EXPECT_ERROR(WEB_A "slow_start = 61m\n",
+		     "t.conf:7: [backend a] slow_start: ",
+		     "bad slow_start '61m': out of range 0..60m");
+	EXPECT_ERROR(WEB_A "slow_start = -1\n",
+		     "t.conf:7: [backend a] slow_start: ",
+		     "expected a number with ms, s or m");
+	EXPECT_ERROR(WEB_A "rise = 0\n", "t.conf:7: [backend a] rise: ",
+		     "bad rise '0': out of range 1..100");
+	EXPECT_ERROR(WEB_A "fall = 101\n", "t.conf:7: [backend a] fall: ",
+		     "bad fall '101': out of range 1..100");
+	EXPECT_ERROR(WEB_A "fall = 3x\n",
+		     "t.conf:7: [backend a] fall: ", "not a decimal number");
+
+	/* HTTP-only keys, in either order, with check tcp (default) or none. */
+	EXPECT_ERROR(WEB_A "check_path = /x\n",
+		     "t.conf:7: [backend a] check_path: ",
+		     "check_path is only used by check = http");
+	EXPECT_ERROR(WEB_A "check_expect = 204\ncheck = none\n",
+		     "t.conf:7: [backend a] check_expect: ",
+		     "check_expect is only used by check = http");
+	EXPECT_ERROR(WEB_A "check = tcp\ncheck_host = example.com\n",
+		     "t.conf:8: [backend a] check_host: ",
+		     "check_host is only used by check = http");
+	/* A refused check type is reported once. */
+	EXPECT_ERROR(WEB_A "check = https\ncheck_path = /x\n",
+		     "t.conf:7: [backend a] check: ", "bad check type");
+	CU_ASSERT_EQUAL(count_lines(err), 1);
+
+	/* timeout <= interval, set or not. */
+	EXPECT_ERROR(WEB_A "interval = 1s\ntimeout = 1500ms\n",
+		     "t.conf:8: [backend a] timeout: ",
+		     "timeout 1500ms is longer than interval 1s");
+	EXPECT_ERROR(WEB_A "timeout = 3s\n", "t.conf:7: [backend a] timeout: ",
+		     "timeout 3s is longer than interval 2s");
+	EXPECT_ERROR(WEB_A "timeout = 2m\ninterval = 90\n",
+		     "t.conf:7: [backend a] timeout: ",
+		     "timeout 2m is longer than interval 90s");
+	/* Without a timeout, a short interval shortens the default. */
+	EXPECT_OK(WEB_A "interval = 500ms\n");
+	CU_ASSERT_EQUAL(cfg.backends[0].health.timeout_ms, 500);
+	CU_ASSERT_EQUAL(cfg.backends[0].health.interval_ms, 500);
+	/* UDP backends are not checked unless asked. */
+	EXPECT_OK("[service d]\nprotocol = udp\nlisten = 198.18.0.1:53\n"
+		  "[backend a]\nservice = d\naddress = 127.0.0.1:53\n"
+		  "[backend b]\nservice = d\naddress = 127.0.0.2:53\n"
+		  "check = tcp\n");
+	CU_ASSERT_EQUAL(cfg.backends[0].health.type, RS_CHECK_NONE);
+	CU_ASSERT_EQUAL(cfg.backends[1].health.type, RS_CHECK_TCP);
+	/* A refused duration is not compared. */
+	EXPECT_ERROR(WEB_A "interval = 2h\ntimeout = 5s\n",
+		     "t.conf:7: [backend a] interval: ", "expected a number");
+	CU_ASSERT_EQUAL(count_lines(err), 1);
+}
+
+static void test_bad_server_ids(void)
+{
+	EXPECT_ERROR(QUIC "[backend a]\nservice = q\naddress = 127.0.0.1:1\n"
+			  "server_id = 0x\n",
+		     "t.conf:8: [backend a] server_id: ",
+		     "bad server_id '0x': not a decimal or 0x hex number");
+	EXPECT_ERROR(QUIC "[backend a]\nservice = q\naddress = 127.0.0.1:1\n"
+			  "server_id = -1\n",
+		     "t.conf:8: [backend a] server_id: ",
+		     "not a decimal or 0x hex number");
+	EXPECT_ERROR(QUIC "[backend a]\nservice = q\naddress = 127.0.0.1:1\n"
+			  "server_id = 0x12g\n",
+		     "t.conf:8: [backend a] server_id: ",
+		     "not a decimal or 0x hex number");
+	EXPECT_ERROR(QUIC "[backend a]\nservice = q\naddress = 127.0.0.1:1\n"
+			  "server_id = 12ab\n",
+		     "t.conf:8: [backend a] server_id: ",
+		     "not a decimal or 0x hex number");
+	/* 2^120 needs 16 bytes, more than any quic_server_id_len. */
+	EXPECT_ERROR(QUIC "[backend a]\nservice = q\naddress = 127.0.0.1:1\n"
+			  "server_id = 0x1000000000000000000000000000000\n",
+		     "t.conf:8: [backend a] server_id: ",
+		     "does not fit in 15 bytes");
+	EXPECT_ERROR(QUIC "[backend a]\nservice = q\naddress = 127.0.0.1:1\n"
+			  "server_id = 1329227995784915872903807060280344576\n",
+		     "t.conf:8: [backend a] server_id: ",
+		     "does not fit in 15 bytes");
+
+	/* Too large for the service's quic_server_id_len. */
+	EXPECT_ERROR(QUIC "[backend a]\nservice = q\naddress = 127.0.0.1:1\n"
+			  "server_id = 0x10000\n",
+		     "t.conf:8: [backend a] server_id: ",
+		     "server_id 0x10000 does not fit in 2 bytes "
+		     "(quic_server_id_len)");
+	EXPECT_ERROR(QUIC "[backend a]\nservice = q\naddress = 127.0.0.1:1\n"
+			  "server_id = 65536\n",
+		     "t.conf:8: [backend a] server_id: ",
+		     "server_id 65536 does not fit in 2 bytes");
+	EXPECT_ERROR(
+		"[backend a]\nservice = q\naddress = 127.0.0.1:1\n"
+		"server_id = 256\n" QUIC "quic_server_id_len = 1\n",
+		"t.conf:4: [backend a] server_id: ",
+		"server_id 256 does not fit in 1 byte (quic_server_id_len)");
+
+	/* Unique within a service. */
+	EXPECT_ERROR(QUIC "[backend a]\nservice = q\naddress = 127.0.0.1:1\n"
+			  "server_id = 0x0102\n"
+			  "[backend b]\nservice = q\naddress = 127.0.0.1:2\n"
+			  "server_id = 258\n",
+		     "t.conf:12: [backend b] server_id: ",
+		     "server_id 258 is already the server_id of [backend a] "
+		     "at t.conf:8");
+	CU_ASSERT_EQUAL(count_lines(err), 1);
+
+	/* Required by cookie = quic, wherever the service is. */
+	EXPECT_ERROR(QUIC "[backend a]\nservice = q\naddress = 127.0.0.1:1\n",
+		     "t.conf:5: [backend a]: ",
+		     "missing required key 'server_id' (service q uses cookie "
+		     "= quic)");
+	EXPECT_ERROR("[backend a]\nservice = q\naddress = 127.0.0.1:1\n" QUIC,
+		     "t.conf:1: [backend a]: ",
+		     "missing required key 'server_id' (service q uses cookie "
+		     "= quic)");
+	/* A refused server_id is not also missing. */
+	EXPECT_ERROR(QUIC "[backend a]\nservice = q\naddress = 127.0.0.1:1\n"
+			  "server_id = x\n",
+		     "t.conf:8: [backend a] server_id: ", "bad server_id 'x'");
+	CU_ASSERT_EQUAL(count_lines(err), 1);
+
+	/* Only with cookie = quic. */
+	EXPECT_ERROR(WEB_A "server_id = 1\n",
+		     "t.conf:7: [backend a] server_id: ",
+		     "server_id needs cookie = quic in [service web]");
+	EXPECT_ERROR("[backend a]\nservice = u\naddress = 127.0.0.1:1\n"
+		     "server_id = 1\n"
+		     "[service u]\nprotocol = udp\nlisten = 1.1.1.1:443\n"
+		     "cookie = none\n",
+		     "t.conf:4: [backend a] server_id: ",
+		     "server_id needs cookie = quic in [service u]");
+
+	/* No follow-up errors after a refused cookie or length. */
+	EXPECT_ERROR("[service u]\nprotocol = udp\nlisten = 1.1.1.1:443\n"
+		     "cookie = yes\n"
+		     "[backend a]\nservice = u\naddress = 127.0.0.1:1\n"
+		     "server_id = 1\n",
+		     "t.conf:4: [service u] cookie: ", "bad cookie policy");
+	CU_ASSERT_EQUAL(count_lines(err), 1);
+	EXPECT_ERROR(
+		QUIC "quic_server_id_len = 16\n"
+		     "[backend a]\nservice = q\naddress = 127.0.0.1:1\n"
+		     "server_id = 0x10000\n",
+		"t.conf:5: [service q] quic_server_id_len: ", "out of range");
+	CU_ASSERT_EQUAL(count_lines(err), 1);
+	EXPECT_ERROR(QUIC "[backend a]\nservice = r\naddress = 127.0.0.1:1\n"
+			  "server_id = 1\n",
+		     "t.conf:6: [backend a] service: ", "unknown service 'r'");
+	CU_ASSERT_EQUAL(count_lines(err), 1);
+}
+
 static void test_files(void)
 {
 	int ret;
@@ -1093,6 +1818,14 @@ static const struct test config_tests[] = {
 	{"bad values", test_bad_values},
 	{"bad numbers", test_bad_numbers},
 	{"bad references", test_bad_references},
+	{"global keys", test_global_keys},
+	{"service keys", test_service_keys},
+	{"health check keys", test_health_keys},
+	{"server IDs", test_server_ids},
+	{"bad global keys", test_bad_global},
+	{"bad service keys", test_bad_service_keys},
+	{"bad health checks", test_bad_health},
+	{"bad server IDs", test_bad_server_ids},
 	{"limits", test_limits},
 	{"files", test_files},
 	{"NUL byte", test_nul_byte},

@@ -13,6 +13,7 @@
 
 #include "hash.h"
 #include "ring.h"
+#include "ring_stats.h"
 
 #define NKEYS 200000
 #define SEED  11
@@ -249,6 +250,48 @@ static void test_missing_socket_and_limits(void)
 	ring_free(&r);
 }
 
+/* Exact shares and predicted moves agree with sampled keys. */
+static void test_shares_and_moved_fraction(void)
+{
+	const uint32_t all[] = {0, 1, 2, 3, 4}, rest[] = {0, 1, 3, 4};
+	const uint32_t w[] = {1, 2, 1, 1, 3}, w4[] = {1, 2, 1, 3};
+	struct rs_ring_member m5[5], m4[4];
+	struct rs_ring r5, r4;
+	struct view_buf v;
+	double *share = calloc(RS_MAX_BACKENDS, sizeof(double));
+	double sum = 0, predicted, lost;
+	uint32_t count[8] = {0}, moved = 0;
+
+	members_for(m5, all, w, 5, 160);
+	members_for(m4, rest, w4, 4, 160);
+	view_all_up(&v, w, 5, 160);
+	CU_ASSERT_EQUAL_FATAL(ring_build(m5, 5, SEED, &r5), 0);
+	CU_ASSERT_EQUAL_FATAL(ring_build(m4, 4, SEED, &r4), 0);
+	lost = ring_shares(&r5, &v.view, share);
+	CU_ASSERT_DOUBLE_EQUAL(lost, 0, 1e-12);
+	for (int i = 0; i < 5; i++)
+		sum += share[i];
+	CU_ASSERT_DOUBLE_EQUAL(sum, 1.0, 1e-9);
+	for (uint32_t k = 0; k < NKEYS; k++) {
+		uint32_t a = owner(&r5, &v, k);
+
+		count[a]++;
+		moved += a != owner(&r4, &v, k);
+	}
+	/* Sampling error of 200k keys: well under 1%. */
+	for (int i = 0; i < 5; i++)
+		CU_ASSERT_DOUBLE_EQUAL((double)count[i] / NKEYS, share[i],
+				       0.01);
+	predicted = ring_moved_fraction(&r5, &v.view, &r4, &v.view);
+	CU_ASSERT_DOUBLE_EQUAL(predicted, share[2], 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL((double)moved / NKEYS, predicted, 0.01);
+	CU_ASSERT_DOUBLE_EQUAL(ring_moved_fraction(&r5, &v.view, &r5, &v.view),
+			       0, 1e-12);
+	free(share);
+	ring_free(&r5);
+	ring_free(&r4);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -268,6 +311,8 @@ int main(void)
 		    test_lower_weight_equals_rebuild);
 	CU_add_test(s, "adding one moves ~1/(N+1), all to the new one",
 		    test_add_moves_about_one_over_n_plus_one);
+	CU_add_test(s, "exact shares and moved fraction match sampling",
+		    test_shares_and_moved_fraction);
 	CU_add_test(s, "missing sockets skipped; limits",
 		    test_missing_socket_and_limits);
 	CU_basic_set_mode(CU_BRM_VERBOSE);

@@ -26,7 +26,7 @@
 #include "config.h"
 
 #define LABEL_MAX    256
-#define MAX_KEYS     8
+#define MAX_KEYS     16
 #define SUN_PATH_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
 
 enum sect_kind {
@@ -47,23 +47,41 @@ struct key_def {
 	bool repeatable;
 };
 
+/*
+ * Every section entry has key_line[] (where each key was first set, 0 when
+ * absent) and key_bad[] (its value was refused, so cross-key checks must not
+ * use the default left in its place).
+ */
 struct global_entry {
 	char bpffs[PATH_MAX];
 	char control_socket[PATH_MAX];
+	char interfaces[RS_MAX_INTERFACES][RS_IFNAME_MAX];
+	size_t n_interfaces;
+	bool has_metrics;
+	struct rs_addr metrics;
 	int line;
 	int key_line[MAX_KEYS];
+	bool key_bad[MAX_KEYS];
 };
 
 struct svc_entry {
 	struct rs_service_conf conf;
 	int key_line[MAX_KEYS];
+	bool key_bad[MAX_KEYS];
 };
+
+/* Longest server_id text kept for messages; longer text is cut. */
+#define SERVER_ID_TEXT_MAX 48
 
 struct be_entry {
 	struct rs_backend_conf conf;
 	char service[RS_NAME_MAX];
 	bool resolved; /* conf.service is valid */
+	/* server_id as parsed, right-aligned; placed once sid_len is known */
+	uint8_t server_id[RS_QUIC_MAX_SERVER_ID];
+	char server_id_text[SERVER_ID_TEXT_MAX];
 	int key_line[MAX_KEYS];
+	bool key_bad[MAX_KEYS];
 };
 
 struct cfg_error {
@@ -87,6 +105,7 @@ struct parser {
 	enum sect_kind kind;
 	void *obj;
 	int *key_line;
+	bool *key_bad;
 	const struct key_def *keys;
 	char label[LABEL_MAX];
 
@@ -326,11 +345,88 @@ static void set_control_socket(struct parser *p, void *obj, const char *v)
 	set_path(p, g->control_socket, v, SUN_PATH_MAX);
 }
 
+static bool valid_ifname(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n >= RS_IFNAME_MAX)
+		return false;
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		      c == '@' || c == ':' || c == '-'))
+			return false;
+	}
+	/* The kernel refuses these two (dev_valid_name()). */
+	return !(n == 1 && s[0] == '.') && !(n == 2 && !strncmp(s, "..", 2));
+}
+
+#define IFNAME_RULE                                                            \
+	"interface names are 1..15 characters of A-Z a-z 0-9 . _ @ : - "       \
+	"(not . or ..)"
+
+/* Blank-separated names; every bad one is reported. */
+static void set_interfaces(struct parser *p, void *obj, const char *v)
+{
+	struct global_entry *g = obj;
+	const char *s = v;
+
+	while (*s) {
+		size_t n = strcspn(s, " \t"), i;
+		bool dup = false;
+
+		if (n == 0) {
+			s++;
+			continue;
+		}
+		if (!valid_ifname(s, n)) {
+			key_error(p, "bad %s '%.*s': %s", p->def->noun, (int)n,
+				  s, IFNAME_RULE);
+			s += n;
+			continue;
+		}
+		for (i = 0; i < g->n_interfaces; i++)
+			if (strlen(g->interfaces[i]) == n &&
+			    !strncmp(g->interfaces[i], s, n))
+				dup = true;
+		if (dup) {
+			key_error(p, "duplicate interface '%.*s'", (int)n, s);
+		} else if (g->n_interfaces == RS_MAX_INTERFACES) {
+			key_error(p, "too many interfaces (max %d)",
+				  RS_MAX_INTERFACES);
+			return;
+		} else {
+			memcpy(g->interfaces[g->n_interfaces], s, n);
+			g->interfaces[g->n_interfaces++][n] = '\0';
+		}
+		s += n;
+	}
+}
+
+static void set_metrics(struct parser *p, void *obj, const char *v)
+{
+	struct global_entry *g = obj;
+	const char *why;
+
+	if (rs_addr_parse(v, 0, &g->metrics, &why)) {
+		bad_value(p, why);
+		return;
+	}
+	g->has_metrics = true;
+}
+
 static const struct key_def global_keys[] = {
 	{"bpffs", "path", set_bpffs, false},
 	{"control_socket", "path", set_control_socket, false},
+	{"interfaces", "interface name", set_interfaces, false},
+	{"metrics", "metrics address", set_metrics, false},
 	{NULL, NULL, NULL, false},
 };
+
+_Static_assert(sizeof(global_keys) / sizeof(global_keys[0]) <= MAX_KEYS + 1,
+	       "key_line[] too small");
 
 /* ---- [service NAME] ---- */
 
@@ -432,17 +528,94 @@ static void set_fallback(struct parser *p, void *obj, const char *v)
 		bad_value(p, "expected pass or drop");
 }
 
-enum { SVC_PROTOCOL, SVC_LISTEN };
+/* 30 days: longer-lived affinity is better served by a cookie. */
+#define MAX_STICKY_TTL	   (30u * 24 * 3600)
+#define MAX_STICKY_ENTRIES (64u << 20)
+#define QUIC_MAX_CID_LEN   20 /* RFC 9000: connection IDs are <= 20 bytes */
+#define QUIC_MAX_CONFIG_ID 6  /* 7 is reserved by QUIC-LB */
+
+static void set_sticky_ttl(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+	uint64_t n;
+
+	if (parse_ranged(p, v, 0, MAX_STICKY_TTL, &n))
+		s->conf.sticky_ttl = (uint32_t)n;
+}
+
+static void set_sticky_max(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+	uint64_t n;
+
+	if (parse_ranged(p, v, 1, MAX_STICKY_ENTRIES, &n))
+		s->conf.sticky_max = (uint32_t)n;
+}
+
+static void set_cookie(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+
+	if (strcmp(v, "none") == 0)
+		s->conf.cookie = RS_COOKIE_NONE;
+	else if (strcmp(v, "quic") == 0)
+		s->conf.cookie = RS_COOKIE_QUIC;
+	else
+		bad_value(p, "expected none or quic");
+}
+
+static void set_quic_server_id_len(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+	uint64_t n;
+
+	if (parse_ranged(p, v, 1, RS_QUIC_MAX_SERVER_ID, &n))
+		s->conf.quic_server_id_len = (uint8_t)n;
+}
+
+static void set_quic_cid_len(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+	uint64_t n;
+
+	if (parse_ranged(p, v, 1, QUIC_MAX_CID_LEN, &n))
+		s->conf.quic_cid_len = (uint8_t)n;
+}
+
+static void set_quic_config_id(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+	uint64_t n;
+
+	if (parse_ranged(p, v, 0, QUIC_MAX_CONFIG_ID, &n))
+		s->conf.quic_config_id = (uint8_t)n;
+}
+
+enum {
+	SVC_PROTOCOL,
+	SVC_LISTEN,
+	SVC_COOKIE,
+	SVC_QUIC_SERVER_ID_LEN,
+	SVC_QUIC_CID_LEN,
+};
 
 static const struct key_def service_keys[] = {
 	[SVC_PROTOCOL] = {"protocol", "protocol", set_protocol, false},
 	[SVC_LISTEN] = {"listen", "listen address", set_listen, true},
+	[SVC_COOKIE] = {"cookie", "cookie policy", set_cookie, false},
+	[SVC_QUIC_SERVER_ID_LEN] = {"quic_server_id_len", "quic_server_id_len",
+				    set_quic_server_id_len, false},
+	[SVC_QUIC_CID_LEN] = {"quic_cid_len", "quic_cid_len", set_quic_cid_len,
+			      false},
 	{"key", "key policy", set_key_policy, false},
 	{"prefix4", "prefix4", set_prefix4, false},
 	{"prefix6", "prefix6", set_prefix6, false},
 	{"vnodes", "vnodes", set_vnodes, false},
 	{"seed", "seed", set_seed, false},
 	{"fallback", "fallback", set_fallback, false},
+	{"sticky_ttl", "sticky_ttl", set_sticky_ttl, false},
+	{"sticky_max", "sticky_max", set_sticky_max, false},
+	{"quic_config_id", "quic_config_id", set_quic_config_id, false},
 	{NULL, NULL, NULL, false},
 };
 
@@ -504,14 +677,275 @@ static void set_weight(struct parser *p, void *obj, const char *v)
 		b->conf.weight = (uint32_t)n;
 }
 
-enum { BE_SERVICE, BE_ADDRESS };
+static void set_check(struct parser *p, void *obj, const char *v)
+{
+	struct be_entry *b = obj;
+
+	if (strcmp(v, "tcp") == 0)
+		b->conf.health.type = RS_CHECK_TCP;
+	else if (strcmp(v, "http") == 0)
+		b->conf.health.type = RS_CHECK_HTTP;
+	else if (strcmp(v, "none") == 0)
+		b->conf.health.type = RS_CHECK_NONE;
+	else
+		bad_value(p, "expected tcp, http or none");
+}
+
+/* Text that goes into an HTTP request line or header as it is. */
+static bool check_text(struct parser *p, const char *v)
+{
+	char why[64];
+	const char *c;
+
+	for (c = v; *c; c++) {
+		if ((unsigned char)*c <= ' ' || *c == 0x7f) {
+			bad_value(p, "contains a space or control character");
+			return false;
+		}
+	}
+	if (strlen(v) >= RS_CHECK_TEXT_MAX) {
+		snprintf(why, sizeof(why), "longer than %d bytes",
+			 RS_CHECK_TEXT_MAX - 1);
+		bad_value(p, why);
+		return false;
+	}
+	return true;
+}
+
+static void set_check_path(struct parser *p, void *obj, const char *v)
+{
+	struct be_entry *b = obj;
+
+	if (v[0] != '/') {
+		bad_value(p, "does not start with '/'");
+		return;
+	}
+	if (check_text(p, v))
+		strcpy(b->conf.health.path, v);
+}
+
+static void set_check_host(struct parser *p, void *obj, const char *v)
+{
+	struct be_entry *b = obj;
+
+	if (check_text(p, v))
+		strcpy(b->conf.health.host, v);
+}
+
+/* "204" is 204..204, "2xx" is 200..299. */
+static void set_check_expect(struct parser *p, void *obj, const char *v)
+{
+	struct rs_health_conf *h = &((struct be_entry *)obj)->conf.health;
+	bool digits = true;
+	size_t i;
+
+	if (strlen(v) == 3 && v[0] >= '1' && v[0] <= '5' &&
+	    (v[1] == 'x' || v[1] == 'X') && (v[2] == 'x' || v[2] == 'X')) {
+		h->expect_min = (uint16_t)((v[0] - '0') * 100);
+		h->expect_max = (uint16_t)(h->expect_min + 99);
+		return;
+	}
+	for (i = 0; v[i]; i++)
+		digits = digits && v[i] >= '0' && v[i] <= '9';
+	if (i != 3 || !digits || v[0] < '1' || v[0] > '5') {
+		bad_value(p, "expected a status 100..599 or a class 1xx..5xx");
+		return;
+	}
+	h->expect_min = (uint16_t)atoi(v);
+	h->expect_max = h->expect_min;
+}
+
+#define MAX_DURATION_MS (60u * 60 * 1000)
+
+/*
+ * "500ms", "2s", "1m" or a bare number of seconds, into milliseconds.
+ * Digits are clamped like parse_small_uint() so nothing wraps into range.
+ */
+static int parse_duration(const char *s, uint64_t *ms)
+{
+	size_t n = strspn(s, "0123456789"), i;
+	uint64_t v = 0, unit;
+
+	if (n == 0)
+		return -EINVAL;
+	if (s[n] == '\0' || strcmp(s + n, "s") == 0)
+		unit = 1000;
+	else if (strcmp(s + n, "ms") == 0)
+		unit = 1;
+	else if (strcmp(s + n, "m") == 0)
+		unit = 60 * 1000;
+	else
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (v <= MAX_DURATION_MS)
+			v = v * 10 + (uint64_t)(s[i] - '0');
+	*ms = v * unit;
+	return 0;
+}
+
+/* @ms in the largest unit that is exact: "2m", "90s", "1500ms". */
+static const char *fmt_duration(char *buf, size_t len, uint32_t ms)
+{
+	if (ms && ms % 60000 == 0)
+		snprintf(buf, len, "%um", ms / 60000);
+	else if (ms % 1000 == 0)
+		snprintf(buf, len, "%us", ms / 1000);
+	else
+		snprintf(buf, len, "%ums", ms);
+	return buf;
+}
+
+static bool parse_ranged_duration(struct parser *p, const char *v,
+				  uint32_t min_ms, uint32_t *out)
+{
+	char why[64], a[16], b[16];
+	uint64_t ms;
+
+	if (parse_duration(v, &ms)) {
+		bad_value(p, "expected a number with ms, s or m (no unit: "
+			     "seconds)");
+		return false;
+	}
+	if (ms < min_ms || ms > MAX_DURATION_MS) {
+		snprintf(why, sizeof(why), "out of range %s..%s",
+			 min_ms ? fmt_duration(a, sizeof(a), min_ms) : "0",
+			 fmt_duration(b, sizeof(b), MAX_DURATION_MS));
+		bad_value(p, why);
+		return false;
+	}
+	*out = (uint32_t)ms;
+	return true;
+}
+
+static void set_interval(struct parser *p, void *obj, const char *v)
+{
+	struct be_entry *b = obj;
+
+	parse_ranged_duration(p, v, 1, &b->conf.health.interval_ms);
+}
+
+static void set_timeout(struct parser *p, void *obj, const char *v)
+{
+	struct be_entry *b = obj;
+
+	parse_ranged_duration(p, v, 1, &b->conf.health.timeout_ms);
+}
+
+static void set_slow_start(struct parser *p, void *obj, const char *v)
+{
+	struct be_entry *b = obj;
+
+	parse_ranged_duration(p, v, 0, &b->conf.health.slow_start_ms);
+}
+
+static void set_rise(struct parser *p, void *obj, const char *v)
+{
+	struct be_entry *b = obj;
+	uint64_t n;
+
+	if (parse_ranged(p, v, 1, 100, &n))
+		b->conf.health.rise = (uint32_t)n;
+}
+
+static void set_fall(struct parser *p, void *obj, const char *v)
+{
+	struct be_entry *b = obj;
+	uint64_t n;
+
+	if (parse_ranged(p, v, 1, 100, &n))
+		b->conf.health.fall = (uint32_t)n;
+}
+
+/*
+ * Decimal or 0x hex into @out, big-endian and right-aligned. -ERANGE when
+ * it needs more than RS_QUIC_MAX_SERVER_ID bytes.
+ */
+static int parse_server_id(const char *s, uint8_t out[RS_QUIC_MAX_SERVER_ID])
+{
+	uint8_t v[RS_QUIC_MAX_SERVER_ID] = {0};
+	unsigned int base = 10;
+	bool overflow = false;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (*s == '\0')
+		return -EINVAL;
+	for (; *s; s++) {
+		int d = digit_value(*s, base);
+		unsigned int carry;
+		size_t i;
+
+		if (d < 0)
+			return -EINVAL;
+		carry = (unsigned int)d;
+		for (i = RS_QUIC_MAX_SERVER_ID; i-- > 0;) {
+			carry += v[i] * base;
+			v[i] = (uint8_t)carry;
+			carry >>= 8;
+		}
+		if (carry)
+			overflow = true;
+	}
+	if (overflow)
+		return -ERANGE;
+	memcpy(out, v, sizeof(v));
+	return 0;
+}
+
+/* Whether it fits in the service's quic_server_id_len is checked later. */
+static void set_server_id(struct parser *p, void *obj, const char *v)
+{
+	struct be_entry *b = obj;
+	char why[64];
+	int err = parse_server_id(v, b->server_id);
+
+	if (err == -ERANGE) {
+		snprintf(why, sizeof(why), "does not fit in %d bytes",
+			 RS_QUIC_MAX_SERVER_ID);
+		bad_value(p, why);
+		return;
+	}
+	if (err) {
+		bad_value(p, "not a decimal or 0x hex number");
+		return;
+	}
+	snprintf(b->server_id_text, sizeof(b->server_id_text), "%s", v);
+}
+
+enum {
+	BE_SERVICE,
+	BE_ADDRESS,
+	BE_CHECK,
+	BE_CHECK_PATH,
+	BE_CHECK_EXPECT,
+	BE_CHECK_HOST,
+	BE_INTERVAL,
+	BE_TIMEOUT,
+	BE_SERVER_ID,
+};
 
 static const struct key_def backend_keys[] = {
 	[BE_SERVICE] = {"service", "service name", set_backend_service, false},
 	[BE_ADDRESS] = {"address", "address", set_address, true},
+	[BE_CHECK] = {"check", "check type", set_check, false},
+	[BE_CHECK_PATH] = {"check_path", "check_path", set_check_path, false},
+	[BE_CHECK_EXPECT] = {"check_expect", "check_expect", set_check_expect,
+			     false},
+	[BE_CHECK_HOST] = {"check_host", "check_host", set_check_host, false},
+	[BE_INTERVAL] = {"interval", "interval", set_interval, false},
+	[BE_TIMEOUT] = {"timeout", "timeout", set_timeout, false},
+	[BE_SERVER_ID] = {"server_id", "server_id", set_server_id, false},
 	{"weight", "weight", set_weight, false},
+	{"slow_start", "slow_start", set_slow_start, false},
+	{"rise", "rise", set_rise, false},
+	{"fall", "fall", set_fall, false},
 	{NULL, NULL, NULL, false},
 };
+
+_Static_assert(sizeof(backend_keys) / sizeof(backend_keys[0]) <= MAX_KEYS + 1,
+	       "key_line[] too small");
 
 /* ---- sections ---- */
 
@@ -532,11 +966,12 @@ static void *grow(void *arr, size_t *cap, size_t n, size_t size)
 }
 
 static void enter(struct parser *p, enum sect_kind kind, void *obj,
-		  int *key_line, const struct key_def *keys)
+		  int *key_line, bool *key_bad, const struct key_def *keys)
 {
 	p->kind = kind;
 	p->obj = obj;
 	p->key_line = key_line;
+	p->key_bad = key_bad;
 	p->keys = keys;
 }
 
@@ -549,7 +984,8 @@ static void begin_global(struct parser *p)
 		return;
 	}
 	p->global.line = p->line;
-	enter(p, SECT_GLOBAL, &p->global, p->global.key_line, global_keys);
+	enter(p, SECT_GLOBAL, &p->global, p->global.key_line, p->global.key_bad,
+	      global_keys);
 }
 
 static void begin_service(struct parser *p, const char *name)
@@ -580,7 +1016,13 @@ static void begin_service(struct parser *p, const char *name)
 	s->conf.prefix6 = 64;
 	s->conf.vnodes = RS_DEFAULT_VNODES;
 	s->conf.fallback = RS_FALLBACK_PASS;
-	enter(p, SECT_SERVICE, s, s->key_line, service_keys);
+	s->conf.sticky_ttl = 0;
+	s->conf.sticky_max = RS_DEFAULT_STICKY_MAX;
+	s->conf.cookie = RS_COOKIE_NONE;
+	s->conf.quic_server_id_len = RS_DEFAULT_QUIC_SERVER_ID_LEN;
+	s->conf.quic_cid_len = RS_DEFAULT_QUIC_CID_LEN;
+	s->conf.quic_config_id = 0;
+	enter(p, SECT_SERVICE, s, s->key_line, s->key_bad, service_keys);
 }
 
 static void begin_backend(struct parser *p, const char *name)
@@ -607,7 +1049,19 @@ static void begin_backend(struct parser *p, const char *name)
 	strcpy(b->conf.name, name);
 	b->conf.line = p->line;
 	b->conf.weight = 1;
-	enter(p, SECT_BACKEND, b, b->key_line, backend_keys);
+	b->conf.health = (struct rs_health_conf){
+		.type = RS_CHECK_TCP,
+		.path = "/",
+		.host = "",
+		.expect_min = 200,
+		.expect_max = 299,
+		.interval_ms = RS_DEFAULT_INTERVAL_MS,
+		.timeout_ms = RS_DEFAULT_TIMEOUT_MS,
+		.rise = RS_DEFAULT_RISE,
+		.fall = RS_DEFAULT_FALL,
+		.slow_start_ms = 0,
+	};
+	enter(p, SECT_BACKEND, b, b->key_line, b->key_bad, backend_keys);
 }
 
 static char *trim(char *s)
@@ -628,7 +1082,7 @@ static void begin_section(struct parser *p, char *s)
 	char *end = strchr(s, ']');
 	char *type, *name, *rest;
 
-	enter(p, SECT_SKIP, NULL, NULL, NULL);
+	enter(p, SECT_SKIP, NULL, NULL, NULL, NULL);
 	snprintf(p->label, sizeof(p->label), "%s", s + 1);
 	if (!end) {
 		report(p, p->line, NULL, NULL,
@@ -685,6 +1139,7 @@ static int on_key(void *user, const char *section, const char *name,
 {
 	struct parser *p = user;
 	const struct key_def *def;
+	size_t n_errs;
 
 	(void)section; /* tracked by the reader, see begin_section() */
 	p->def = NULL;
@@ -712,9 +1167,13 @@ static int on_key(void *user, const char *section, const char *name,
 		p->key_line[def - p->keys] = p->line;
 	if (*value == '\0') {
 		key_error(p, "empty value");
+		p->key_bad[def - p->keys] = true;
 		return 1;
 	}
+	n_errs = p->n_errs;
 	def->set(p, p->obj, value);
+	if (p->n_errs != n_errs)
+		p->key_bad[def - p->keys] = true;
 	return 1;
 }
 
@@ -862,6 +1321,27 @@ static void section_label(char *buf, size_t len, const char *type,
 	snprintf(buf, len, "%s %s", type, name);
 }
 
+/* A refused protocol or cookie is already reported: say nothing more. */
+static void check_quic(struct parser *p, const struct svc_entry *s,
+		       const char *label)
+{
+	const struct rs_service_conf *c = &s->conf;
+	int line = s->key_line[SVC_QUIC_CID_LEN];
+
+	if (c->cookie == RS_COOKIE_QUIC && c->protocol == IPPROTO_TCP)
+		report(p, s->key_line[SVC_COOKIE], label, "cookie",
+		       "cookie = quic needs protocol = udp");
+	if (s->key_bad[SVC_QUIC_SERVER_ID_LEN] || s->key_bad[SVC_QUIC_CID_LEN])
+		return;
+	if (c->quic_cid_len >= 1 + c->quic_server_id_len)
+		return;
+	report(p, line ? line : c->line, label, line ? "quic_cid_len" : NULL,
+	       "quic_cid_len %u is too short for quic_server_id_len %u (needs "
+	       "at least %u)",
+	       c->quic_cid_len, c->quic_server_id_len,
+	       1u + c->quic_server_id_len);
+}
+
 static void check_services(struct parser *p)
 {
 	char label[LABEL_MAX];
@@ -880,6 +1360,7 @@ static void check_services(struct parser *p)
 		if (!s->key_line[SVC_LISTEN])
 			report(p, s->conf.line, label, NULL,
 			       "missing required key 'listen'");
+		check_quic(p, s, label);
 	}
 }
 
@@ -915,6 +1396,132 @@ static void resolve_backends(struct parser *p)
 		b->conf.service = (size_t)idx;
 		b->resolved = true;
 	}
+}
+
+/* Health check keys that only make sense together. */
+static void check_health(struct parser *p)
+{
+	static const int http_only[] = {BE_CHECK_PATH, BE_CHECK_EXPECT,
+					BE_CHECK_HOST};
+	char label[LABEL_MAX], a[16], b[16];
+	size_t i, k;
+
+	for (i = 0; i < p->n_bes; i++) {
+		struct be_entry *e = &p->bes[i];
+		struct rs_health_conf *h = &e->conf.health;
+		int line = e->key_line[BE_TIMEOUT];
+
+		/*
+		 * Defaults that depend on other keys: a UDP backend is not
+		 * checked unless asked (a TCP connect would fail), and a short
+		 * interval shortens the default timeout with it.
+		 */
+		if (!e->key_line[BE_CHECK] && e->resolved &&
+		    p->svcs[e->conf.service].conf.protocol == IPPROTO_UDP)
+			h->type = RS_CHECK_NONE;
+		if (!line && !e->key_bad[BE_INTERVAL] &&
+		    h->interval_ms < h->timeout_ms)
+			h->timeout_ms = h->interval_ms;
+
+		section_label(label, sizeof(label), "backend", e->conf.name);
+		for (k = 0; k < sizeof(http_only) / sizeof(http_only[0]); k++) {
+			const char *key = backend_keys[http_only[k]].name;
+
+			if (!e->key_line[http_only[k]] ||
+			    e->key_bad[BE_CHECK] || h->type == RS_CHECK_HTTP)
+				continue;
+			report(p, e->key_line[http_only[k]], label, key,
+			       "%s is only used by check = http", key);
+		}
+		if (e->key_bad[BE_INTERVAL] || e->key_bad[BE_TIMEOUT] ||
+		    h->timeout_ms <= h->interval_ms)
+			continue;
+		report(p, line ? line : e->conf.line, label,
+		       line ? "timeout" : NULL,
+		       "timeout %s is longer than interval %s",
+		       fmt_duration(a, sizeof(a), h->timeout_ms),
+		       fmt_duration(b, sizeof(b), h->interval_ms));
+	}
+}
+
+/* An earlier backend of the same service with the same server ID. */
+static const struct be_entry *same_server_id(const struct parser *p, size_t i)
+{
+	const struct be_entry *b = &p->bes[i];
+
+	for (size_t j = 0; j < i; j++) {
+		const struct be_entry *a = &p->bes[j];
+
+		if (a->conf.has_server_id &&
+		    a->conf.service == b->conf.service &&
+		    !memcmp(a->server_id, b->server_id, sizeof(a->server_id)))
+			return a;
+	}
+	return NULL;
+}
+
+/*
+ * Server IDs need the backend's service (cookie, quic_server_id_len), which
+ * may come later in the file. Values are right-aligned in be_entry and
+ * stored in the first quic_server_id_len bytes of the result.
+ */
+static void check_server_id(struct parser *p, size_t i)
+{
+	struct be_entry *b = &p->bes[i];
+	const struct svc_entry *s = &p->svcs[b->conf.service];
+	unsigned int len = s->conf.quic_server_id_len;
+	int line = b->key_line[BE_SERVER_ID];
+	const struct be_entry *other;
+	char label[LABEL_MAX];
+	unsigned int k;
+
+	section_label(label, sizeof(label), "backend", b->conf.name);
+	if (!line) {
+		if (s->conf.cookie == RS_COOKIE_QUIC)
+			report(p, b->conf.line, label, NULL,
+			       "missing required key 'server_id' (service %s "
+			       "uses cookie = quic)",
+			       s->conf.name);
+		return;
+	}
+	if (b->key_bad[BE_SERVER_ID] || s->key_bad[SVC_COOKIE])
+		return;
+	if (s->conf.cookie != RS_COOKIE_QUIC) {
+		report(p, line, label, "server_id",
+		       "server_id needs cookie = quic in [service %s]",
+		       s->conf.name);
+		return;
+	}
+	if (s->key_bad[SVC_QUIC_SERVER_ID_LEN])
+		return;
+	for (k = 0; k < RS_QUIC_MAX_SERVER_ID - len; k++) {
+		if (b->server_id[k]) {
+			report(p, line, label, "server_id",
+			       "server_id %s does not fit in %u byte%s "
+			       "(quic_server_id_len)",
+			       b->server_id_text, len, len == 1 ? "" : "s");
+			return;
+		}
+	}
+	other = same_server_id(p, i);
+	if (other) {
+		report(p, line, label, "server_id",
+		       "server_id %s is already the server_id of [backend %s] "
+		       "at %s:%d",
+		       b->server_id_text, other->conf.name, p->file,
+		       other->key_line[BE_SERVER_ID]);
+		return;
+	}
+	b->conf.has_server_id = true;
+	memcpy(b->conf.server_id, b->server_id + RS_QUIC_MAX_SERVER_ID - len,
+	       len);
+}
+
+static void check_server_ids(struct parser *p)
+{
+	for (size_t i = 0; i < p->n_bes; i++)
+		if (p->bes[i].resolved)
+			check_server_id(p, i);
 }
 
 static bool same_listen(const struct rs_listen *a, const struct rs_listen *b)
@@ -1062,6 +1669,8 @@ static void validate(struct parser *p)
 {
 	check_services(p);
 	resolve_backends(p);
+	check_health(p);
+	check_server_ids(p);
 	check_listens(p);
 	check_sockets(p);
 	check_ring_sizes(p);
@@ -1089,6 +1698,15 @@ static int export_config(struct parser *p, struct rs_config *cfg)
 	snprintf(cfg->path, sizeof(cfg->path), "%s", p->file);
 	strcpy(cfg->bpffs, p->global.bpffs);
 	strcpy(cfg->control_socket, p->global.control_socket);
+	memcpy(cfg->interfaces, p->global.interfaces, sizeof(cfg->interfaces));
+	cfg->n_interfaces = p->global.n_interfaces;
+	cfg->has_metrics = p->global.has_metrics;
+	if (cfg->has_metrics) {
+		cfg->metrics_family = p->global.metrics.family;
+		memcpy(cfg->metrics_addr, p->global.metrics.addr,
+		       sizeof(cfg->metrics_addr));
+		cfg->metrics_port = p->global.metrics.port;
+	}
 	for (i = 0; i < p->n_svcs; i++)
 		cfg->services[i] = p->svcs[i].conf;
 	for (i = 0; i < p->n_bes; i++)

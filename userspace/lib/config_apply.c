@@ -11,10 +11,10 @@
 #include "config_apply.h"
 #include "log.h"
 
-void rs_service_from_conf(const struct rs_config *cfg, uint32_t id,
+void rs_service_from_conf(const struct rs_config *cfg, size_t idx, uint32_t id,
 			  struct rs_service *out)
 {
-	const struct rs_service_conf *sc = &cfg->services[id];
+	const struct rs_service_conf *sc = &cfg->services[idx];
 
 	memset(out, 0, sizeof(*out));
 	out->seed = sc->seed;
@@ -25,53 +25,16 @@ void rs_service_from_conf(const struct rs_config *cfg, uint32_t id,
 	out->fallback = sc->fallback;
 	out->prefix4 = sc->prefix4;
 	out->prefix6 = sc->prefix6;
+	out->cookie = sc->cookie;
+	out->quic_server_id_len = sc->quic_server_id_len;
+	out->quic_cid_len = sc->quic_cid_len;
+	out->quic_config_id = sc->quic_config_id;
+	out->sticky_ttl = sc->sticky_ttl;
 	snprintf(out->name, sizeof(out->name), "%s", sc->name);
 }
 
-void rs_backend_from_conf(const struct rs_config *cfg, uint32_t id,
-			  struct rs_backend *out)
-{
-	const struct rs_backend_conf *bc = &cfg->backends[id];
-	uint32_t points = bc->weight * cfg->services[bc->service].vnodes;
-
-	memset(out, 0, sizeof(*out));
-	out->state = RS_BACKEND_UP;
-	out->active_points = points;
-	out->max_points = points;
-	out->service = (uint32_t)bc->service;
-	snprintf(out->name, sizeof(out->name), "%s", bc->name);
-}
-
-int rs_rings_build(const struct rs_config *cfg, struct rs_ring *rings)
-{
-	struct rs_ring_member *members;
-	int err = 0;
-
-	members =
-		calloc(cfg->n_backends ? cfg->n_backends : 1, sizeof(*members));
-	if (!members)
-		return -ENOMEM;
-	for (size_t s = 0; s < cfg->n_services && !err; s++) {
-		size_t n = 0;
-
-		for (size_t b = 0; b < cfg->n_backends; b++) {
-			const struct rs_backend_conf *bc = &cfg->backends[b];
-
-			if (bc->service != s)
-				continue;
-			members[n].name = bc->name;
-			members[n].backend = (uint32_t)b;
-			members[n].points =
-				bc->weight * cfg->services[s].vnodes;
-			n++;
-		}
-		err = ring_build(members, n, cfg->services[s].seed, &rings[s]);
-	}
-	free(members);
-	return err;
-}
-
-static int apply_binds(struct rs_dataplane *dp, const struct rs_config *cfg)
+int binds_apply(struct rs_dataplane *dp, const struct rs_config *cfg,
+		const uint32_t *svc_ids)
 {
 	struct rs_bind_key *keys;
 	struct rs_bind *vals;
@@ -96,7 +59,7 @@ static int apply_binds(struct rs_dataplane *dp, const struct rs_config *cfg)
 			keys[n].family = li->family;
 			keys[n].port = li->port;
 			memcpy(keys[n].addr, li->addr, sizeof(li->addr));
-			vals[n].service = (uint32_t)s;
+			vals[n].service = svc_ids[s];
 			vals[n].addr_prefixlen = li->prefixlen;
 			n++;
 		}
@@ -107,68 +70,11 @@ static int apply_binds(struct rs_dataplane *dp, const struct rs_config *cfg)
 	return err;
 }
 
-/* Ids beyond the configuration may hold state from an earlier config. */
-static int retire_unused(struct rs_dataplane *dp, const struct rs_config *cfg)
+int sockets_clear_backend(struct rs_dataplane *dp, uint32_t id)
 {
-	struct rs_service off_svc = {0};
-	struct rs_backend off_be = {0};
-	int err = 0;
+	int err = dp_clear_socket(dp, rs_socket_slot(id, 0));
 
-	for (uint32_t id = cfg->n_services; id < RS_MAX_SERVICES && !err; id++)
-		err = dp_set_service(dp, id, &off_svc);
-	for (uint32_t id = cfg->n_backends; id < RS_MAX_BACKENDS && !err;
-	     id++) {
-		err = dp_set_backend(dp, id, &off_be);
-		if (!err)
-			err = dp_clear_socket(dp, rs_socket_slot(id, 0));
-		if (!err)
-			err = dp_clear_socket(dp, rs_socket_slot(id, 1));
-	}
-	return err;
-}
-
-int config_apply(struct rs_dataplane *dp, const struct rs_config *cfg)
-{
-	struct rs_ring *rings;
-	int err = 0;
-
-	rings = calloc(cfg->n_services ? cfg->n_services : 1, sizeof(*rings));
-	if (!rings)
-		return -ENOMEM;
-	err = rs_rings_build(cfg, rings);
-	if (err) {
-		rs_err("ring: build failed: %s", strerror(-err));
-		goto out;
-	}
-	for (uint32_t b = 0; b < cfg->n_backends && !err; b++) {
-		struct rs_backend be;
-
-		rs_backend_from_conf(cfg, b, &be);
-		err = dp_set_backend(dp, b, &be);
-	}
-	for (uint32_t s = 0; s < cfg->n_services && !err; s++) {
-		struct rs_service svc;
-		int64_t gen;
-
-		rs_service_from_conf(cfg, s, &svc);
-		gen = dp_swap_ring(dp, s, &rings[s]);
-		if (gen < 0) {
-			err = (int)gen;
-			break;
-		}
-		err = dp_set_service(dp, s, &svc);
-		rs_info("service %s: ring generation %lld, %u points", svc.name,
-			(long long)gen, rings[s].npoints);
-	}
-	if (!err)
-		err = apply_binds(dp, cfg);
-	if (!err)
-		err = retire_unused(dp, cfg);
-out:
-	for (size_t s = 0; s < cfg->n_services; s++)
-		ring_free(&rings[s]);
-	free(rings);
-	return err;
+	return err ? err : dp_clear_socket(dp, rs_socket_slot(id, 1));
 }
 
 static void backend_sock_addr(const struct rs_config *cfg,
@@ -244,9 +150,10 @@ static int install_socket(struct rs_dataplane *dp,
 }
 
 static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
-			   uint32_t id, size_t a, struct rs_addr_rt *rt)
+			   size_t idx, uint32_t id, size_t a,
+			   struct rs_addr_rt *rt)
 {
-	const struct rs_backend_conf *bc = &cfg->backends[id];
+	const struct rs_backend_conf *bc = &cfg->backends[idx];
 	const struct rs_backend_addr *ba = &bc->addrs[a];
 	struct rs_sock_found found;
 	struct rs_sock_addr sa;
@@ -286,19 +193,15 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 	rt->reported_missing = true;
 }
 
-int sockets_reconcile(struct rs_dataplane *dp, const struct rs_config *cfg,
-		      struct rs_backend_rt *rt)
+bool sockets_reconcile_backend(struct rs_dataplane *dp,
+			       const struct rs_config *cfg, size_t idx,
+			       uint32_t id, struct rs_backend_rt *rt)
 {
-	int have = 0;
+	bool any = false;
 
-	for (uint32_t id = 0; id < cfg->n_backends; id++) {
-		bool any = false;
-
-		for (size_t a = 0; a < cfg->backends[id].n_addrs; a++) {
-			reconcile_addr(dp, cfg, id, a, &rt[id].addr[a]);
-			any |= rt[id].addr[a].has_socket;
-		}
-		have += any;
+	for (size_t a = 0; a < cfg->backends[idx].n_addrs; a++) {
+		reconcile_addr(dp, cfg, idx, id, a, &rt->addr[a]);
+		any |= rt->addr[a].has_socket;
 	}
-	return have;
+	return any;
 }

@@ -26,26 +26,27 @@ struct rs_backend_rt {
 	struct rs_addr_rt addr[RS_MAX_BACKEND_ADDRS];
 };
 
-void rs_service_from_conf(const struct rs_config *cfg, uint32_t id,
+/* The data plane's view of configured service @idx, under id @id. */
+void rs_service_from_conf(const struct rs_config *cfg, size_t idx, uint32_t id,
 			  struct rs_service *out);
-void rs_backend_from_conf(const struct rs_config *cfg, uint32_t id,
-			  struct rs_backend *out);
-
-/* Build every service's ring from the configuration (caller frees each). */
-int rs_rings_build(const struct rs_config *cfg, struct rs_ring *rings);
 
 /*
- * Write services, backends and rings, then binds, so that a destination
- * starts matching only once its ring is in place.
+ * Make rs_binds hold exactly the listens of @cfg, service @i mapped to
+ * @svc_ids[i]. New entries are written before stale ones are deleted.
  */
-int config_apply(struct rs_dataplane *dp, const struct rs_config *cfg);
+int binds_apply(struct rs_dataplane *dp, const struct rs_config *cfg,
+		const uint32_t *svc_ids);
 
 /*
- * Make each backend's SOCKMAP slot hold the socket listening on its
- * address now: acquire missing ones, replace ones from a restarted
- * backend. Returns the number of backends with at least one socket.
+ * Make backend @idx's SOCKMAP slots (backend id @id) hold the sockets
+ * listening on its addresses now: acquire missing ones, replace ones from a
+ * restarted backend. Returns true when at least one address has a socket.
  */
-int sockets_reconcile(struct rs_dataplane *dp, const struct rs_config *cfg,
-		      struct rs_backend_rt *rt);
+bool sockets_reconcile_backend(struct rs_dataplane *dp,
+			       const struct rs_config *cfg, size_t idx,
+			       uint32_t id, struct rs_backend_rt *rt);
+
+/* Empty both SOCKMAP slots of backend @id. */
+int sockets_clear_backend(struct rs_dataplane *dp, uint32_t id);
 
 #endif /* RS_CONFIG_APPLY_H */

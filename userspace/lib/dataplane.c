@@ -18,6 +18,9 @@
 #include "log.h"
 #include "steer_lookup.skel.h"
 
+static int inner_map_fd(struct rs_dataplane *dp, struct bpf_map *outer,
+			uint32_t svc_id);
+
 static int mkdir_p(const char *path)
 {
 	char buf[PATH_MAX];
@@ -167,6 +170,17 @@ void dp_close(struct rs_dataplane *dp)
 	dp->skel = NULL;
 }
 
+uint32_t dp_program_id(struct rs_dataplane *dp)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(
+		    bpf_program__fd(dp->skel->progs.steer_lookup), &info, &len))
+		return 0;
+	return info.id;
+}
+
 static int map_update(struct bpf_map *map, const void *key, const void *val,
 		      const char *what)
 {
@@ -291,6 +305,147 @@ out:
 	free(slots);
 	free(keys);
 	return err;
+}
+
+int dp_read_ring(struct rs_dataplane *dp, uint32_t svc_id, struct rs_ring *ring,
+		 uint64_t *generation)
+{
+	int fd = inner_map_fd(dp, dp->skel->maps.rs_rings, svc_id);
+	struct rs_ring_slot slot;
+	__u32 zero = 0;
+	int err = 0;
+
+	memset(ring, 0, sizeof(*ring));
+	*generation = 0;
+	if (fd < 0)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(fd, &zero, &slot) ||
+	    slot.hdr.magic != RS_RING_MAGIC) {
+		close(fd);
+		return -EINVAL;
+	}
+	*generation = slot.hdr.generation;
+	ring->points = calloc(slot.hdr.npoints ? slot.hdr.npoints : 1,
+			      sizeof(*ring->points));
+	if (!ring->points) {
+		close(fd);
+		return -ENOMEM;
+	}
+	ring->npoints = slot.hdr.npoints;
+	for (__u32 i = 0; i < ring->npoints && !err; i++) {
+		__u32 key = i + 1;
+
+		if (bpf_map_lookup_elem(fd, &key, &slot))
+			err = -errno;
+		else
+			ring->points[i] = slot.point;
+	}
+	close(fd);
+	if (err)
+		ring_free(ring);
+	return err;
+}
+
+int dp_delete_ring(struct rs_dataplane *dp, uint32_t svc_id)
+{
+	int outer = bpf_map__fd(dp->skel->maps.rs_rings);
+
+	if (bpf_map_delete_elem(outer, &svc_id) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int dp_get_service(struct rs_dataplane *dp, uint32_t id, struct rs_service *svc)
+{
+	if (bpf_map_lookup_elem(bpf_map__fd(dp->skel->maps.rs_services), &id,
+				svc))
+		return -errno;
+	return 0;
+}
+
+int dp_get_backend(struct rs_dataplane *dp, uint32_t id, struct rs_backend *be)
+{
+	if (bpf_map_lookup_elem(bpf_map__fd(dp->skel->maps.rs_backends), &id,
+				be))
+		return -errno;
+	return 0;
+}
+
+static int percpu_sum(struct bpf_map *map, uint32_t id, void *out, size_t words)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *vals, *sum = out;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	vals = calloc((size_t)ncpu * words, sizeof(__u64));
+	if (!vals)
+		return -ENOMEM;
+	memset(out, 0, words * sizeof(__u64));
+	if (bpf_map_lookup_elem(bpf_map__fd(map), &id, vals)) {
+		int err = -errno;
+
+		free(vals);
+		return err;
+	}
+	for (int c = 0; c < ncpu; c++)
+		for (size_t w = 0; w < words; w++)
+			sum[w] += vals[(size_t)c * words + w];
+	free(vals);
+	return 0;
+}
+
+int dp_backend_stats(struct rs_dataplane *dp, uint32_t id,
+		     struct rs_backend_stats *out)
+{
+	return percpu_sum(dp->skel->maps.rs_backend_stats, id, out,
+			  sizeof(*out) / sizeof(__u64));
+}
+
+int dp_service_stats(struct rs_dataplane *dp, uint32_t id,
+		     struct rs_service_stats *out)
+{
+	return percpu_sum(dp->skel->maps.rs_service_stats, id, out,
+			  sizeof(*out) / sizeof(__u64));
+}
+
+int dp_sticky_lookup(struct rs_dataplane *dp, uint32_t svc_id,
+		     const struct rs_affinity_key *key,
+		     struct rs_sticky_entry *out)
+{
+	int fd = inner_map_fd(dp, dp->skel->maps.rs_sticky, svc_id), err = 0;
+
+	if (fd < 0)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(fd, key, out))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+long dp_sticky_each(struct rs_dataplane *dp, uint32_t svc_id,
+		    void (*fn)(const struct rs_affinity_key *key,
+			       const struct rs_sticky_entry *e, void *arg),
+		    void *arg)
+{
+	int fd = inner_map_fd(dp, dp->skel->maps.rs_sticky, svc_id);
+	struct rs_affinity_key cur, next;
+	struct rs_sticky_entry e;
+	long n = 0;
+	int r;
+
+	if (fd < 0)
+		return 0;
+	for (r = bpf_map_get_next_key(fd, NULL, &next); r == 0;
+	     r = bpf_map_get_next_key(fd, &cur, &next)) {
+		cur = next;
+		if (bpf_map_lookup_elem(fd, &cur, &e))
+			continue;
+		fn(&cur, &e, arg);
+		n++;
+	}
+	close(fd);
+	return n;
 }
 
 uint64_t dp_ring_generation(struct rs_dataplane *dp, uint32_t svc_id)

@@ -43,6 +43,9 @@ int dp_attach(struct rs_dataplane *dp);
 
 void dp_close(struct rs_dataplane *dp);
 
+/* Kernel id of the loaded sk_lookup program. */
+uint32_t dp_program_id(struct rs_dataplane *dp);
+
 int dp_set_service(struct rs_dataplane *dp, uint32_t id,
 		   const struct rs_service *svc);
 int dp_set_backend(struct rs_dataplane *dp, uint32_t id,
@@ -62,6 +65,30 @@ int dp_sync_binds(struct rs_dataplane *dp, const struct rs_bind_key *keys,
  */
 int64_t dp_swap_ring(struct rs_dataplane *dp, uint32_t svc_id,
 		     const struct rs_ring *ring);
+
+/* Read the installed ring of @svc_id (caller frees with ring_free). */
+int dp_read_ring(struct rs_dataplane *dp, uint32_t svc_id, struct rs_ring *ring,
+		 uint64_t *generation);
+int dp_delete_ring(struct rs_dataplane *dp, uint32_t svc_id);
+int dp_get_service(struct rs_dataplane *dp, uint32_t id,
+		   struct rs_service *svc);
+int dp_get_backend(struct rs_dataplane *dp, uint32_t id, struct rs_backend *be);
+
+/* Per-CPU counters summed over CPUs. */
+int dp_backend_stats(struct rs_dataplane *dp, uint32_t id,
+		     struct rs_backend_stats *out);
+int dp_service_stats(struct rs_dataplane *dp, uint32_t id,
+		     struct rs_service_stats *out);
+
+/* The sticky entry of @key in @svc_id's table, -ENOENT if none. */
+int dp_sticky_lookup(struct rs_dataplane *dp, uint32_t svc_id,
+		     const struct rs_affinity_key *key,
+		     struct rs_sticky_entry *out);
+/* Calls @fn for each sticky entry of @svc_id; returns entries seen. */
+long dp_sticky_each(struct rs_dataplane *dp, uint32_t svc_id,
+		    void (*fn)(const struct rs_affinity_key *key,
+			       const struct rs_sticky_entry *e, void *arg),
+		    void *arg);
 
 /* Generation of the ring currently installed for @svc_id, 0 if none. */
 uint64_t dp_ring_generation(struct rs_dataplane *dp, uint32_t svc_id);

@@ -125,3 +125,47 @@ int ring_lookup(const struct rs_ring *ring, const struct rs_ring_view *view,
 	}
 	return -ENOENT;
 }
+
+static bool point_usable(const struct rs_point *p,
+			 const struct rs_ring_view *view)
+{
+	const struct rs_backend *be;
+
+	if (p->backend >= view->nbackends)
+		return false;
+	be = &view->backends[p->backend];
+	if (p->ordinal >= be->active_points || be->state != RS_BACKEND_UP)
+		return false;
+	return !view->has_socket || view->has_socket[p->backend];
+}
+
+uint32_t ring_max_skip_run(const struct rs_ring *ring,
+			   const struct rs_ring_view *view)
+{
+	uint32_t run = 0, best = 0, first = 0;
+	bool any = false;
+
+	for (uint32_t i = 0; i < ring->npoints; i++) {
+		if (point_usable(&ring->points[i], view)) {
+			if (!any)
+				first = run;
+			any = true;
+			run = 0;
+			continue;
+		}
+		run++;
+		if (run > best)
+			best = run;
+	}
+	if (!any)
+		return ring->npoints;
+	/* The run at the end continues into the one at the start. */
+	return run + first > best ? run + first : best;
+}
+
+bool ring_equal(const struct rs_ring *a, const struct rs_ring *b)
+{
+	return a->npoints == b->npoints &&
+	       (a->npoints == 0 ||
+		!memcmp(a->points, b->points, a->npoints * sizeof(*a->points)));
+}

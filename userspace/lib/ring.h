@@ -55,4 +55,14 @@ struct rs_ring_choice {
 int ring_lookup(const struct rs_ring *ring, const struct rs_ring_view *view,
 		uint64_t hash, struct rs_ring_choice *choice);
 
+/*
+ * Longest run of consecutive points (around the ring) that the walk would
+ * skip under @view. The data plane gives up after RS_WALK_MAX points, so
+ * the daemon rebuilds before a run gets near that.
+ */
+uint32_t ring_max_skip_run(const struct rs_ring *ring,
+			   const struct rs_ring_view *view);
+
+bool ring_equal(const struct rs_ring *a, const struct rs_ring *b);
+
 #endif /* RS_RING_H */

@@ -4,37 +4,27 @@
  * sockets, then keeps them in line. Stopping it leaves steering in place.
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <ev.h>
 #include <bpf/libbpf.h>
+#include <ev.h>
 
-#include "config.h"
-#include "config_apply.h"
-#include "dataplane.h"
+#include "control.h"
+#include "daemon.h"
 #include "log.h"
+#include "metrics.h"
 #include "version.h"
 
-#define DEFAULT_CONFIG	   "/etc/ringsteer/ringsteer.conf"
-#define RECONCILE_INTERVAL 1.0
-
-struct daemon {
-	const char *config_path;
-	struct rs_config cfg;
-	struct rs_dataplane dp;
-	struct rs_backend_rt *rt;
-	ev_timer reconcile;
-	ev_signal sig_term, sig_int, sig_hup;
-};
+#define DEFAULT_CONFIG "/etc/ringsteer/ringsteer.conf"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: ringsteerd [-c FILE] [-v] [--check | --detach]\n"
+	fprintf(f, "Usage: ringsteerd [-c FILE] [-v|-q] [--check | --detach]\n"
 		   "  -c, --config FILE  configuration (default " DEFAULT_CONFIG
 		   ")\n"
 		   "      --check        validate the configuration and exit\n"
@@ -42,7 +32,16 @@ static void usage(FILE *f)
 		   "pins\n"
 		   "  -v, --verbose      debug logging\n"
 		   "  -q, --quiet        warnings and errors only\n"
-		   "      --version      print the version\n");
+		   "      --version      print the version\n"
+		   "Signals: TERM/INT exit and leave steering in place; HUP "
+		   "reloads.\n");
+}
+
+static void print_errors(const char *errs)
+{
+	size_t n = strlen(errs);
+
+	fprintf(stderr, "%s%s", errs, n && errs[n - 1] != '\n' ? "\n" : "");
 }
 
 static int load_config(const char *path, struct rs_config *cfg)
@@ -52,18 +51,8 @@ static int load_config(const char *path, struct rs_config *cfg)
 
 	err = rs_config_load(path, cfg, errs, sizeof(errs));
 	if (err)
-		fprintf(stderr, "%s%s", errs,
-			errs[0] && errs[strlen(errs) - 1] != '\n' ? "\n" : "");
+		print_errors(errs);
 	return err;
-}
-
-static void on_reconcile(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	struct daemon *d = w->data;
-
-	(void)loop;
-	(void)revents;
-	sockets_reconcile(&d->dp, &d->cfg, d->rt);
 }
 
 static void on_stop(struct ev_loop *loop, ev_signal *w, int revents)
@@ -77,33 +66,16 @@ static void on_stop(struct ev_loop *loop, ev_signal *w, int revents)
 static void on_reload(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	struct daemon *d = w->data;
-	struct rs_backend_rt *rt;
-	struct rs_config next;
+	char errs[8192] = "";
 
 	(void)loop;
 	(void)revents;
 	rs_info("SIGHUP: reloading %s", d->config_path);
-	if (load_config(d->config_path, &next)) {
-		rs_err("reload refused: configuration has errors; nothing "
-		       "changed");
+	if (daemon_reload(d, errs, sizeof(errs))) {
+		print_errors(errs);
+		rs_err("reload refused: nothing changed");
 		return;
 	}
-	rt = calloc(next.n_backends ? next.n_backends : 1, sizeof(*rt));
-	if (!rt) {
-		rs_config_free(&next);
-		return;
-	}
-	if (config_apply(&d->dp, &next)) {
-		rs_err("reload: applying the new configuration failed");
-		free(rt);
-		rs_config_free(&next);
-		return;
-	}
-	rs_config_free(&d->cfg);
-	free(d->rt);
-	d->cfg = next;
-	d->rt = rt;
-	sockets_reconcile(&d->dp, &d->cfg, d->rt);
 	rs_info("reload: done");
 }
 
@@ -117,46 +89,49 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt,
 
 static int run(struct daemon *d)
 {
-	struct ev_loop *loop = EV_DEFAULT;
-	int err, have;
+	int err, have = 0;
 
-	d->rt = calloc(d->cfg.n_backends ? d->cfg.n_backends : 1,
-		       sizeof(*d->rt));
-	if (!d->rt)
-		return -ENOMEM;
-	err = dp_open(&d->dp, d->cfg.bpffs);
-	if (err)
-		return err;
-	err = config_apply(&d->dp, &d->cfg);
+	d->loop = EV_DEFAULT;
+	d->started = ev_time();
+	err = daemon_start(d);
 	if (err) {
-		rs_err("applying %s to the data plane failed", d->config_path);
-		goto out;
+		daemon_stop(d);
+		return err;
 	}
-	have = sockets_reconcile(&d->dp, &d->cfg, d->rt);
-	err = dp_attach(&d->dp);
-	if (err)
-		goto out;
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		have += d->bes[i].has_socket;
 	rs_info("ringsteerd %s: %s sk_lookup link %s/%s; %zu services, %d/%zu "
 		"backends with a socket",
 		RS_VERSION, d->dp.adopted_link ? "updated" : "attached",
 		d->cfg.bpffs, RS_LINK_PIN_NAME, d->cfg.n_services, have,
 		d->cfg.n_backends);
-
-	ev_timer_init(&d->reconcile, on_reconcile, RECONCILE_INTERVAL,
-		      RECONCILE_INTERVAL);
-	d->reconcile.data = d;
-	ev_timer_start(loop, &d->reconcile);
+	err = control_start(d);
+	if (!err)
+		err = metrics_start(d);
+	if (err) {
+		control_stop(d);
+		daemon_stop(d);
+		return err;
+	}
 	ev_signal_init(&d->sig_term, on_stop, SIGTERM);
 	ev_signal_init(&d->sig_int, on_stop, SIGINT);
 	ev_signal_init(&d->sig_hup, on_reload, SIGHUP);
 	d->sig_hup.data = d;
-	ev_signal_start(loop, &d->sig_term);
-	ev_signal_start(loop, &d->sig_int);
-	ev_signal_start(loop, &d->sig_hup);
-	ev_run(loop, 0);
-out:
-	dp_close(&d->dp);
-	free(d->rt);
+	ev_signal_start(d->loop, &d->sig_term);
+	ev_signal_start(d->loop, &d->sig_int);
+	ev_signal_start(d->loop, &d->sig_hup);
+	signal(SIGPIPE, SIG_IGN);
+	ev_run(d->loop, 0);
+	metrics_stop(d);
+	control_stop(d);
+	daemon_stop(d);
+	if (d->detach_requested) {
+		err = dp_detach(d->cfg.bpffs);
+		if (err)
+			rs_err("detach: %s: %s", d->cfg.bpffs, strerror(-err));
+		else
+			rs_info("detached: removed %s", d->cfg.bpffs);
+	}
 	return err;
 }
 

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ringsteerd's runtime state: the configuration in force, what it knows of
+ * every backend (socket, operator state, health, weight) and every service
+ * (the ring installed), and the event loop that keeps them in line.
+ */
+#ifndef RS_DAEMON_H
+#define RS_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <ev.h>
+
+#include "checker.h"
+#include "config.h"
+#include "config_apply.h"
+#include "dataplane.h"
+#include "health.h"
+#include "ring.h"
+
+struct daemon;
+
+struct be_rt {
+	struct daemon *d;
+	size_t idx;  /* in d->cfg.backends */
+	uint32_t id; /* data-plane backend id */
+	struct rs_backend_rt sock;
+	bool has_socket;
+	enum rs_op_state op;
+	struct rs_health health;
+	struct rs_check check;
+	ev_tstamp up_since; /* slow start reference; 0 = not ramping */
+	uint32_t weight;    /* in force: config, or operator's override */
+	bool weight_override;
+	uint32_t built_points; /* this backend's points in the installed ring */
+	struct rs_backend pushed; /* last written to rs_backends */
+	bool pushed_valid;
+};
+
+struct svc_rt {
+	uint32_t id;
+	struct rs_ring ring; /* as installed */
+	uint64_t generation;
+	bool compact; /* built without unusable backends (walk bound) */
+	uint64_t rebuilds;
+};
+
+struct daemon {
+	const char *config_path;
+	struct rs_config cfg;
+	struct svc_rt *svcs; /* parallel to cfg.services */
+	struct be_rt *bes;   /* parallel to cfg.backends */
+	struct rs_dataplane dp;
+	struct rs_checker checker;
+	struct ev_loop *loop;
+	ev_timer reconcile;
+	ev_timer ramp;
+	ev_signal sig_term, sig_int, sig_hup;
+	ev_tstamp started;
+	uint64_t reloads, reload_failures;
+	bool detach_requested;
+	void *control; /* struct control_server */
+	void *metrics; /* struct MHD_Daemon */
+};
+
+/* state.c */
+int daemon_start(struct daemon *d);
+int daemon_reload(struct daemon *d, char *err, size_t errlen);
+void daemon_stop(struct daemon *d);
+void daemon_reconcile_sockets(struct daemon *d);
+
+/*
+ * Operator actions. Return 0, -ENOENT (no such backend) or -EINVAL (bad
+ * weight). Effective at once: a state-word update, or a rebuild and swap
+ * when a weight rises above the built one.
+ */
+int daemon_set_op(struct daemon *d, const char *backend, enum rs_op_state op);
+int daemon_set_weight(struct daemon *d, const char *backend, uint32_t weight);
+/* Rebuild and swap @service's ring even if nothing changed. */
+int daemon_rebuild(struct daemon *d, const char *service);
+
+int daemon_find_backend(const struct daemon *d, const char *name);
+int daemon_find_service(const struct daemon *d, const char *name);
+
+/* The backend's data-plane word as the daemon computes it now. */
+void daemon_backend_word(const struct daemon *d, const struct be_rt *be,
+			 struct rs_backend *out);
+/* The walk's view of @svc: backends by id, socket presence. */
+int daemon_ring_view(const struct daemon *d, struct rs_backend **backends,
+		     bool **has_socket, uint32_t *n);
+
+const char *rs_op_state_name(enum rs_op_state op);
+const char *rs_backend_state_name(uint32_t state);
+
+#endif /* RS_DAEMON_H */

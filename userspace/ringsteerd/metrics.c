@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: MIT
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "addr.h"
+#include "control_cmds.h"
+#include "log.h"
+#include "metrics.h"
+#include "version.h"
+
+/*
+ * libmicrohttpd runs without threads of its own: its epoll fd is watched
+ * by the daemon's loop, so rendering reads daemon state without locks.
+ */
+struct metrics_server {
+	struct daemon *d;
+	struct MHD_Daemon *mhd;
+	ev_io io;
+	ev_timer timer;
+};
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static void put(struct buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void put(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p ? b->p + b->len : NULL,
+			      b->p ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return;
+		if (b->p && b->len + (size_t)n < b->cap) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t cap = (b->cap ? b->cap * 2 : 16384) + (size_t)n;
+		char *q = realloc(b->p, cap);
+
+		if (!q)
+			return;
+		b->p = q;
+		b->cap = cap;
+	}
+}
+
+static void help(struct buf *b, const char *name, const char *type,
+		 const char *text)
+{
+	put(b, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
+}
+
+static void backend_metrics(struct daemon *d, struct buf *b)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} m[] = {
+		{"ringsteer_backend_assigned_total", "counter",
+		 "Connections and datagrams handed to the backend."},
+		{"ringsteer_backend_sticky_hits_total", "counter",
+		 "Assignments made by the sticky table."},
+		{"ringsteer_backend_spills_total", "counter",
+		 "Assignments where the backend was not the primary owner."},
+		{"ringsteer_backend_cookie_hits_total", "counter",
+		 "Assignments made by a QUIC connection-ID cookie."},
+		{"ringsteer_backend_up", "gauge",
+		 "1 when the backend takes new clients (state UP)."},
+		{"ringsteer_backend_state", "gauge",
+		 "Data-plane state, one series per state, 1 for the current."},
+		{"ringsteer_backend_health", "gauge",
+		 "1 when the backend passes its health checks."},
+		{"ringsteer_backend_weight", "gauge", "Weight in force."},
+		{"ringsteer_backend_active_points", "gauge",
+		 "Ring points taking new clients (slow start ramps this)."},
+		{"ringsteer_backend_share", "gauge",
+		 "Fraction of the service's hash space it owns now."},
+		{"ringsteer_backend_check_latency_seconds", "gauge",
+		 "Duration of the last health check."},
+		{"ringsteer_backend_checks_total", "counter",
+		 "Health checks run."},
+	};
+	static const char *const states[] = {"DOWN", "UP", "DRAIN"};
+
+	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
+		help(b, m[k].name, m[k].type, m[k].help);
+		for (size_t s = 0; s < d->cfg.n_services; s++) {
+			double lost, *shares = service_shares(d, s, &lost);
+
+			for (size_t i = 0; i < d->cfg.n_backends; i++) {
+				const struct be_rt *be = &d->bes[i];
+				struct backend_view v;
+				char lbl[256];
+				double val = 0;
+
+				if (d->cfg.backends[i].service != s)
+					continue;
+				backend_view_get(d, i, shares, &v);
+				snprintf(lbl, sizeof(lbl),
+					 "service=\"%s\",backend=\"%s\"",
+					 d->cfg.services[s].name,
+					 d->cfg.backends[i].name);
+				switch (k) {
+				case 0:
+					val = v.stats.assigned;
+					break;
+				case 1:
+					val = v.stats.sticky_hits;
+					break;
+				case 2:
+					val = v.stats.spills;
+					break;
+				case 3:
+					val = v.stats.cookie_hits;
+					break;
+				case 4:
+					val = v.word.state == RS_BACKEND_UP;
+					break;
+				case 5:
+					for (int st = 0; st < 3; st++)
+						put(b,
+						    "%s{%s,state=\"%s\"} %d\n",
+						    m[k].name, lbl, states[st],
+						    (int)v.word.state == st);
+					continue;
+				case 6:
+					val = be->health.up;
+					break;
+				case 7:
+					val = be->weight;
+					break;
+				case 8:
+					val = v.word.active_points;
+					break;
+				case 9:
+					val = v.share;
+					break;
+				case 10:
+					val = be->health.last_latency_ms /
+					      1000.0;
+					break;
+				default:
+					val = (double)be->health.checks;
+					break;
+				}
+				put(b, "%s{%s} %.17g\n", m[k].name, lbl, val);
+			}
+			free(shares);
+		}
+	}
+}
+
+static void service_metrics(struct daemon *d, struct buf *b)
+{
+	static const char *const names[] = {
+		"lookups",     "no_backend",	   "errors",
+		"walk_limit",  "cookie_none",	   "cookie_unknown",
+		"cookie_down", "cookie_malformed",
+	};
+	static const char *const helps[] = {
+		"sk_lookup runs that matched the service.",
+		"Lookups with no backend available (fallback applied).",
+		"Sockets the kernel refused to assign.",
+		"Walks that gave up after the walk bound.",
+		"QUIC packets without a usable cookie (Initial, 0-RTT, not "
+		"QUIC).",
+		"QUIC cookies naming no known server ID or config.",
+		"QUIC cookies of a backend that is down or without a socket.",
+		"Malformed or truncated packets on a cookie service.",
+	};
+
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		char name[96];
+
+		snprintf(name, sizeof(name), "ringsteer_service_%s_total",
+			 names[k]);
+		help(b, name, "counter", helps[k]);
+		for (size_t s = 0; s < d->cfg.n_services; s++) {
+			struct rs_service_stats st = {0};
+
+			dp_service_stats(&d->dp, d->svcs[s].id, &st);
+			put(b, "%s{service=\"%s\"} %llu\n", name,
+			    d->cfg.services[s].name,
+			    (unsigned long long)((__u64 *)&st)[k]);
+		}
+	}
+	help(b, "ringsteer_ring_generation", "gauge",
+	     "Generation of the installed ring.");
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		put(b, "ringsteer_ring_generation{service=\"%s\"} %llu\n",
+		    d->cfg.services[s].name,
+		    (unsigned long long)d->svcs[s].generation);
+	help(b, "ringsteer_ring_rebuilds_total", "counter",
+	     "Ring rebuilds and swaps by this daemon.");
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		put(b, "ringsteer_ring_rebuilds_total{service=\"%s\"} %llu\n",
+		    d->cfg.services[s].name,
+		    (unsigned long long)d->svcs[s].rebuilds);
+	help(b, "ringsteer_ring_points", "gauge", "Points in the ring.");
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		put(b, "ringsteer_ring_points{service=\"%s\"} %u\n",
+		    d->cfg.services[s].name, d->svcs[s].ring.npoints);
+}
+
+char *metrics_render(struct daemon *d)
+{
+	struct buf b = {0};
+
+	help(&b, "ringsteer_build_info", "gauge", "Version of ringsteerd.");
+	put(&b, "ringsteer_build_info{version=\"%s\"} 1\n", RS_VERSION);
+	help(&b, "ringsteer_reloads_total", "counter",
+	     "Configuration reloads applied.");
+	put(&b, "ringsteer_reloads_total %llu\n",
+	    (unsigned long long)d->reloads);
+	help(&b, "ringsteer_reload_failures_total", "counter",
+	     "Configuration reloads refused.");
+	put(&b, "ringsteer_reload_failures_total %llu\n",
+	    (unsigned long long)d->reload_failures);
+	service_metrics(d, &b);
+	backend_metrics(d, &b);
+	return b.p;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
+				  const char *url, const char *method,
+				  const char *version, const char *upload,
+				  size_t *upload_len, void **con_cls)
+{
+	struct metrics_server *ms = cls;
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	unsigned int status = MHD_HTTP_OK;
+	char *body;
+
+	(void)version;
+	(void)upload;
+	(void)upload_len;
+	(void)con_cls;
+	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+		body = strdup("only GET\n");
+		status = MHD_HTTP_METHOD_NOT_ALLOWED;
+	} else if (strcmp(url, "/metrics") && strcmp(url, "/")) {
+		body = strdup("not found; see /metrics\n");
+		status = MHD_HTTP_NOT_FOUND;
+	} else {
+		body = metrics_render(ms->d);
+	}
+	if (!body)
+		return MHD_NO;
+	resp = MHD_create_response_from_buffer(strlen(body), body,
+					       MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(resp, "Content-Type",
+				"text/plain; version=0.0.4; charset=utf-8");
+	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static void metrics_arm_timer(struct metrics_server *ms)
+{
+	MHD_UNSIGNED_LONG_LONG ms_left;
+
+	ev_timer_stop(ms->d->loop, &ms->timer);
+	if (MHD_get_timeout(ms->mhd, &ms_left) == MHD_YES) {
+		ev_timer_set(&ms->timer, ms_left / 1000.0, 0.);
+		ev_timer_start(ms->d->loop, &ms->timer);
+	}
+}
+
+static void on_mhd_io(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct metrics_server *ms = w->data;
+
+	(void)loop;
+	(void)revents;
+	MHD_run(ms->mhd);
+	metrics_arm_timer(ms);
+}
+
+static void on_mhd_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct metrics_server *ms = w->data;
+
+	(void)loop;
+	(void)revents;
+	MHD_run(ms->mhd);
+	metrics_arm_timer(ms);
+}
+
+int metrics_start(struct daemon *d)
+{
+	struct sockaddr_storage ss = {0};
+	const union MHD_DaemonInfo *info;
+	struct metrics_server *ms;
+	char where[RS_ADDR_STRLEN];
+	unsigned int flags = MHD_USE_EPOLL;
+
+	if (!d->cfg.has_metrics)
+		return 0;
+	ms = calloc(1, sizeof(*ms));
+	if (!ms)
+		return -ENOMEM;
+	ms->d = d;
+	if (d->cfg.metrics_family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+		in->sin_family = AF_INET;
+		in->sin_port = htons(d->cfg.metrics_port);
+		memcpy(&in->sin_addr, d->cfg.metrics_addr, 4);
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(d->cfg.metrics_port);
+		memcpy(&in6->sin6_addr, d->cfg.metrics_addr, 16);
+		flags |= MHD_USE_IPv6;
+	}
+	rs_addr_format(d->cfg.metrics_family, d->cfg.metrics_addr,
+		       d->cfg.metrics_port, where, sizeof(where));
+	ms->mhd = MHD_start_daemon(flags, d->cfg.metrics_port, NULL, NULL,
+				   on_request, ms, MHD_OPTION_SOCK_ADDR, &ss,
+				   MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+				   MHD_OPTION_END);
+	if (!ms->mhd) {
+		rs_err("metrics: cannot listen on %s", where);
+		free(ms);
+		return -EADDRNOTAVAIL;
+	}
+	info = MHD_get_daemon_info(ms->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	ev_io_init(&ms->io, on_mhd_io, info->epoll_fd, EV_READ);
+	ms->io.data = ms;
+	ev_io_start(d->loop, &ms->io);
+	ev_timer_init(&ms->timer, on_mhd_timer, 0., 0.);
+	ms->timer.data = ms;
+	d->metrics = ms;
+	rs_info("metrics on http://%s/metrics", where);
+	return 0;
+}
+
+void metrics_stop(struct daemon *d)
+{
+	struct metrics_server *ms = d->metrics;
+
+	if (!ms)
+		return;
+	ev_io_stop(d->loop, &ms->io);
+	ev_timer_stop(d->loop, &ms->timer);
+	MHD_stop_daemon(ms->mhd);
+	free(ms);
+	d->metrics = NULL;
+}

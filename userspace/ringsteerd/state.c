@@ -1,0 +1,974 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The daemon's state engine: ids, operator and health states, weights,
+ * slow start, rings and their atomic swaps, reloads as diffs, and adoption
+ * of what a previous ringsteerd left pinned.
+ *
+ * Rule of thumb: anything that does not change ring membership or a
+ * backend's maximum points is one state-word write to rs_backends. Ring
+ * rebuilds happen only when membership or a maximum changes, or when the
+ * walk bound would otherwise be at risk.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "addr.h"
+#include "daemon.h"
+#include "log.h"
+
+/* A skipped run longer than this triggers a rebuild without the skippers. */
+#define WALK_SAFE_RUN (RS_WALK_MAX / 2)
+
+const char *rs_op_state_name(enum rs_op_state op)
+{
+	switch (op) {
+	case RS_OP_DRAIN:
+		return "drain";
+	case RS_OP_DOWN:
+		return "down";
+	default:
+		return "up";
+	}
+}
+
+const char *rs_backend_state_name(uint32_t state)
+{
+	switch (state) {
+	case RS_BACKEND_UP:
+		return "UP";
+	case RS_BACKEND_DRAIN:
+		return "DRAIN";
+	default:
+		return "DOWN";
+	}
+}
+
+int daemon_find_backend(const struct daemon *d, const char *name)
+{
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		if (!strcmp(d->cfg.backends[i].name, name))
+			return (int)i;
+	return -ENOENT;
+}
+
+int daemon_find_service(const struct daemon *d, const char *name)
+{
+	return rs_config_find_service(&d->cfg, name);
+}
+
+static uint32_t full_points(const struct daemon *d, const struct be_rt *be)
+{
+	const struct rs_backend_conf *bc = &d->cfg.backends[be->idx];
+
+	return be->weight * d->cfg.services[bc->service].vnodes;
+}
+
+void daemon_backend_word(const struct daemon *d, const struct be_rt *be,
+			 struct rs_backend *out)
+{
+	const struct rs_backend_conf *bc = &d->cfg.backends[be->idx];
+	uint32_t full = full_points(d, be), active = full;
+
+	memset(out, 0, sizeof(*out));
+	if (be->op == RS_OP_DOWN || !be->health.up)
+		out->state = RS_BACKEND_DOWN;
+	else if (be->op == RS_OP_DRAIN)
+		out->state = RS_BACKEND_DRAIN;
+	else
+		out->state = RS_BACKEND_UP;
+	if (be->up_since > 0 && bc->health.slow_start_ms)
+		active = slow_start_points(
+			full,
+			(uint64_t)((ev_now(d->loop) - be->up_since) * 1000),
+			bc->health.slow_start_ms);
+	out->active_points =
+		active < be->built_points ? active : be->built_points;
+	out->service = d->svcs[bc->service].id;
+	out->max_points = be->built_points;
+	out->op_state = be->op;
+	out->health = be->health.up;
+	out->weight = be->weight;
+	snprintf(out->name, sizeof(out->name), "%s", bc->name);
+}
+
+/* Write the backend's word if it changed. */
+static int push_backend(struct daemon *d, struct be_rt *be)
+{
+	struct rs_backend word;
+	int err;
+
+	daemon_backend_word(d, be, &word);
+	if (be->pushed_valid && !memcmp(&word, &be->pushed, sizeof(word)))
+		return 0;
+	err = dp_set_backend(&d->dp, be->id, &word);
+	if (err)
+		return err;
+	be->pushed = word;
+	be->pushed_valid = true;
+	return 0;
+}
+
+int daemon_ring_view(const struct daemon *d, struct rs_backend **backends,
+		     bool **has_socket, uint32_t *n)
+{
+	*backends = calloc(RS_MAX_BACKENDS, sizeof(**backends));
+	*has_socket = calloc(RS_MAX_BACKENDS, sizeof(**has_socket));
+	if (!*backends || !*has_socket) {
+		free(*backends);
+		free(*has_socket);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		const struct be_rt *be = &d->bes[i];
+
+		daemon_backend_word(d, be, &(*backends)[be->id]);
+		(*has_socket)[be->id] = be->has_socket;
+	}
+	*n = RS_MAX_BACKENDS;
+	return 0;
+}
+
+/*
+ * Members of service @s: every backend with points at its built maximum,
+ * or, @compact, only those that can take new clients now.
+ */
+static int build_ring(struct daemon *d, size_t s, bool compact,
+		      const struct rs_backend *words, const bool *has_socket,
+		      struct rs_ring *ring)
+{
+	struct rs_ring_member *m;
+	size_t n = 0;
+	int err;
+
+	m = calloc(d->cfg.n_backends ? d->cfg.n_backends : 1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		struct be_rt *be = &d->bes[i];
+
+		if (d->cfg.backends[i].service != s || !be->built_points)
+			continue;
+		if (compact && (words[be->id].state != RS_BACKEND_UP ||
+				!has_socket[be->id]))
+			continue;
+		m[n].name = d->cfg.backends[i].name;
+		m[n].backend = be->id;
+		m[n].points = be->built_points;
+		n++;
+	}
+	err = ring_build(m, n, d->cfg.services[s].seed, ring);
+	free(m);
+	return err;
+}
+
+static int install_ring(struct daemon *d, size_t s, struct rs_ring *ring,
+			bool compact, const char *why)
+{
+	struct svc_rt *svc = &d->svcs[s];
+	int64_t gen = dp_swap_ring(&d->dp, svc->id, ring);
+
+	if (gen < 0) {
+		ring_free(ring);
+		return (int)gen;
+	}
+	ring_free(&svc->ring);
+	svc->ring = *ring;
+	memset(ring, 0, sizeof(*ring));
+	svc->generation = (uint64_t)gen;
+	svc->compact = compact;
+	svc->rebuilds++;
+	rs_info("service %s: ring generation %llu, %u points%s (%s)",
+		d->cfg.services[s].name, (unsigned long long)gen,
+		svc->ring.npoints,
+		compact ? ", without unavailable backends" : "", why);
+	return 0;
+}
+
+/*
+ * Keep the walk bound from ever being why a client finds no backend: if
+ * the skipped points of the full ring would make a walk too long, install
+ * a ring without the backends that cannot take clients; go back to the
+ * full ring once it is safe again.
+ */
+static int check_walk(struct daemon *d, size_t s)
+{
+	struct svc_rt *svc = &d->svcs[s];
+	struct rs_ring_view view = {0};
+	struct rs_ring full = {0}, compact = {0};
+	struct rs_backend *words;
+	bool *has_socket;
+	uint32_t run;
+	int err;
+
+	err = daemon_ring_view(d, &words, &has_socket, &view.nbackends);
+	if (err)
+		return err;
+	view.backends = words;
+	view.has_socket = has_socket;
+	if (!svc->compact) {
+		run = ring_max_skip_run(&svc->ring, &view);
+		if (run <= WALK_SAFE_RUN || svc->ring.npoints == 0)
+			goto out;
+	} else {
+		err = build_ring(d, s, false, words, has_socket, &full);
+		if (err)
+			goto out;
+		if (ring_max_skip_run(&full, &view) <= WALK_SAFE_RUN) {
+			err = install_ring(d, s, &full, false,
+					   "all backends back in reach");
+			goto out;
+		}
+	}
+	err = build_ring(d, s, true, words, has_socket, &compact);
+	if (!err && (!svc->compact || !ring_equal(&compact, &svc->ring)))
+		err = install_ring(d, s, &compact, true,
+				   "walks past unavailable backends too long");
+out:
+	ring_free(&full);
+	ring_free(&compact);
+	free(words);
+	free(has_socket);
+	return err;
+}
+
+/* Rebuild @s's full ring; install it if it differs or @force. */
+static int rebuild_full(struct daemon *d, size_t s, bool force, const char *why)
+{
+	struct rs_backend *words;
+	struct rs_ring ring;
+	bool *has_socket;
+	uint32_t n;
+	int err;
+
+	err = daemon_ring_view(d, &words, &has_socket, &n);
+	if (err)
+		return err;
+	err = build_ring(d, s, false, words, has_socket, &ring);
+	free(words);
+	free(has_socket);
+	if (err)
+		return err;
+	if (!force && !d->svcs[s].compact &&
+	    ring_equal(&ring, &d->svcs[s].ring)) {
+		ring_free(&ring);
+		return 0;
+	}
+	err = install_ring(d, s, &ring, false, why);
+	return err ? err : check_walk(d, s);
+}
+
+static void push_service_backends(struct daemon *d, size_t s)
+{
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		if (d->cfg.backends[i].service == s)
+			push_backend(d, &d->bes[i]);
+}
+
+/* A backend's state changed: write its word, then mind the walk bound. */
+static void backend_changed(struct daemon *d, struct be_rt *be)
+{
+	push_backend(d, be);
+	check_walk(d, d->cfg.backends[be->idx].service);
+	/* A compact ring may have dropped or regained this backend. */
+	push_service_backends(d, d->cfg.backends[be->idx].service);
+}
+
+/* ---- health ---- */
+
+static void on_check_result(void *arg, bool ok, const char *reason,
+			    double latency_ms)
+{
+	struct be_rt *be = arg;
+	struct daemon *d = be->d;
+	const struct rs_backend_conf *bc = &d->cfg.backends[be->idx];
+	enum rs_health_event ev;
+
+	ev = health_on_result(&be->health, &bc->health, ok, reason, latency_ms);
+	if (ev == RS_HEALTH_NO_CHANGE)
+		return;
+	if (ev == RS_HEALTH_WENT_DOWN) {
+		rs_warn("backend %s: DOWN, health check failed: %s (fall %u)",
+			bc->name, be->health.last_result, bc->health.fall);
+		be->up_since = 0;
+	} else {
+		rs_info("backend %s: UP, %u health checks passed%s", bc->name,
+			bc->health.rise,
+			bc->health.slow_start_ms ? ", slow start" : "");
+		be->up_since = bc->health.slow_start_ms ? ev_now(d->loop) : 0;
+	}
+	backend_changed(d, be);
+}
+
+static void start_check(struct daemon *d, struct be_rt *be)
+{
+	const struct rs_backend_conf *bc = &d->cfg.backends[be->idx];
+	const struct rs_backend_addr *a = &bc->addrs[0];
+	/* Spread the first probes over the interval. */
+	uint32_t delay =
+		(uint32_t)((be->idx * 97) % (bc->health.interval_ms
+						     ? bc->health.interval_ms
+						     : 1));
+
+	be->d = d;
+	if (check_start(&d->checker, &be->check, &bc->health, a->family,
+			a->addr, a->port, delay, on_check_result, be))
+		rs_err("backend %s: cannot start its health check", bc->name);
+}
+
+/* Slow-start steps: raise active points of ramping backends. */
+static void on_ramp(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct daemon *d = w->data;
+
+	(void)revents;
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		struct be_rt *be = &d->bes[i];
+		uint32_t window = d->cfg.backends[i].health.slow_start_ms;
+
+		if (!be->up_since)
+			continue;
+		if ((ev_now(loop) - be->up_since) * 1000 >= window) {
+			be->up_since = 0;
+			rs_info("backend %s: slow start done",
+				d->cfg.backends[i].name);
+		}
+		push_backend(d, be);
+	}
+}
+
+/* ---- sockets ---- */
+
+void daemon_reconcile_sockets(struct daemon *d)
+{
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		struct be_rt *be = &d->bes[i];
+		bool had = be->has_socket;
+
+		be->has_socket = sockets_reconcile_backend(&d->dp, &d->cfg, i,
+							   be->id, &be->sock);
+		if (had != be->has_socket)
+			check_walk(d, d->cfg.backends[i].service);
+	}
+}
+
+static void on_reconcile(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	daemon_reconcile_sockets(w->data);
+}
+
+/* ---- ids ---- */
+
+struct pinned {
+	struct rs_service svcs[RS_MAX_SERVICES];
+	struct rs_backend bes[RS_MAX_BACKENDS];
+};
+
+static int read_pinned(struct daemon *d, struct pinned *p)
+{
+	for (uint32_t i = 0; i < RS_MAX_SERVICES; i++)
+		if (dp_get_service(&d->dp, i, &p->svcs[i]))
+			memset(&p->svcs[i], 0, sizeof(p->svcs[i]));
+	for (uint32_t i = 0; i < RS_MAX_BACKENDS; i++)
+		if (dp_get_backend(&d->dp, i, &p->bes[i]))
+			memset(&p->bes[i], 0, sizeof(p->bes[i]));
+	return 0;
+}
+
+/* Lowest id not in @used; ids in @avoid only if nothing else is left. */
+static int free_id(const bool *used, const bool *avoid, uint32_t max)
+{
+	for (uint32_t i = 0; i < max; i++)
+		if (!used[i] && !avoid[i])
+			return (int)i;
+	for (uint32_t i = 0; i < max; i++)
+		if (!used[i])
+			return (int)i;
+	return -ENOSPC;
+}
+
+/* ---- start ---- */
+
+static void init_backend(struct daemon *d, size_t i, bool up)
+{
+	struct be_rt *be = &d->bes[i];
+	const struct rs_health_conf *hc = &d->cfg.backends[i].health;
+
+	be->d = d;
+	be->idx = i;
+	be->weight = d->cfg.backends[i].weight;
+	health_init(&be->health, up);
+	/*
+	 * Optimistic start: a new backend takes clients at once, but its
+	 * first failed check takes it out rather than the fall-th.
+	 */
+	if (up && hc->type != RS_CHECK_NONE && hc->fall > 1)
+		be->health.failures = hc->fall - 1;
+}
+
+static int sticky_apply(struct daemon *d, size_t s)
+{
+	const struct rs_service_conf *sc = &d->cfg.services[s];
+	uint32_t id = d->svcs[s].id;
+
+	if (!sc->sticky_ttl)
+		return dp_sticky_remove(&d->dp, id);
+	if (dp_sticky_size(&d->dp, id) == sc->sticky_max)
+		return 0;
+	return dp_sticky_create(&d->dp, id, sc->sticky_max);
+}
+
+static int services_push(struct daemon *d)
+{
+	int err = 0;
+
+	for (size_t s = 0; s < d->cfg.n_services && !err; s++) {
+		struct rs_service svc;
+
+		rs_service_from_conf(&d->cfg, s, d->svcs[s].id, &svc);
+		err = sticky_apply(d, s);
+		if (!err)
+			err = dp_set_service(&d->dp, d->svcs[s].id, &svc);
+	}
+	return err;
+}
+
+/* Anything pinned under an id the configuration does not use goes away. */
+static void retire_unused(struct daemon *d, const struct pinned *p)
+{
+	bool svc_used[RS_MAX_SERVICES] = {0};
+	bool *be_used = calloc(RS_MAX_BACKENDS, sizeof(bool));
+	struct rs_service off_svc = {0};
+	struct rs_backend off_be = {0};
+
+	if (!be_used)
+		return;
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		svc_used[d->svcs[s].id] = true;
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		be_used[d->bes[i].id] = true;
+	for (uint32_t id = 0; id < RS_MAX_BACKENDS; id++) {
+		if (be_used[id] || (!p->bes[id].name[0] && !p->bes[id].state))
+			continue;
+		if (p->bes[id].name[0])
+			rs_info("backend %s (id %u): no longer configured",
+				p->bes[id].name, id);
+		if (p->bes[id].service < RS_MAX_SERVICES)
+			dp_sticky_forget_backend(&d->dp, p->bes[id].service,
+						 id);
+		dp_set_backend(&d->dp, id, &off_be);
+		sockets_clear_backend(&d->dp, id);
+	}
+	for (uint32_t id = 0; id < RS_MAX_SERVICES; id++) {
+		if (svc_used[id] || !p->svcs[id].enabled)
+			continue;
+		rs_info("service %s (id %u): no longer configured",
+			p->svcs[id].name, id);
+		dp_set_service(&d->dp, id, &off_svc);
+		dp_delete_ring(&d->dp, id);
+		dp_sticky_remove(&d->dp, id);
+	}
+	free(be_used);
+}
+
+static int assign_ids(struct daemon *d, const struct pinned *p)
+{
+	bool svc_used[RS_MAX_SERVICES] = {0}, svc_avoid[RS_MAX_SERVICES] = {0};
+	bool *be_used = calloc(RS_MAX_BACKENDS, sizeof(bool));
+	bool *be_avoid = calloc(RS_MAX_BACKENDS, sizeof(bool));
+	int err = 0, id;
+
+	if (!be_used || !be_avoid) {
+		free(be_used);
+		free(be_avoid);
+		return -ENOMEM;
+	}
+	/* Pinned names keep their ids: that is what adoption means. */
+	for (size_t s = 0; s < d->cfg.n_services; s++) {
+		d->svcs[s].id = UINT32_MAX;
+		for (uint32_t i = 0; i < RS_MAX_SERVICES; i++) {
+			if (p->svcs[i].enabled &&
+			    !strcmp(p->svcs[i].name, d->cfg.services[s].name)) {
+				d->svcs[s].id = i;
+				svc_used[i] = true;
+			}
+		}
+	}
+	for (uint32_t i = 0; i < RS_MAX_SERVICES; i++)
+		svc_avoid[i] = p->svcs[i].enabled;
+	for (size_t s = 0; s < d->cfg.n_services && !err; s++) {
+		if (d->svcs[s].id != UINT32_MAX)
+			continue;
+		id = free_id(svc_used, svc_avoid, RS_MAX_SERVICES);
+		if (id < 0)
+			err = id;
+		else
+			svc_used[id] = true, d->svcs[s].id = (uint32_t)id;
+	}
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		const struct rs_backend_conf *bc = &d->cfg.backends[i];
+
+		d->bes[i].id = UINT32_MAX;
+		for (uint32_t k = 0; k < RS_MAX_BACKENDS; k++) {
+			if (p->bes[k].name[0] &&
+			    !strcmp(p->bes[k].name, bc->name) &&
+			    p->bes[k].service == d->svcs[bc->service].id) {
+				d->bes[i].id = k;
+				be_used[k] = true;
+				break;
+			}
+		}
+	}
+	for (uint32_t k = 0; k < RS_MAX_BACKENDS; k++)
+		be_avoid[k] = p->bes[k].name[0] != 0;
+	for (size_t i = 0; i < d->cfg.n_backends && !err; i++) {
+		if (d->bes[i].id != UINT32_MAX)
+			continue;
+		id = free_id(be_used, be_avoid, RS_MAX_BACKENDS);
+		if (id < 0)
+			err = id;
+		else
+			be_used[id] = true, d->bes[i].id = (uint32_t)id;
+	}
+	free(be_used);
+	free(be_avoid);
+	return err;
+}
+
+/*
+ * Take over what a previous ringsteerd left: operator states, health as
+ * the data plane shows it (so nothing flaps), built points, and the rings
+ * themselves when they are what this configuration would build.
+ */
+static void adopt_backends(struct daemon *d, const struct pinned *p)
+{
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		struct be_rt *be = &d->bes[i];
+		const struct rs_backend *old = &p->bes[be->id];
+		bool adopted = old->name[0] &&
+			       !strcmp(old->name, d->cfg.backends[i].name);
+
+		init_backend(d, i, adopted ? old->health != 0 : true);
+		be->built_points = full_points(d, be);
+		if (!adopted)
+			continue;
+		be->op = old->op_state <= RS_OP_DOWN ? old->op_state : RS_OP_UP;
+		be->health.failures = 0;
+		if (old->max_points >= be->built_points)
+			be->built_points = old->max_points;
+		be->pushed = *old;
+		be->pushed_valid = true;
+	}
+}
+
+static int adopt_or_build_rings(struct daemon *d)
+{
+	int err = 0;
+
+	for (size_t s = 0; s < d->cfg.n_services && !err; s++) {
+		struct svc_rt *svc = &d->svcs[s];
+		struct rs_ring pinned;
+		uint64_t gen;
+
+		if (!dp_read_ring(&d->dp, svc->id, &pinned, &gen)) {
+			svc->ring = pinned;
+			svc->generation = gen;
+		}
+		err = rebuild_full(d, s, false, "configuration");
+		if (!err && svc->rebuilds == 0 && svc->generation)
+			rs_info("service %s: adopted ring generation %llu, %u "
+				"points",
+				d->cfg.services[s].name,
+				(unsigned long long)svc->generation,
+				svc->ring.npoints);
+		else if (!err && svc->generation == 0)
+			err = install_ring(d, s, &pinned, false, "empty");
+	}
+	return err;
+}
+
+static int alloc_runtime(struct daemon *d)
+{
+	d->svcs = calloc(d->cfg.n_services ? d->cfg.n_services : 1,
+			 sizeof(*d->svcs));
+	d->bes = calloc(d->cfg.n_backends ? d->cfg.n_backends : 1,
+			sizeof(*d->bes));
+	if (!d->svcs || !d->bes)
+		return -ENOMEM;
+	return 0;
+}
+
+static int binds_push(struct daemon *d)
+{
+	uint32_t ids[RS_MAX_SERVICES];
+
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		ids[s] = d->svcs[s].id;
+	return binds_apply(&d->dp, &d->cfg, ids);
+}
+
+static void start_timers(struct daemon *d)
+{
+	ev_timer_init(&d->reconcile, on_reconcile, 1.0, 1.0);
+	d->reconcile.data = d;
+	ev_timer_start(d->loop, &d->reconcile);
+	/* Slow start moves in steps of at most 1/20 of a second's work. */
+	ev_timer_init(&d->ramp, on_ramp, 0.25, 0.25);
+	d->ramp.data = d;
+	ev_timer_start(d->loop, &d->ramp);
+}
+
+static void start_checks(struct daemon *d)
+{
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		start_check(d, &d->bes[i]);
+}
+
+static void stop_checks(struct daemon *d)
+{
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		check_stop(&d->bes[i].check);
+}
+
+int daemon_start(struct daemon *d)
+{
+	struct pinned *p;
+	int err;
+
+	p = calloc(1, sizeof(*p));
+	if (!p || alloc_runtime(d)) {
+		free(p);
+		return -ENOMEM;
+	}
+	err = checker_init(&d->checker, d->loop);
+	if (!err)
+		err = dp_open(&d->dp, d->cfg.bpffs);
+	if (!err)
+		err = read_pinned(d, p);
+	if (!err)
+		err = assign_ids(d, p);
+	if (err)
+		goto out;
+	adopt_backends(d, p);
+	/* Sockets first: the walk-bound check needs to know who has one. */
+	daemon_reconcile_sockets(d);
+	for (size_t i = 0; i < d->cfg.n_backends && !err; i++)
+		err = push_backend(d, &d->bes[i]);
+	if (!err)
+		err = services_push(d);
+	if (!err)
+		err = adopt_or_build_rings(d);
+	for (size_t s = 0; s < d->cfg.n_services && !err; s++) {
+		err = check_walk(d, s);
+		push_service_backends(d, s);
+	}
+	if (!err)
+		err = binds_push(d);
+	if (err) {
+		rs_err("applying %s to the data plane failed: %s",
+		       d->config_path, strerror(-err));
+		goto out;
+	}
+	retire_unused(d, p);
+	err = dp_attach(&d->dp);
+	if (err)
+		goto out;
+	start_checks(d);
+	start_timers(d);
+out:
+	free(p);
+	return err;
+}
+
+void daemon_stop(struct daemon *d)
+{
+	if (!d->bes)
+		return;
+	stop_checks(d);
+	ev_timer_stop(d->loop, &d->reconcile);
+	ev_timer_stop(d->loop, &d->ramp);
+	checker_fini(&d->checker);
+	dp_close(&d->dp);
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		ring_free(&d->svcs[s].ring);
+	free(d->svcs);
+	free(d->bes);
+	d->svcs = NULL;
+	d->bes = NULL;
+}
+
+/* ---- operator actions ---- */
+
+int daemon_set_op(struct daemon *d, const char *backend, enum rs_op_state op)
+{
+	int i = daemon_find_backend(d, backend);
+	struct be_rt *be;
+
+	if (i < 0)
+		return i;
+	be = &d->bes[i];
+	if (be->op == op)
+		return 0;
+	rs_info("backend %s: operator %s (was %s)", backend,
+		rs_op_state_name(op), rs_op_state_name(be->op));
+	/* Coming back from an operator DOWN ramps like a health recovery. */
+	if (be->op == RS_OP_DOWN && d->cfg.backends[i].health.slow_start_ms)
+		be->up_since = ev_now(d->loop);
+	be->op = op;
+	backend_changed(d, be);
+	return 0;
+}
+
+int daemon_set_weight(struct daemon *d, const char *backend, uint32_t weight)
+{
+	int i = daemon_find_backend(d, backend);
+	struct be_rt *be;
+	size_t s;
+
+	if (i < 0)
+		return i;
+	if (weight > RS_MAX_WEIGHT)
+		return -EINVAL;
+	be = &d->bes[i];
+	s = d->cfg.backends[i].service;
+	rs_info("backend %s: weight %u (was %u)", backend, weight, be->weight);
+	be->weight = weight;
+	be->weight_override = weight != d->cfg.backends[i].weight;
+	if (full_points(d, be) <= be->built_points) {
+		backend_changed(d, be);
+		return 0;
+	}
+	/* Above what the ring holds: rebuild with the new maximum. */
+	be->built_points = full_points(d, be);
+	be->pushed_valid = false;
+	push_backend(d, be);
+	return rebuild_full(d, s, false, "weight raised above the built one");
+}
+
+int daemon_rebuild(struct daemon *d, const char *service)
+{
+	int s = daemon_find_service(d, service);
+
+	if (s < 0)
+		return s;
+	return rebuild_full(d, (size_t)s, true, "operator request");
+}
+
+/* ---- reload ---- */
+
+/* Carry runtime state of backends that survive the reload, by name. */
+static void carry_backends(struct daemon *d, struct daemon *old)
+{
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		struct be_rt *be = &d->bes[i];
+		const struct rs_backend_conf *bc = &d->cfg.backends[i];
+		int o = daemon_find_backend(old, bc->name);
+		const struct rs_backend_conf *obc;
+		struct be_rt *ob;
+
+		init_backend(d, i, true);
+		be->built_points = full_points(d, be);
+		if (o < 0)
+			continue;
+		ob = &old->bes[o];
+		obc = &old->cfg.backends[o];
+		if (strcmp(old->cfg.services[obc->service].name,
+			   d->cfg.services[bc->service].name))
+			continue;
+		be->id = ob->id;
+		be->sock = ob->sock;
+		be->has_socket = ob->has_socket;
+		be->op = ob->op;
+		be->health = ob->health;
+		be->up_since = ob->up_since;
+		be->pushed = ob->pushed;
+		be->pushed_valid = ob->pushed_valid;
+		/* An operator's weight lasts until the file changes it. */
+		if (ob->weight_override && obc->weight == bc->weight) {
+			be->weight = ob->weight;
+			be->weight_override = true;
+		}
+		if (old->cfg.services[obc->service].vnodes ==
+			    d->cfg.services[bc->service].vnodes &&
+		    ob->built_points > be->built_points)
+			be->built_points = ob->built_points;
+	}
+}
+
+/* Ids for what is new, avoiding every id the old state used. */
+static int assign_new_ids(struct daemon *d, struct daemon *old)
+{
+	bool svc_used[RS_MAX_SERVICES] = {0};
+	bool *be_used = calloc(RS_MAX_BACKENDS, sizeof(bool));
+	bool *be_avoid = calloc(RS_MAX_BACKENDS, sizeof(bool));
+	bool svc_avoid[RS_MAX_SERVICES] = {0};
+	int err = 0, id;
+
+	if (!be_used || !be_avoid) {
+		free(be_used);
+		free(be_avoid);
+		return -ENOMEM;
+	}
+	for (size_t s = 0; s < old->cfg.n_services; s++)
+		svc_avoid[old->svcs[s].id] = true;
+	for (size_t i = 0; i < old->cfg.n_backends; i++)
+		be_avoid[old->bes[i].id] = true;
+	for (size_t s = 0; s < d->cfg.n_services; s++) {
+		int o = daemon_find_service(old, d->cfg.services[s].name);
+
+		d->svcs[s].id = o >= 0 ? old->svcs[o].id : UINT32_MAX;
+		if (o >= 0) {
+			svc_used[d->svcs[s].id] = true;
+			d->svcs[s].ring = old->svcs[o].ring;
+			d->svcs[s].generation = old->svcs[o].generation;
+			d->svcs[s].compact = old->svcs[o].compact;
+			d->svcs[s].rebuilds = old->svcs[o].rebuilds;
+			memset(&old->svcs[o].ring, 0,
+			       sizeof(old->svcs[o].ring));
+		}
+	}
+	for (size_t s = 0; s < d->cfg.n_services && !err; s++) {
+		if (d->svcs[s].id != UINT32_MAX)
+			continue;
+		id = free_id(svc_used, svc_avoid, RS_MAX_SERVICES);
+		if (id < 0)
+			err = id;
+		else
+			svc_used[id] = true, d->svcs[s].id = (uint32_t)id;
+	}
+	carry_backends(d, old);
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		if (d->bes[i].pushed_valid ||
+		    daemon_find_backend(old, d->cfg.backends[i].name) >= 0)
+			be_used[d->bes[i].id] = true;
+	for (size_t i = 0; i < d->cfg.n_backends && !err; i++) {
+		if (be_used[d->bes[i].id] &&
+		    daemon_find_backend(old, d->cfg.backends[i].name) >= 0 &&
+		    d->bes[i].pushed_valid)
+			continue;
+		id = free_id(be_used, be_avoid, RS_MAX_BACKENDS);
+		if (id < 0)
+			err = id;
+		else
+			be_used[id] = true, d->bes[i].id = (uint32_t)id;
+	}
+	free(be_used);
+	free(be_avoid);
+	return err;
+}
+
+/* What the old state had that the new one does not, leaves the plane. */
+static void retire_removed(struct daemon *d, struct daemon *old)
+{
+	struct rs_service off_svc = {0};
+	struct rs_backend off_be = {0};
+
+	for (size_t i = 0; i < old->cfg.n_backends; i++) {
+		uint32_t id = old->bes[i].id;
+		bool kept = false;
+
+		for (size_t k = 0; k < d->cfg.n_backends; k++)
+			kept |= d->bes[k].id == id;
+		if (kept)
+			continue;
+		rs_info("backend %s: removed", old->cfg.backends[i].name);
+		dp_set_backend(&d->dp, id, &off_be);
+		sockets_clear_backend(&d->dp, id);
+		dp_sticky_forget_backend(
+			&d->dp, old->svcs[old->cfg.backends[i].service].id, id);
+	}
+	for (size_t s = 0; s < old->cfg.n_services; s++) {
+		uint32_t id = old->svcs[s].id;
+		bool kept = false;
+
+		for (size_t k = 0; k < d->cfg.n_services; k++)
+			kept |= d->svcs[k].id == id;
+		if (kept)
+			continue;
+		rs_info("service %s: removed", old->cfg.services[s].name);
+		dp_set_service(&d->dp, id, &off_svc);
+		dp_delete_ring(&d->dp, id);
+		dp_sticky_remove(&d->dp, id);
+	}
+}
+
+static bool service_params_changed(const struct rs_service_conf *a,
+				   const struct rs_service_conf *b)
+{
+	return a->seed != b->seed || a->vnodes != b->vnodes;
+}
+
+int daemon_reload(struct daemon *d, char *err_text, size_t errlen)
+{
+	struct daemon next = *d, old = *d;
+	int err;
+
+	memset(&next.cfg, 0, sizeof(next.cfg));
+	err = rs_config_load(d->config_path, &next.cfg, err_text, errlen);
+	if (err) {
+		d->reload_failures++;
+		return err;
+	}
+	if (strcmp(next.cfg.bpffs, d->cfg.bpffs)) {
+		snprintf(err_text, errlen,
+			 "%s: bpffs cannot change on reload (restart with "
+			 "--detach first)",
+			 d->config_path);
+		rs_config_free(&next.cfg);
+		d->reload_failures++;
+		return -EINVAL;
+	}
+	if (alloc_runtime(&next)) {
+		rs_config_free(&next.cfg);
+		return -ENOMEM;
+	}
+	err = assign_new_ids(&next, &old);
+	if (err) {
+		snprintf(err_text, errlen, "%s: out of ids", d->config_path);
+		free(next.svcs);
+		free(next.bes);
+		rs_config_free(&next.cfg);
+		return err;
+	}
+	/* From here on the new state is the state; apply it. */
+	stop_checks(d);
+	for (size_t i = 0; i < next.cfg.n_backends; i++) {
+		next.bes[i].d = d;
+		next.bes[i].idx = i;
+	}
+	d->cfg = next.cfg;
+	d->svcs = next.svcs;
+	d->bes = next.bes;
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		push_backend(d, &d->bes[i]);
+	err = services_push(d);
+	for (size_t s = 0; s < d->cfg.n_services && !err; s++) {
+		int o = daemon_find_service(&old, d->cfg.services[s].name);
+		bool force =
+			o < 0 || service_params_changed(&old.cfg.services[o],
+							&d->cfg.services[s]);
+
+		err = rebuild_full(d, s, force, "configuration reloaded");
+		if (!err)
+			err = check_walk(d, s);
+		push_service_backends(d, s);
+	}
+	if (!err)
+		err = binds_push(d);
+	retire_removed(d, &old);
+	daemon_reconcile_sockets(d);
+	start_checks(d);
+	for (size_t s = 0; s < old.cfg.n_services; s++)
+		ring_free(&old.svcs[s].ring);
+	free(old.svcs);
+	free(old.bes);
+	rs_config_free(&old.cfg);
+	d->reloads++;
+	if (err)
+		snprintf(err_text, errlen, "applying the new configuration: %s",
+			 strerror(-err));
+	return err;
+}
