@@ -11,6 +11,14 @@
 #include <ringsteer/abi.h>
 
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rs_meta);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_meta SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, RS_MAX_BINDS);

@@ -10,7 +10,7 @@ PACKAGES=(
 	libxxhash-dev libnl-3-dev libnl-route-3-dev libnl-idiag-3-dev
 	libinih-dev libcunit1-dev libev-dev libcurl4-openssl-dev libjansson-dev
 	libmicrohttpd-dev
-	iproute2 util-linux procps memcached clang-format cppcheck
+	iproute2 util-linux procps memcached clang-format cppcheck jq socat curl
 )
 
 missing=()

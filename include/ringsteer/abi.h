@@ -204,6 +204,16 @@ struct rs_service_stats {
 	__u64 cookie_malformed; /* truncated or inconsistent headers */
 };
 
+/*
+ * rs_meta (ARRAY, one entry): the ABI version of the pinned maps. A daemon
+ * of another ABI refuses to adopt them instead of misreading them; libbpf
+ * alone only notices changes of key or value size.
+ */
+struct rs_meta {
+	__u32 abi_version;
+	__u32 pad;
+};
+
 /* Input/output of the hash self-test program (BPF_PROG_TEST_RUN). */
 struct rs_hash_probe {
 	struct rs_affinity_key key;

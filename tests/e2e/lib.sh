@@ -21,7 +21,7 @@ e2e_fail() {
 e2e_check() {
 	local what=$1
 	shift
-	if "$@"; then
+	if "$@" >/dev/null; then
 		e2e_pass "$what"
 	else
 		e2e_fail "$what"

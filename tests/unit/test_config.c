@@ -402,7 +402,7 @@ static void test_sample_keys(void)
 		"check_host",	"interval",
 		"timeout",	"rise",
 		"fall",		"slow_start",
-		"server_id",
+		"server_id",	"check_port",
 	};
 	char *text = NULL, pattern[64];
 	size_t len = 0, i;
@@ -1624,6 +1624,13 @@ static void test_bad_health(void)
 	EXPECT_ERROR(WEB_A "timeout = 2m\ninterval = 90\n",
 		     "t.conf:7: [backend a] timeout: ",
 		     "timeout 2m is longer than interval 90s");
+	/* check_port: another port of the backend, default its own. */
+	EXPECT_OK(WEB_A "check_port = 8080\n");
+	CU_ASSERT_EQUAL(cfg.backends[0].health.port, 8080);
+	EXPECT_OK(WEB_A);
+	CU_ASSERT_EQUAL(cfg.backends[0].health.port, 0);
+	EXPECT_ERROR(WEB_A "check_port = 0\n",
+		     "t.conf:7: [backend a] check_port: ", "out of range");
 	/* Without a timeout, a short interval shortens the default. */
 	EXPECT_OK(WEB_A "interval = 500ms\n");
 	CU_ASSERT_EQUAL(cfg.backends[0].health.timeout_ms, 500);

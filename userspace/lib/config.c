@@ -838,6 +838,16 @@ static void set_slow_start(struct parser *p, void *obj, const char *v)
 	parse_ranged_duration(p, v, 0, &b->conf.health.slow_start_ms);
 }
 
+/* Checks may go to another port of the backend, e.g. a status page. */
+static void set_check_port(struct parser *p, void *obj, const char *v)
+{
+	struct be_entry *b = obj;
+	uint64_t n;
+
+	if (parse_ranged(p, v, 1, 65535, &n))
+		b->conf.health.port = (uint16_t)n;
+}
+
 static void set_rise(struct parser *p, void *obj, const char *v)
 {
 	struct be_entry *b = obj;
@@ -941,6 +951,7 @@ static const struct key_def backend_keys[] = {
 	{"slow_start", "slow_start", set_slow_start, false},
 	{"rise", "rise", set_rise, false},
 	{"fall", "fall", set_fall, false},
+	{"check_port", "check_port", set_check_port, false},
 	{NULL, NULL, NULL, false},
 };
 

@@ -78,6 +78,7 @@ struct rs_health_conf {
 	uint32_t rise;		/* 1..100 */
 	uint32_t fall;		/* 1..100 */
 	uint32_t slow_start_ms; /* 0 = off */
+	uint16_t port;		/* check_port; 0 = the backend's own port */
 };
 
 /*

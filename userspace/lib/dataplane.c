@@ -69,6 +69,29 @@ static int prepare_root(const char *root)
 	return err;
 }
 
+/* Refuse pinned maps of another ABI; stamp ours on fresh ones. */
+static int check_abi(struct rs_dataplane *dp)
+{
+	int fd = bpf_map__fd(dp->skel->maps.rs_meta);
+	struct rs_meta meta = {0};
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, &meta))
+		return -errno;
+	if (meta.abi_version && meta.abi_version != RS_ABI_VERSION) {
+		rs_err("bpf: the maps pinned under %s are of ABI %u, this "
+		       "build is ABI %u: refusing to mix them. `ringsteerd "
+		       "--detach` removes them (steering stops until the new "
+		       "daemon starts)",
+		       dp->root, meta.abi_version, RS_ABI_VERSION);
+		return -EPROTO;
+	}
+	meta.abi_version = RS_ABI_VERSION;
+	if (bpf_map_update_elem(fd, &zero, &meta, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 int dp_open(struct rs_dataplane *dp, const char *root)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = root);
@@ -105,7 +128,12 @@ int dp_open(struct rs_dataplane *dp, const char *root)
 		dp->skel = NULL;
 		return err;
 	}
-	return 0;
+	err = check_abi(dp);
+	if (err) {
+		steer_lookup_bpf__destroy(dp->skel);
+		dp->skel = NULL;
+	}
+	return err;
 }
 
 static void link_pin_path(const struct rs_dataplane *dp, char *buf, size_t len)

@@ -1,33 +1,572 @@
 // SPDX-License-Identifier: MIT
 /*
- * ringsteer: the operator's CLI. This first cut reads the pinned data plane
- * directly; the control-socket commands arrive with the daemon's control
- * socket.
+ * ringsteer: the operator's CLI, in the style of bpftool and iproute2. It
+ * sends one JSON request to ringsteerd's control socket and prints the
+ * reply as a table, or as JSON with -j.
  */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <jansson.h>
+
+#include "config.h"
 #include "version.h"
+
+static const char *socket_path = RS_DEFAULT_CONTROL_SOCKET;
+static bool json_out;
+
+struct cmd {
+	const char *name;
+	const char *usage;
+	const char *help;
+	int (*run)(int argc, char **argv);
+};
+
+static const struct cmd *find_cmd(const char *name);
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "ringsteer: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+/* One request, one reply; NULL (after printing why) on failure. */
+static json_t *call(json_t *req)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char *text = json_dumps(req, JSON_COMPACT);
+	size_t len = 0, cap = 65536;
+	char *buf = malloc(cap);
+	json_error_t jerr;
+	json_t *reply = NULL;
+	int fd;
+
+	json_decref(req);
+	if (!text || !buf) {
+		fail("out of memory");
+		goto out;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", socket_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		fail("cannot reach ringsteerd at %s: %s (is it running? -s "
+		     "SOCKET)",
+		     socket_path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	if (write(fd, text, strlen(text)) < 0 || write(fd, "\n", 1) < 0) {
+		fail("sending the request: %s", strerror(errno));
+		close(fd);
+		goto out;
+	}
+	shutdown(fd, SHUT_WR);
+	for (;;) {
+		ssize_t n;
+
+		if (len + 1 >= cap) {
+			char *q = realloc(buf, cap * 2);
+
+			if (!q)
+				break;
+			buf = q;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	reply = json_loads(buf, 0, &jerr);
+	if (!reply)
+		fail("unreadable reply from ringsteerd: %s", jerr.text);
+out:
+	free(text);
+	free(buf);
+	return reply;
+}
+
+/* Print @reply per -j or with @table; returns the exit status. */
+static int finish(json_t *reply, void (*table)(json_t *reply))
+{
+	int rc;
+
+	if (!reply)
+		return 1;
+	rc = json_is_true(json_object_get(reply, "ok")) ? 0 : 1;
+	if (json_out) {
+		json_dumpf(reply, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		putchar('\n');
+	} else if (rc) {
+		fail("%s", json_string_value(json_object_get(reply, "error"))
+				   ?: "request failed");
+	} else if (table) {
+		table(reply);
+	}
+	json_decref(reply);
+	return rc;
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "-";
+}
+
+static long long jint(json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+static double jnum(json_t *o, const char *k)
+{
+	return json_number_value(json_object_get(o, k));
+}
+
+/* ---- status, services, backends ---- */
+
+static void status_table(json_t *r)
+{
+	json_t *v;
+	size_t i;
+
+	printf("ringsteerd %s, pid %lld, up %.0fs, config %s\n",
+	       jstr(r, "version"), jint(r, "pid"), jnum(r, "uptime_s"),
+	       jstr(r, "config"));
+	printf("pins %s, reloads %lld (%lld refused)\n", jstr(r, "bpffs"),
+	       jint(r, "reloads"), jint(r, "reload_failures"));
+	json_array_foreach(json_object_get(r, "programs"), i, v)
+		printf("program %s id %lld attached via %s (pinned %s)\n",
+		       jstr(v, "name"), jint(v, "id"), jstr(v, "attach"),
+		       jstr(v, "link"));
+	printf("%-16s %4s %11s %8s\n", "SERVICE", "ID", "GENERATION", "POINTS");
+	json_array_foreach(json_object_get(r, "services"), i, v)
+		printf("%-16s %4lld %11lld %8lld%s\n", jstr(v, "name"),
+		       jint(v, "id"), jint(v, "generation"), jint(v, "points"),
+		       json_is_true(json_object_get(v, "compact"))
+			       ? "  (without unavailable backends)"
+			       : "");
+}
+
+static int cmd_status(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return finish(call(json_pack("{s:s}", "cmd", "status")), status_table);
+}
+
+static void services_table(json_t *r)
+{
+	json_t *v, *l;
+	size_t i, k;
+
+	printf("%-14s %-4s %-28s %-11s %6s %5s %5s %10s %8s\n", "SERVICE",
+	       "PROT", "LISTEN", "KEY", "VNODES", "BACK", "GEN", "LOOKUPS",
+	       "NO_BACK");
+	json_array_foreach(json_object_get(r, "services"), i, v)
+	{
+		json_t *st = json_object_get(v, "stats");
+		char listen[256] = "";
+
+		json_array_foreach(json_object_get(v, "listen"), k, l)
+		{
+			if (k)
+				strncat(listen, ",",
+					sizeof(listen) - strlen(listen) - 1);
+			strncat(listen, json_string_value(l),
+				sizeof(listen) - strlen(listen) - 1);
+		}
+		printf("%-14s %-4s %-28s %-11s %6lld %5lld %5lld %10lld "
+		       "%8lld\n",
+		       jstr(v, "name"), jstr(v, "protocol"), listen,
+		       jstr(v, "key"), jint(v, "vnodes"), jint(v, "backends"),
+		       jint(v, "generation"), jint(st, "lookups"),
+		       jint(st, "no_backend"));
+	}
+}
+
+static int cmd_services(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return finish(call(json_pack("{s:s}", "cmd", "services")),
+		      services_table);
+}
+
+static void backends_table(json_t *r)
+{
+	json_t *v;
+	size_t i;
+
+	printf("%-14s %-10s %-22s %-5s %-5s %-6s %6s %6s %7s %10s  %s\n",
+	       "BACKEND", "SERVICE", "ADDRESS", "STATE", "OP", "HEALTH",
+	       "WEIGHT", "ACTIVE", "SHARE", "ASSIGNED", "LAST CHECK");
+	json_array_foreach(json_object_get(r, "backends"), i, v)
+	{
+		json_t *a = json_array_get(json_object_get(v, "addresses"), 0);
+
+		printf("%-14s %-10s %-22s %-5s %-5s %-6s %6lld %6lld %6.1f%% "
+		       "%10lld  %s%s\n",
+		       jstr(v, "name"), jstr(v, "service"),
+		       a ? json_string_value(a) : "-", jstr(v, "state"),
+		       jstr(v, "op"), jstr(v, "health"), jint(v, "weight"),
+		       jint(v, "active_points"), 100 * jnum(v, "share"),
+		       jint(v, "assigned"), jstr(v, "last_check"),
+		       json_is_true(json_object_get(v, "has_socket"))
+			       ? ""
+			       : " (no socket)");
+	}
+}
+
+static int cmd_backends(int argc, char **argv)
+{
+	json_t *req = json_pack("{s:s}", "cmd", "backends");
+
+	if (argc > 2)
+		return fail("usage: ringsteer backends [SERVICE]");
+	if (argc == 2)
+		json_object_set_new(req, "service", json_string(argv[1]));
+	return finish(call(req), backends_table);
+}
+
+static void backend_done(json_t *r)
+{
+	printf("%s: state %s (operator %s, health %s), weight %lld\n",
+	       jstr(r, "name"), jstr(r, "state"), jstr(r, "op"),
+	       jstr(r, "health"), jint(r, "weight"));
+}
+
+static int parse_uint(const char *s, long max, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	return errno || !*s || *end || *out < 0 || *out > max ? -1 : 0;
+}
+
+static int cmd_backend(int argc, char **argv)
+{
+	json_t *req;
+	long w;
+
+	if (argc < 3)
+		return fail("usage: ringsteer backend "
+			    "drain|undrain|up|down NAME | weight NAME W");
+	req = json_pack("{s:s, s:s, s:s}", "cmd", "backend", "action", argv[1],
+			"name", argv[2]);
+	if (!strcmp(argv[1], "weight")) {
+		if (argc != 4 || parse_uint(argv[3], RS_MAX_WEIGHT, &w)) {
+			json_decref(req);
+			return fail("usage: ringsteer backend weight NAME "
+				    "0..%d",
+				    RS_MAX_WEIGHT);
+		}
+		json_object_set_new(req, "weight", json_integer(w));
+	} else if (argc != 3) {
+		json_decref(req);
+		return fail("usage: ringsteer backend %s NAME", argv[1]);
+	}
+	return finish(call(req), backend_done);
+}
+
+/* ---- ring ---- */
+
+static void ring_show_table(json_t *r)
+{
+	json_t *v;
+	size_t i;
+
+	printf("service %s, generation %lld, %lld points\n", jstr(r, "service"),
+	       jint(r, "generation"), jint(r, "points"));
+	printf("%8s  %-18s  %-16s %7s\n", "INDEX", "POSITION", "BACKEND",
+	       "ORDINAL");
+	json_array_foreach(json_object_get(r, "ring"), i, v)
+		printf("%8lld  %-18s  %-16s %7lld\n", jint(v, "index"),
+		       jstr(v, "pos"), jstr(v, "backend"), jint(v, "ordinal"));
+}
+
+static void ring_stats_table(json_t *r)
+{
+	json_t *v;
+	size_t i;
+
+	printf("service %s, generation %lld, %lld points%s\n",
+	       jstr(r, "service"), jint(r, "generation"), jint(r, "points"),
+	       json_is_true(json_object_get(r, "compact"))
+		       ? " (without unavailable backends)"
+		       : "");
+	printf("%-16s %-5s %6s %7s %7s %8s\n", "BACKEND", "STATE", "WEIGHT",
+	       "POINTS", "ACTIVE", "SHARE");
+	json_array_foreach(json_object_get(r, "backends"), i, v) printf(
+		"%-16s %-5s %6lld %7lld %7lld %7.2f%%\n", jstr(v, "name"),
+		jstr(v, "state"), jint(v, "weight"), jint(v, "points"),
+		jint(v, "active_points"), 100 * jnum(v, "share"));
+	printf("backends taking new clients: %lld, CV %.3f, max/mean %.3f\n",
+	       jint(r, "taking_new"), jnum(r, "cv"), jnum(r, "max_mean"));
+}
+
+static void ring_rebuild_done(json_t *r)
+{
+	printf("ring swapped: generation %lld\n", jint(r, "generation"));
+}
+
+static int cmd_ring(int argc, char **argv)
+{
+	void (*table)(json_t *) = NULL;
+
+	if (argc != 3)
+		return fail("usage: ringsteer ring show|stats|rebuild SERVICE");
+	if (!strcmp(argv[1], "show"))
+		table = ring_show_table;
+	else if (!strcmp(argv[1], "stats"))
+		table = ring_stats_table;
+	else if (!strcmp(argv[1], "rebuild"))
+		table = ring_rebuild_done;
+	else
+		return fail("unknown ring command '%s' (show, stats, rebuild)",
+			    argv[1]);
+	return finish(call(json_pack("{s:s, s:s, s:s}", "cmd", "ring", "action",
+				     argv[1], "service", argv[2])),
+		      table);
+}
+
+/* ---- lookup, sim ---- */
+
+static void lookup_table(json_t *r)
+{
+	json_t *v;
+	size_t i;
+
+	if (json_is_null(json_object_get(r, "backend"))) {
+		printf("no backend available (fallback %s)\n",
+		       jstr(r, "fallback"));
+		return;
+	}
+	printf("%s  (%s", jstr(r, "backend"), jstr(r, "reason"));
+	if (!strcmp(jstr(r, "reason"), "sticky"))
+		printf(", idle %.1fs", jnum(r, "sticky_idle_s"));
+	else if (jint(r, "walked"))
+		printf("; primary %s, walked past %lld points",
+		       jstr(r, "primary"), jint(r, "walked"));
+	printf("; hash %s)\n", jstr(r, "hash"));
+	json_array_foreach(json_object_get(r, "skipped"), i, v) printf(
+		"  skipped %s: %s\n", jstr(v, "backend"), jstr(v, "why"));
+}
+
+static int cmd_lookup(int argc, char **argv)
+{
+	json_t *req;
+	long port;
+
+	if (argc != 3 && argc != 4)
+		return fail("usage: ringsteer lookup SERVICE CLIENT-IP [PORT]");
+	req = json_pack("{s:s, s:s, s:s}", "cmd", "lookup", "service", argv[1],
+			"client", argv[2]);
+	if (argc == 4) {
+		if (parse_uint(argv[3], 65535, &port)) {
+			json_decref(req);
+			return fail("bad port '%s'", argv[3]);
+		}
+		json_object_set_new(req, "port", json_integer(port));
+	}
+	return finish(call(req), lookup_table);
+}
+
+static void sim_table(json_t *r)
+{
+	printf("%s %s in %s: %.2f%% of clients would move\n", jstr(r, "action"),
+	       jstr(r, "backend"), jstr(r, "service"),
+	       100 * jnum(r, "moved_fraction"));
+	printf("sticky clients: %lld; %lld would move now (their backend "
+	       "goes), %lld others once idle past the TTL\n",
+	       jint(r, "sticky_clients"), jint(r, "sticky_moving"),
+	       jint(r, "sticky_owner_changes") - jint(r, "sticky_moving"));
+}
+
+static int cmd_sim(int argc, char **argv)
+{
+	json_t *req;
+	char name[RS_NAME_MAX];
+	long w = 1;
+	char *colon;
+
+	if (argc < 4)
+		return fail("usage: ringsteer sim SERVICE add NAME[:W] | "
+			    "remove NAME | weight NAME W");
+	snprintf(name, sizeof(name), "%s", argv[3]);
+	if (!strcmp(argv[2], "add") && argc == 4) {
+		colon = strchr(name, ':');
+		if (colon) {
+			*colon = '\0';
+			if (parse_uint(colon + 1, RS_MAX_WEIGHT, &w))
+				return fail("bad weight in '%s'", argv[3]);
+		}
+	} else if (!strcmp(argv[2], "weight") && argc == 5) {
+		if (parse_uint(argv[4], RS_MAX_WEIGHT, &w))
+			return fail("bad weight '%s'", argv[4]);
+	} else if (strcmp(argv[2], "remove") || argc != 4) {
+		return fail("usage: ringsteer sim SERVICE add NAME[:W] | "
+			    "remove NAME | weight NAME W");
+	}
+	req = json_pack("{s:s, s:s, s:s, s:s, s:i}", "cmd", "sim", "service",
+			argv[1], "action", argv[2], "name", name, "weight",
+			(int)w);
+	return finish(call(req), sim_table);
+}
+
+/* ---- reload, detach, version ---- */
+
+static void done_ok(json_t *r)
+{
+	(void)r;
+	printf("ok\n");
+}
+
+static int cmd_reload(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return finish(call(json_pack("{s:s}", "cmd", "reload")), done_ok);
+}
+
+static int cmd_detach(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return finish(call(json_pack("{s:s}", "cmd", "detach")), done_ok);
+}
+
+static void version_table(json_t *r)
+{
+	printf("ringsteer %s, ringsteerd %s (abi %lld)\n", RS_VERSION,
+	       jstr(r, "version"), jint(r, "abi"));
+}
+
+static int cmd_version(int argc, char **argv)
+{
+	json_t *reply;
+
+	(void)argc;
+	(void)argv;
+	reply = call(json_pack("{s:s}", "cmd", "version"));
+	if (!reply && !json_out) {
+		printf("ringsteer %s (ringsteerd not reachable)\n", RS_VERSION);
+		return 0;
+	}
+	return finish(reply, version_table);
+}
+
+static const struct cmd cmds[] = {
+	{"status", "status", "daemon, programs, services, ring generations",
+	 cmd_status},
+	{"services", "services", "services with listens and counters",
+	 cmd_services},
+	{"backends", "backends [SERVICE]",
+	 "backends: state, health, weight, share, connections, last check",
+	 cmd_backends},
+	{"backend", "backend drain|undrain|up|down NAME | weight NAME W",
+	 "operator state (distinct from health) and weight, at once",
+	 cmd_backend},
+	{"ring", "ring show|stats|rebuild SERVICE",
+	 "points in order; shares, CV, max/mean; force a swap", cmd_ring},
+	{"lookup", "lookup SERVICE CLIENT-IP [PORT]",
+	 "which backend this client gets now, and why", cmd_lookup},
+	{"sim", "sim SERVICE add NAME[:W] | remove NAME | weight NAME W",
+	 "fraction of clients a change would move; changes nothing", cmd_sim},
+	{"reload", "reload", "re-read the configuration (refused if invalid)",
+	 cmd_reload},
+	{"detach", "detach",
+	 "stop ringsteerd and remove the data plane and its pins", cmd_detach},
+	{"version", "version", "versions of the CLI and the daemon",
+	 cmd_version},
+};
+
+static const struct cmd *find_cmd(const char *name)
+{
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(cmds[i].name, name))
+			return &cmds[i];
+	return NULL;
+}
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: ringsteer COMMAND\n"
-		   "  version   print the version\n"
-		   "  help      this text\n");
+	fprintf(f, "Usage: ringsteer [-s SOCKET] [-j] COMMAND [ARGS]\n"
+		   "  -s, --socket PATH  control socket "
+		   "(default " RS_DEFAULT_CONTROL_SOCKET ")\n"
+		   "  -j, --json         JSON output\n"
+		   "Commands:\n");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-52s %s\n", cmds[i].usage, cmds[i].help);
+	fprintf(f, "`ringsteer COMMAND --help` for one command.\n");
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "help") ||
-	    !strcmp(argv[1], "--help")) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+	static const struct option opts[] = {
+		{"socket", required_argument, NULL, 's'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const struct cmd *c;
+	int opt;
+
+	if (getenv("RINGSTEER_SOCKET"))
+		socket_path = getenv("RINGSTEER_SOCKET");
+	while ((opt = getopt_long(argc, argv, "+s:jh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			socket_path = optarg;
+			break;
+		case 'j':
+			json_out = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
 	}
-	if (!strcmp(argv[1], "version")) {
-		printf("ringsteer %s\n", RS_VERSION);
-		return 0;
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
 	}
-	fprintf(stderr, "ringsteer: unknown command '%s'\n", argv[1]);
-	usage(stderr);
-	return 2;
+	c = find_cmd(argv[optind]);
+	if (!c) {
+		fail("unknown command '%s'", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	for (int i = optind + 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("Usage: ringsteer [-s SOCKET] [-j] %s\n  %s\n",
+			       c->usage, c->help);
+			return 0;
+		}
+	}
+	return c->run(argc - optind, argv + optind);
 }

@@ -267,9 +267,13 @@ static json_t *cmd_backend(struct daemon *d, json_t *req)
 		return err_reply("unknown backend action '%s' (drain, "
 				 "undrain, up, down, weight)",
 				 action);
+	json_t *reply;
+
 	if (err)
 		return err_reply("backend %s: %s", name, strerror(-err));
-	return backend_json(d, (size_t)i, NULL);
+	reply = backend_json(d, (size_t)i, NULL);
+	json_object_set_new(reply, "ok", json_true());
+	return reply;
 }
 
 static void hex64(char *buf, size_t len, uint64_t v)

@@ -313,7 +313,8 @@ static void start_check(struct daemon *d, struct be_rt *be)
 
 	be->d = d;
 	if (check_start(&d->checker, &be->check, &bc->health, a->family,
-			a->addr, a->port, delay, on_check_result, be))
+			a->addr, bc->health.port ? bc->health.port : a->port,
+			delay, on_check_result, be))
 		rs_err("backend %s: cannot start its health check", bc->name);
 }
 
