@@ -166,8 +166,9 @@ echo "# --detach removes everything"
 rs_bg_stop d2
 e2e_check "ringsteerd --detach succeeds" build/ringsteerd -q --detach -c "$CONF"
 e2e_check "bpffs directory removed" test ! -e "$BPFFS"
+ino=$(stat -L -c %i "/run/netns/$RS_NS_EDGE")
 e2e_eq "no sk_lookup link left in the edge namespace" \
-	"$(rs_in_edge bpftool -j link show | grep -c '"attach_type":"sk_lookup"' || true)" 0
+	"$(bpftool -j link show | jq --argjson ino "$ino" '[.[] | select(.attach_type == "sk_lookup" and .netns_ino == $ino)] | length')" 0
 clients detached-tcp4 198.18.0.10:80 198.18.1.1 20 1 --timeout-ms 500
 e2e_eq "service address no longer answers" "$(e2e_errors "$OUT/detached-tcp4")" 20
 

@@ -3,14 +3,27 @@
  * rs_backend: a minimal backend for the end-to-end tests and the demo.
  *
  *   rs_backend --name NAME [--tcp ADDR:PORT]... [--udp ADDR:PORT]...
- *              [--pidfile FILE]
+ *              [--http ADDR:PORT]... [--status-file FILE]
+ *              [--status-pattern CODES] [--hold] [--pidfile FILE]
  *
  * Every TCP connection gets "NAME <peer-ip>\n" and is closed; every UDP
  * datagram is answered with the same line. The line tells the test which
  * backend the steering program picked and which client address the
  * backend saw. "ready\n" on stdout means every socket is listening.
+ *
+ * With --hold a TCP connection stays open after that line and every line
+ * the client sends is echoed back as "NAME line", until the client closes:
+ * long-lived flows for tests of what happens to established connections.
+ *
+ * An --http listener is a health check endpoint: each request gets an
+ * HTTP/1.0 response with the status from --status-file or
+ * --status-pattern (200 by default) and the body "NAME <code>\n". SIGUSR1
+ * prints the number of requests answered so far on stderr.
+ *
+ * Everything runs in one epoll loop on non-blocking sockets.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -23,6 +36,7 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tool_net.h"
@@ -34,23 +48,85 @@
 #define BURST	  256
 #define REPLY_MAX (NAME_MAX_LEN + INET6_ADDRSTRLEN + 4)
 
+/* An HTTP request is read up to its blank line or this many bytes. */
+#define HTTP_REQ_MAX 4096
+/* HTTP connections without progress for this long are closed. */
+#define HTTP_IDLE_MS 5000
+#define MAX_PATTERN  256
+/* A held connection stops reading while this much echo is unsent. */
+#define OUT_HIGH   (64 * 1024)
+#define READ_CHUNK 4096
+
+/*
+ * What an epoll event points at. Each of the structs below starts with
+ * its kind, so the event loop can tell them apart.
+ */
+enum src_kind { SRC_SIGNAL, SRC_LISTENER, SRC_CONN };
+
 struct listener {
+	enum src_kind kind;
 	int fd;
 	int type; /* SOCK_STREAM or SOCK_DGRAM */
 	int family;
-	uint16_t port; /* bound port, network byte order */
+	bool http;	   /* an --http listener (SOCK_STREAM) */
+	uint16_t port;	   /* bound port, network byte order */
+	const char *proto; /* "tcp", "udp" or "http", for messages */
 	const char *spec;
+};
+
+/*
+ * An open connection: a held --tcp connection or an HTTP request. Output
+ * that the socket does not take at once waits in out[], and reading stops
+ * while much is waiting, so a client that does not read cannot make the
+ * backend buffer without bound.
+ */
+struct conn {
+	enum src_kind kind;
+	int fd;
+	const struct listener *l;
+	uint32_t events;    /* the current epoll interest */
+	bool eof;	    /* the peer closed its side */
+	bool at_line_start; /* hold: the next byte echoed needs the prefix */
+	bool answered;	    /* http: the response is queued */
+	bool draining; /* http: response sent, reading until the peer closes */
+	char *out;
+	size_t out_off, out_len, out_cap;
+	char *req; /* http: the request so far */
+	size_t req_len;
+	/* http: on the idle list, least recently active first */
+	uint64_t last_ms;
+	struct conn *prev, *next;
 };
 
 static const char *g_name;
 static struct listener g_listeners[MAX_LISTENERS];
 static int g_nlisteners;
+static bool g_hold;
+static const char *g_status_file;
+static int g_pattern[MAX_PATTERN];
+static int g_npattern;
+static unsigned long long g_http_requests;
+static struct conn *g_idle_head, *g_idle_tail;
+static int g_ep = -1;
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rs_backend --name NAME [--tcp ADDR:PORT]... "
-		   "[--udp ADDR:PORT]... [--pidfile FILE]\n"
-		   "  ADDR is an IPv4 address or [IPv6 address]\n");
+	fputs("usage: rs_backend --name NAME [--tcp ADDR:PORT]... "
+	      "[--udp ADDR:PORT]...\n"
+	      "         [--http ADDR:PORT]... [--status-file FILE]\n"
+	      "         [--status-pattern CODES] [--hold] [--pidfile FILE]\n"
+	      "  ADDR is an IPv4 address or [IPv6 address]\n"
+	      "  --http ADDR:PORT        HTTP/1.0 health endpoint: answers\n"
+	      "                          \"NAME <code>\" and closes\n"
+	      "  --status-file FILE      while FILE exists, its number is the\n"
+	      "                          status (500 if it holds no code)\n"
+	      "  --status-pattern CODES  e.g. 503,503,200: request N (from 0)\n"
+	      "                          gets CODES[N mod count]\n"
+	      "                          (the file wins; by default 200)\n"
+	      "  --hold                  keep --tcp connections open past\n"
+	      "                          the greeting, echo \"NAME line\"\n"
+	      "  SIGUSR1 prints http_requests=N on stderr\n",
+	      f);
 }
 
 /*
@@ -121,9 +197,9 @@ static int set_udp_recv_opts(int fd, int family, const char *spec)
 			  "IPV6_RECVORIGDSTADDR", spec);
 }
 
-static int open_listener(const char *spec, int type)
+static int open_listener(const char *spec, int type, bool http)
 {
-	const char *proto = type == SOCK_STREAM ? "tcp" : "udp";
+	const char *proto = http ? "http" : type == SOCK_STREAM ? "tcp" : "udp";
 	struct sockaddr_storage ss;
 	struct listener *l;
 	socklen_t len;
@@ -159,9 +235,12 @@ static int open_listener(const char *spec, int type)
 		goto err;
 	}
 	l = &g_listeners[g_nlisteners++];
+	l->kind = SRC_LISTENER;
 	l->fd = fd;
 	l->type = type;
 	l->family = ss.ss_family;
+	l->http = http;
+	l->proto = proto;
 	l->port = sockaddr_port(&ss);
 	l->spec = spec;
 	return 0;
@@ -178,10 +257,175 @@ static int format_reply(char *buf, const struct sockaddr_storage *peer)
 			tool_addr_str(peer, ip, sizeof(ip)));
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void idle_unlink(struct conn *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else if (g_idle_head == c)
+		g_idle_head = c->next;
+	else
+		return; /* not on the list */
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		g_idle_tail = c->prev;
+	c->prev = c->next = NULL;
+}
+
+/* Marks progress on an HTTP connection: it moves to the list's tail. */
+static void idle_touch(struct conn *c)
+{
+	idle_unlink(c);
+	c->last_ms = now_ms();
+	c->prev = g_idle_tail;
+	if (g_idle_tail)
+		g_idle_tail->next = c;
+	else
+		g_idle_head = c;
+	g_idle_tail = c;
+}
+
+static void conn_close(struct conn *c)
+{
+	if (c->l->http)
+		idle_unlink(c);
+	close(c->fd); /* also drops it from the epoll set */
+	free(c->out);
+	free(c->req);
+	free(c);
+}
+
+static int conn_append(struct conn *c, const char *data, size_t len)
+{
+	if (c->out_len + len > c->out_cap) {
+		size_t cap = c->out_cap ? c->out_cap : 256;
+		char *p;
+
+		while (cap < c->out_len + len)
+			cap *= 2;
+		p = realloc(c->out, cap);
+		if (!p) {
+			fprintf(stderr, "rs_backend: out of memory\n");
+			return -1;
+		}
+		c->out = p;
+		c->out_cap = cap;
+	}
+	memcpy(c->out + c->out_len, data, len);
+	c->out_len += len;
+	return 0;
+}
+
+static size_t conn_pending(const struct conn *c)
+{
+	return c->out_len - c->out_off;
+}
+
+/* Sends what it can of the output; -1 when the connection is dead. */
+static int conn_flush(struct conn *c)
+{
+	ssize_t n;
+
+	while (conn_pending(c)) {
+		n = send(c->fd, c->out + c->out_off, conn_pending(c),
+			 MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			if (errno != EPIPE && errno != ECONNRESET)
+				fprintf(stderr,
+					"rs_backend: send on %s %s: %s\n",
+					c->l->proto, c->l->spec,
+					strerror(errno));
+			return -1;
+		}
+		c->out_off += n;
+		if (c->l->http)
+			idle_touch(c);
+	}
+	c->out_off = c->out_len = 0;
+	return 0;
+}
+
+/*
+ * Reads while there is room for what they produce, writes while output
+ * is pending; a connection needing neither is done and is closed.
+ */
+static void conn_update(struct conn *c)
+{
+	struct epoll_event ev = {.data.ptr = c};
+	uint32_t want = 0;
+
+	/* The response is out: say so with a FIN, then wait for the client. */
+	if (c->answered && !c->draining && !conn_pending(c)) {
+		shutdown(c->fd, SHUT_WR);
+		c->draining = true;
+	}
+	if (!c->eof && (!c->answered || c->draining) &&
+	    conn_pending(c) < OUT_HIGH)
+		want |= EPOLLIN;
+	if (conn_pending(c))
+		want |= EPOLLOUT;
+	if (!want) {
+		conn_close(c);
+		return;
+	}
+	if (want == c->events)
+		return;
+	ev.events = want;
+	if (epoll_ctl(g_ep, EPOLL_CTL_MOD, c->fd, &ev) < 0) {
+		perror("rs_backend: epoll_ctl");
+		conn_close(c);
+		return;
+	}
+	c->events = want;
+}
+
+static struct conn *conn_new(struct listener *l, int fd)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+	struct epoll_event ev = {.events = EPOLLIN};
+
+	if (!c || (l->http && !(c->req = malloc(HTTP_REQ_MAX)))) {
+		fprintf(stderr, "rs_backend: out of memory\n");
+		goto err;
+	}
+	c->kind = SRC_CONN;
+	c->fd = fd;
+	c->l = l;
+	c->at_line_start = true;
+	c->events = EPOLLIN;
+	ev.data.ptr = c;
+	if (epoll_ctl(g_ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		perror("rs_backend: epoll_ctl");
+		goto err;
+	}
+	if (l->http)
+		idle_touch(c);
+	return c;
+err:
+	if (c)
+		free(c->req);
+	free(c);
+	close(fd);
+	return NULL;
+}
+
 /*
  * The reply fits in any fresh socket's send buffer, so a single
  * non-blocking send either succeeds or the client is already gone; no
  * per-connection state is needed and the connection is closed at once.
+ * Held and HTTP connections get a struct conn and stay in the loop.
  */
 static void serve_tcp(struct listener *l)
 {
@@ -199,17 +443,310 @@ static void serve_tcp(struct listener *l)
 				return;
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			fprintf(stderr, "rs_backend: accept on tcp %s: %s\n",
-				l->spec, strerror(errno));
+			fprintf(stderr, "rs_backend: accept on %s %s: %s\n",
+				l->proto, l->spec, strerror(errno));
 			return;
 		}
+		if (l->http) {
+			conn_new(l, fd);
+			continue;
+		}
 		n = format_reply(reply, &peer);
+		if (g_hold) {
+			struct conn *c = conn_new(l, fd);
+
+			if (!c)
+				continue;
+			if (conn_append(c, reply, n) || conn_flush(c)) {
+				conn_close(c);
+				continue;
+			}
+			conn_update(c);
+			continue;
+		}
 		if (send(fd, reply, n, MSG_NOSIGNAL) < 0 && errno != EPIPE &&
 		    errno != ECONNRESET)
 			fprintf(stderr, "rs_backend: send on tcp %s: %s\n",
 				l->spec, strerror(errno));
 		close(fd);
 	}
+}
+
+/*
+ * Echoes @buf as lines prefixed with the name. A line may arrive in pieces;
+ * only its first piece gets the prefix.
+ */
+static int echo_lines(struct conn *c, const char *buf, size_t len)
+{
+	size_t off = 0, seg;
+	const char *nl;
+
+	while (off < len) {
+		nl = memchr(buf + off, '\n', len - off);
+		seg = nl ? (size_t)(nl - (buf + off)) + 1 : len - off;
+		if (c->at_line_start &&
+		    (conn_append(c, g_name, strlen(g_name)) ||
+		     conn_append(c, " ", 1)))
+			return -1;
+		if (conn_append(c, buf + off, seg))
+			return -1;
+		c->at_line_start = nl != NULL;
+		off += seg;
+	}
+	return 0;
+}
+
+/* Reads are bounded per event, as accepts are, for fairness. */
+#define READS_PER_EVENT 16
+
+/* A held connection: echo what comes in; -1 when it is dead. */
+static int hold_read(struct conn *c)
+{
+	char buf[READ_CHUNK];
+	ssize_t n;
+	int i;
+
+	for (i = 0; i < READS_PER_EVENT && conn_pending(c) < OUT_HIGH; i++) {
+		n = recv(c->fd, buf, sizeof(buf), 0);
+		if (n == 0) {
+			c->eof = true;
+			/* A last line without its newline still gets one. */
+			if (!c->at_line_start && conn_append(c, "\n", 1))
+				return -1;
+			return conn_flush(c);
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			if (errno != ECONNRESET)
+				fprintf(stderr,
+					"rs_backend: recv on tcp %s: %s\n",
+					c->l->spec, strerror(errno));
+			return -1;
+		}
+		if (echo_lines(c, buf, n) || conn_flush(c))
+			return -1;
+	}
+	return 0;
+}
+
+static const char *http_reason(int code)
+{
+	static const struct {
+		int code;
+		const char *reason;
+	} reasons[] = {
+		{200, "OK"},
+		{201, "Created"},
+		{202, "Accepted"},
+		{204, "No Content"},
+		{301, "Moved Permanently"},
+		{302, "Found"},
+		{304, "Not Modified"},
+		{400, "Bad Request"},
+		{401, "Unauthorized"},
+		{403, "Forbidden"},
+		{404, "Not Found"},
+		{405, "Method Not Allowed"},
+		{408, "Request Timeout"},
+		{429, "Too Many Requests"},
+		{500, "Internal Server Error"},
+		{501, "Not Implemented"},
+		{502, "Bad Gateway"},
+		{503, "Service Unavailable"},
+		{504, "Gateway Timeout"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+		if (reasons[i].code == code)
+			return reasons[i].reason;
+	return "Status";
+}
+
+/* Parses a status code, 100-599, with surrounding whitespace allowed. */
+static int parse_code(const char *s, const char *end, int *code)
+{
+	long v = 0;
+	int digits = 0;
+
+	while (s < end && isspace((unsigned char)*s))
+		s++;
+	while (s < end && *s >= '0' && *s <= '9' && digits < 4) {
+		v = v * 10 + (*s++ - '0');
+		digits++;
+	}
+	while (s < end && isspace((unsigned char)*s))
+		s++;
+	if (!digits || s != end || v < 100 || v > 599)
+		return -1;
+	*code = (int)v;
+	return 0;
+}
+
+/*
+ * The status --status-file asks for; 0 when the file does not exist. A
+ * file that cannot be read or holds no status code answers 500, said once
+ * on stderr until the file is good again (write it elsewhere and rename it
+ * into place to avoid a half-written file being read).
+ */
+static int status_from_file(void)
+{
+	static bool warned;
+	char buf[64];
+	const char *why;
+	ssize_t n;
+	int fd, code;
+
+	fd = open(g_status_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		why = strerror(errno);
+		goto bad;
+	}
+	n = read(fd, buf, sizeof(buf));
+	why = n < 0 ? strerror(errno) : "not a status code";
+	close(fd);
+	if (n >= 0 && n < (ssize_t)sizeof(buf) &&
+	    !parse_code(buf, buf + n, &code)) {
+		warned = false;
+		return code;
+	}
+bad:
+	if (!warned)
+		fprintf(stderr,
+			"rs_backend: status file %s: %s; answering 500\n",
+			g_status_file, why);
+	warned = true;
+	return 500;
+}
+
+/* Request number @n (from 0) gets this status. */
+static int http_status(unsigned long long n)
+{
+	int code;
+
+	if (g_status_file) {
+		code = status_from_file();
+		if (code)
+			return code;
+	}
+	if (g_npattern)
+		return g_pattern[n % g_npattern];
+	return 200;
+}
+
+static int http_respond(struct conn *c)
+{
+	char body[NAME_MAX_LEN + 8], head[256];
+	int code, blen, hlen;
+
+	code = http_status(g_http_requests++);
+	blen = snprintf(body, sizeof(body), "%s %d\n", g_name, code);
+	hlen = snprintf(head, sizeof(head),
+			"HTTP/1.0 %d %s\r\n"
+			"Content-Type: text/plain\r\n"
+			"Content-Length: %d\r\n"
+			"Connection: close\r\n\r\n",
+			code, http_reason(code), blen);
+	c->answered = true;
+	if (conn_append(c, head, hlen) || conn_append(c, body, blen))
+		return -1;
+	return conn_flush(c);
+}
+
+/* Whether the request's blank line has arrived, new bytes from @old on. */
+static bool http_complete(const struct conn *c, size_t old)
+{
+	size_t from = old > 3 ? old - 3 : 0;
+
+	return memmem(c->req + from, c->req_len - from, "\r\n\r\n", 4) ||
+	       memmem(c->req + from, c->req_len - from, "\n\n", 2);
+}
+
+/*
+ * An HTTP connection: read the request, answer it, then read and discard
+ * until the client closes, so that closing with unread data cannot reset
+ * the connection before the client has the response. -1 when it is dead.
+ */
+static int http_read(struct conn *c)
+{
+	char junk[READ_CHUNK];
+	size_t old;
+	ssize_t n;
+	int i;
+
+	for (i = 0; i < READS_PER_EVENT && !c->eof; i++) {
+		if (c->answered && !c->draining)
+			return 0;
+		if (!c->answered && c->req_len == HTTP_REQ_MAX)
+			return http_respond(c);
+		old = c->req_len;
+		if (c->draining)
+			n = recv(c->fd, junk, sizeof(junk), 0);
+		else
+			n = recv(c->fd, c->req + old, HTTP_REQ_MAX - old, 0);
+		if (n == 0) {
+			c->eof = true;
+			/* A request cut short still gets its answer. */
+			if (!c->answered && old)
+				return http_respond(c);
+			return 0;
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			if (errno != ECONNRESET)
+				fprintf(stderr,
+					"rs_backend: recv on http %s: %s\n",
+					c->l->spec, strerror(errno));
+			return -1;
+		}
+		idle_touch(c);
+		if (c->draining)
+			continue;
+		c->req_len += n;
+		if (http_complete(c, old) || c->req_len == HTTP_REQ_MAX)
+			return http_respond(c);
+	}
+	return 0;
+}
+
+static void serve_conn(struct conn *c, uint32_t events)
+{
+	if ((events & EPOLLOUT) && conn_flush(c)) {
+		conn_close(c);
+		return;
+	}
+	/* Not reading and the peer is gone: nothing more can be sent. */
+	if ((events & (EPOLLHUP | EPOLLERR)) && !(c->events & EPOLLIN)) {
+		conn_close(c);
+		return;
+	}
+	if ((c->events & EPOLLIN) &&
+	    (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) &&
+	    (c->l->http ? http_read(c) : hold_read(c))) {
+		conn_close(c);
+		return;
+	}
+	conn_update(c);
+}
+
+/* Closes HTTP connections idle too long; the wait until the next one. */
+static int idle_expire(void)
+{
+	uint64_t now = now_ms();
+
+	while (g_idle_head && now - g_idle_head->last_ms >= HTTP_IDLE_MS)
+		conn_close(g_idle_head);
+	if (!g_idle_head)
+		return -1;
+	return (int)(g_idle_head->last_ms + HTTP_IDLE_MS - now);
 }
 
 /* Where a datagram was sent to, from its control messages. */
@@ -405,7 +942,10 @@ static int write_pidfile(const char *path)
 	return 0;
 }
 
-/* A signalfd turns SIGTERM into an ordinary epoll event: no races. */
+/*
+ * A signalfd turns SIGTERM into an ordinary epoll event: no races. SIGUSR1
+ * asks for the HTTP request count instead.
+ */
 static int setup_signals(void)
 {
 	sigset_t set;
@@ -416,6 +956,7 @@ static int setup_signals(void)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0) {
 		perror("rs_backend: sigprocmask");
 		return -1;
@@ -426,9 +967,9 @@ static int setup_signals(void)
 	return fd;
 }
 
-static int epoll_add(int ep, int fd, uint64_t data)
+static int epoll_add(int ep, int fd, void *data)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = data};
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = data};
 
 	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		perror("rs_backend: epoll_ctl");
@@ -437,6 +978,8 @@ static int epoll_add(int ep, int fd, uint64_t data)
 	return 0;
 }
 
+static enum src_kind g_signal_src = SRC_SIGNAL;
+
 /* Returns when a termination signal arrives; 0 on clean shutdown. */
 static int event_loop(int ep, int sfd)
 {
@@ -444,7 +987,7 @@ static int event_loop(int ep, int sfd)
 	int i, n;
 
 	for (;;) {
-		n = epoll_wait(ep, evs, 64, -1);
+		n = epoll_wait(ep, evs, 64, idle_expire());
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -452,21 +995,54 @@ static int event_loop(int ep, int sfd)
 			return -1;
 		}
 		for (i = 0; i < n; i++) {
+			enum src_kind *kind = evs[i].data.ptr;
 			struct listener *l;
 
-			if (evs[i].data.u64 == (uint64_t)-1) {
+			if (*kind == SRC_SIGNAL) {
 				struct signalfd_siginfo si;
 
-				if (read(sfd, &si, sizeof(si)) == sizeof(si))
+				if (read(sfd, &si, sizeof(si)) != sizeof(si))
+					continue;
+				if (si.ssi_signo != SIGUSR1)
 					return 0;
+				fprintf(stderr, "http_requests=%llu\n",
+					g_http_requests);
 				continue;
 			}
-			l = &g_listeners[evs[i].data.u64];
+			if (*kind == SRC_CONN) {
+				serve_conn((struct conn *)kind, evs[i].events);
+				continue;
+			}
+			l = (struct listener *)kind;
 			if (l->type == SOCK_STREAM)
 				serve_tcp(l);
 			else
 				serve_udp(l);
 		}
+	}
+}
+
+static int parse_pattern(const char *arg)
+{
+	const char *s = arg, *comma;
+
+	g_npattern = 0;
+	for (;;) {
+		comma = strchr(s, ',');
+		if (!comma)
+			comma = s + strlen(s);
+		if (g_npattern == MAX_PATTERN ||
+		    parse_code(s, comma, &g_pattern[g_npattern])) {
+			fprintf(stderr,
+				"rs_backend: bad --status-pattern '%s' (status "
+				"codes 100-599, comma-separated, at most %d)\n",
+				arg, MAX_PATTERN);
+			return -1;
+		}
+		g_npattern++;
+		if (!*comma)
+			return 0;
+		s = comma + 1;
 	}
 }
 
@@ -476,6 +1052,10 @@ static int parse_args(int argc, char **argv, const char **pidfile)
 		{"name", required_argument, NULL, 'n'},
 		{"tcp", required_argument, NULL, 't'},
 		{"udp", required_argument, NULL, 'u'},
+		{"http", required_argument, NULL, 'H'},
+		{"status-file", required_argument, NULL, 'f'},
+		{"status-pattern", required_argument, NULL, 'P'},
+		{"hold", no_argument, NULL, 'o'},
 		{"pidfile", required_argument, NULL, 'p'},
 		TOOL_OPTS_END,
 	};
@@ -487,12 +1067,26 @@ static int parse_args(int argc, char **argv, const char **pidfile)
 			g_name = optarg;
 			break;
 		case 't':
-			if (open_listener(optarg, SOCK_STREAM))
+			if (open_listener(optarg, SOCK_STREAM, false))
 				return -1;
 			break;
 		case 'u':
-			if (open_listener(optarg, SOCK_DGRAM))
+			if (open_listener(optarg, SOCK_DGRAM, false))
 				return -1;
+			break;
+		case 'H':
+			if (open_listener(optarg, SOCK_STREAM, true))
+				return -1;
+			break;
+		case 'f':
+			g_status_file = optarg;
+			break;
+		case 'P':
+			if (parse_pattern(optarg))
+				return -1;
+			break;
+		case 'o':
+			g_hold = true;
 			break;
 		case 'p':
 			*pidfile = optarg;
@@ -533,14 +1127,14 @@ int main(int argc, char **argv)
 		perror("rs_backend: epoll_create1");
 		return 1;
 	}
-	if (epoll_add(ep, sfd, (uint64_t)-1))
+	g_ep = ep;
+	if (epoll_add(ep, sfd, &g_signal_src))
 		return 1;
 	for (i = 0; i < g_nlisteners; i++) {
-		if (epoll_add(ep, g_listeners[i].fd, i))
+		if (epoll_add(ep, g_listeners[i].fd, &g_listeners[i]))
 			return 1;
 		fprintf(stderr, "rs_backend: %s listening on %s %s\n", g_name,
-			g_listeners[i].type == SOCK_STREAM ? "tcp" : "udp",
-			g_listeners[i].spec);
+			g_listeners[i].proto, g_listeners[i].spec);
 	}
 	if (pidfile && write_pidfile(pidfile))
 		return 1;

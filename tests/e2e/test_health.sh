@@ -1,0 +1,170 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# End to end: health checks, flapping, slow start, drain and sticky
+# persistence, with real backends (HTTP health endpoints whose status the
+# test controls) and real clients, in namespaces made and removed here.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. scripts/netns.sh
+. tests/e2e/lib.sh
+
+RUN=hlt$$
+BPFFS=/sys/fs/bpf/rs-e2e-$RUN
+rs_install_cleanup
+RS_CLEANUP_HOOK='[[ -f $CONF ]] && build/ringsteerd -q --detach -c "$CONF"; rm -rf "$BPFFS"'
+rs_ns_setup "$RUN"
+CONF=$RS_BG_DIR/ringsteer.conf
+OUT=$RS_BG_DIR
+SOCK=$RS_BG_DIR/ctl.sock
+
+cat >"$CONF" <<CONF
+[global]
+bpffs = $BPFFS
+control_socket = $SOCK
+
+; web: health-checked backends without stickiness
+[service web]
+protocol = tcp
+listen = 198.18.0.10:80
+
+; app: sticky clients, for drain
+[service app]
+protocol = tcp
+listen = 198.18.0.20:80
+sticky_ttl = 60
+CONF
+for i in 1 2 3 4; do
+	cat >>"$CONF" <<CONF
+
+[backend web-$i]
+service = web
+address = 127.0.0.1:808$i
+check = http
+check_port = 909$i
+check_path = /health
+interval = 200ms
+timeout = 150ms
+rise = 2
+fall = 3
+slow_start = 3s
+CONF
+done
+for i in 1 2 3; do
+	cat >>"$CONF" <<CONF
+
+[backend app-$i]
+service = app
+address = 127.0.0.1:818$i
+CONF
+done
+
+rsjson() { build/ringsteer -s "$SOCK" -j "$@"; }
+health_of() { rsjson backends web | jq -r ".backends[] | select(.name == \"$1\") | .health"; }
+field_of() { rsjson backends "$1" | jq -r ".backends[] | select(.name == \"$2\") | .$3"; }
+
+# clients FILE TARGET BASE [COUNT]: one connection per source, "SRC BACKEND".
+clients() {
+	rs_in_client build/tools/rs_client --target "$2" --src-base "$3" \
+		--count "${4:-300}" 2>/dev/null | awk '{ print $1, $3 }' | sort >"$OUT/$1"
+}
+moved() { join "$OUT/$1" "$OUT/$2" | awk '$2 != $3' | wc -l; }
+on() { awk -v b="$2" '$2 == b' "$OUT/$1" | wc -l; }
+
+wait_health() { # BACKEND WANT TIMEOUT_S
+	for _ in $(seq $(($3 * 10))); do
+		[[ $(health_of "$1") == "$2" ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# web-3 flaps below the thresholds: never 3 failures, never 2 passes in a row.
+for i in 1 2 3 4; do
+	extra=(--status-file "$OUT/status-$i")
+	[[ $i == 3 ]] && extra=(--status-pattern 200,503,503)
+	rs_bg_start "web$i" rs_in_edge build/tools/rs_backend --name "cache-$i" \
+		--tcp "127.0.0.1:808$i" --http "127.0.0.1:909$i" "${extra[@]}"
+	rs_bg_wait_ready "web$i"
+done
+for i in 1 2 3; do
+	rs_bg_start "app$i" rs_in_edge build/tools/rs_backend --name "app-$i" \
+		--tcp "127.0.0.1:818$i" --hold
+	rs_bg_wait_ready "app$i"
+done
+rs_bg_start daemon rs_in_edge build/ringsteerd -c "$CONF"
+e2e_wait_for "$(rs_bg_err daemon)" "sk_lookup link" 10
+sleep 1
+
+echo "# flapping below rise/fall moves nobody"
+clients base 198.18.0.10:80 198.18.1.1
+sleep 3
+e2e_eq "web-3 still up after flapping checks" "$(health_of web-3)" up
+e2e_check "web-3 was checked many times" test "$(field_of web web-3 checks)" -ge 10
+clients flap 198.18.0.10:80 198.18.1.1
+e2e_eq "nobody moved" "$(moved base flap)" 0
+
+echo "# a failing HTTP check takes a backend out; only its clients move"
+echo 503 >"$OUT/status-1"
+e2e_check "web-1 DOWN within 5s" wait_health web-1 down 5
+e2e_check "transition logged once with the reason" bash -c \
+	"[[ \$(grep -c 'backend web-1: DOWN, health check failed: status 503' '$(rs_bg_err daemon)') -eq 1 ]]"
+e2e_eq "last check result" "$(field_of web web-1 last_check)" "status 503"
+clients down1 198.18.0.10:80 198.18.1.1
+e2e_eq "nobody reaches web-1" "$(on down1 cache-1)" 0
+e2e_eq "clients of other backends stay put" \
+	"$(join "$OUT/base" "$OUT/down1" | awk '$2 != "cache-1" && $2 != $3' | wc -l)" 0
+e2e_check "web-1 had clients to move ($(on base cache-1))" test "$(on base cache-1)" -gt 0
+
+echo "# recovery with slow start: the share grows over the window"
+rm -f "$OUT/status-1"
+e2e_check "web-1 UP again" wait_health web-1 up 5
+e2e_check "recovery logged" grep -q "backend web-1: UP, 2 health checks passed, slow start" "$(rs_bg_err daemon)"
+a1=$(field_of web web-1 active_points)
+clients ramp1 198.18.0.10:80 198.18.1.1
+sleep 1.2
+a2=$(field_of web web-1 active_points)
+clients ramp2 198.18.0.10:80 198.18.1.1
+sleep 2.5
+a3=$(field_of web web-1 active_points)
+clients ramp3 198.18.0.10:80 198.18.1.1
+echo "#   active points $a1 -> $a2 -> $a3; clients $(on ramp1 cache-1) -> $(on ramp2 cache-1) -> $(on ramp3 cache-1) of $(on base cache-1)"
+e2e_check "active points ramp up ($a1 < $a2 < $a3 = 160)" test "$a1" -lt "$a2" -a "$a2" -lt "$a3" -a "$a3" -eq 160
+e2e_check "clients ramp up" test "$(on ramp1 cache-1)" -le "$(on ramp2 cache-1)" -a \
+	"$(on ramp2 cache-1)" -le "$(on ramp3 cache-1)" -a "$(on ramp1 cache-1)" -lt "$(on ramp3 cache-1)"
+e2e_eq "after the window: every client back where it was" "$(moved base ramp3)" 0
+e2e_eq "only web-1 ever gained during the ramp" \
+	"$(cat "$OUT/ramp1" "$OUT/ramp2" | join "$OUT/base" - | awk '$2 != $3 && $3 != "cache-1" && $2 != "cache-1"' | wc -l)" 0
+
+echo "# drain: established connections go on, sticky clients stay, new ones never come"
+clients sticky0 198.18.0.20:80 198.18.1.1
+
+coproc HELD { rs_in_client bash -c 'exec 3<>/dev/tcp/198.18.0.20/80; read -r g <&3; echo "$g"; read -r cmd; echo "$cmd" >&3; read -r r <&3; echo "$r"'; }
+read -r greeting <&"${HELD[0]}"
+held=${greeting%% *}
+e2e_check "held connection greeted by an app backend ($held)" test -n "$held"
+build/ringsteer -s "$SOCK" backend drain "$held" >/dev/null
+e2e_eq "drained backend state" "$(field_of app "$held" state)" DRAIN
+echo ping >&"${HELD[1]}"
+read -r echoed <&"${HELD[0]}"
+e2e_eq "established connection still served" "$echoed" "$held ping"
+clients sticky1 198.18.0.20:80 198.18.1.1
+e2e_eq "sticky clients keep their backend, drained one included" "$(moved sticky0 sticky1)" 0
+e2e_check "the drained backend had sticky clients ($(on sticky0 "$held"))" test "$(on sticky0 "$held")" -gt 0
+# 300 sources from 198.18.1.1 reach 198.18.2.44: start the new ones after.
+clients fresh 198.18.0.20:80 198.18.2.101 150
+e2e_eq "new clients never reach the drained backend" "$(on fresh "$held")" 0
+e2e_check "sticky hits counted" test "$(field_of app "$held" sticky_hits)" -gt 0
+build/ringsteer -s "$SOCK" backend undrain "$held" >/dev/null
+e2e_eq "undrained" "$(field_of app "$held" state)" UP
+
+echo "# operator state and health are kept apart"
+build/ringsteer -s "$SOCK" backend drain web-2 >/dev/null
+echo 503 >"$OUT/status-2"
+e2e_check "drained web-2 goes DOWN on failed checks" wait_health web-2 down 5
+rm -f "$OUT/status-2"
+e2e_check "web-2 passes again" wait_health web-2 up 5
+e2e_eq "and is still drained" "$(field_of web web-2 state)" DRAIN
+build/ringsteer -s "$SOCK" backend undrain web-2 >/dev/null
+e2e_eq "undrained: UP" "$(field_of web web-2 state)" UP
+e2e_summary
