@@ -19,7 +19,7 @@ done
 if ! cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr \
 	--enable=warning,portability,performance \
 	--suppress=missingIncludeSystem \
-	--include=/usr/include/bpf/libbpf_common.h \
+	--include=/usr/include/bpf/libbpf_common.h --include=/usr/include/jansson.h \
 	-Iinclude -Iuserspace/lib -D__linux__ "${userspace[@]}"; then
 	echo "lint: cppcheck found problems"
 	rc=1
