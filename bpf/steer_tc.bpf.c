@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: MIT
+/*
+ * TC ingress data plane for UDP services with cookie = quic: a datagram
+ * whose destination connection ID carries the service's QUIC-LB config
+ * rotation bits and the server ID of a backend that is UP or DRAIN goes
+ * straight to that backend's socket (bpf_sk_assign), wherever the client
+ * moved to. Everything else is left alone for sk_lookup and its IP
+ * affinity, and counted by reason. The program never drops or modifies a
+ * packet: every path returns TC_ACT_OK. docs/quic.md has the whole story.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/pkt_cls.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "bind_match.bpf.h"
+#include "maps.bpf.h"
+#include "quic.bpf.h"
+
+/* include/net/ip.h, not exported to uapi. */
+#define IP_MF	  0x2000
+#define IP_OFFSET 0x1fff
+
+/* What happened to one datagram of a cookie service; see count(). */
+enum tc_outcome {
+	TC_HIT,		  /* assigned to the backend its server ID names */
+	TC_ASSIGN_FAILED, /* chose a backend, the kernel refused the socket */
+	TC_NONE,
+	TC_UNKNOWN,
+	TC_DOWN,
+	TC_MALFORMED,
+	TC_ERROR, /* bad service config or a socket that must not be used */
+};
+
+struct udp_flow {
+	__u32 daddr[4]; /* network order; IPv4 in daddr[0] */
+	__u32 l4_off;	/* frame offset of the UDP header */
+	__u32 l4_len;	/* IP payload length claimed by the IP header */
+	__u16 dport;	/* host order */
+	__u16 udp_len;	/* UDP length field, host order */
+	__u8 family;
+};
+
+/*
+ * Never called. maps.bpf.h declares map-in-map templates whose key and
+ * value types this program uses nowhere else; clang then emits only
+ * forward declarations for them and libbpf cannot size the inner maps.
+ * Parameters of those types make clang emit them in full (the same trick
+ * as ring_npoints in steer_lookup.bpf.c), at no cost to the program.
+ */
+static __attribute__((used, noinline)) int btf_anchor(
+	const struct rs_ring_slot *ring, const struct rs_affinity_key *key,
+	const struct rs_sticky_entry *sticky)
+{
+	return ring && key && sticky;
+}
+
+/*
+ * An unfragmented IPv4 UDP datagram whose UDP header is in the frame.
+ * Options are skipped through ihl. Fragments are left alone: only the
+ * first carries the ports, and sk_lookup sees the reassembled datagram.
+ */
+static __always_inline int parse_ipv4(struct __sk_buff *skb, struct udp_flow *f)
+{
+	struct iphdr iph;
+	__u32 hlen, tot;
+
+	if (bpf_skb_load_bytes(skb, ETH_HLEN, &iph, sizeof(iph)))
+		return -1;
+	if (iph.version != 4 || iph.ihl < 5 || iph.protocol != IPPROTO_UDP)
+		return -1;
+	if (iph.frag_off & bpf_htons(IP_MF | IP_OFFSET))
+		return -1;
+	hlen = iph.ihl * 4;
+	tot = bpf_ntohs(iph.tot_len);
+	if (tot < hlen + sizeof(struct udphdr))
+		return -1;
+	f->family = RS_AF_INET;
+	f->daddr[0] = iph.daddr;
+	f->l4_off = ETH_HLEN + hlen;
+	f->l4_len = tot - hlen;
+	return 0;
+}
+
+/*
+ * IPv6 with UDP as the first next header. Extension headers are not
+ * walked: QUIC datagrams do not carry them, and whatever does is left to
+ * sk_lookup. Payload length 0 (jumbogram) fails the size check.
+ */
+static __always_inline int parse_ipv6(struct __sk_buff *skb, struct udp_flow *f)
+{
+	struct ipv6hdr ip6;
+	__u32 plen;
+
+	if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip6, sizeof(ip6)))
+		return -1;
+	if (ip6.version != 6 || ip6.nexthdr != IPPROTO_UDP)
+		return -1;
+	plen = bpf_ntohs(ip6.payload_len);
+	if (plen < sizeof(struct udphdr))
+		return -1;
+	f->family = RS_AF_INET6;
+	__builtin_memcpy(f->daddr, &ip6.daddr, sizeof(f->daddr));
+	f->l4_off = ETH_HLEN + sizeof(ip6);
+	f->l4_len = plen;
+	return 0;
+}
+
+/*
+ * Enough of Ethernet, IP and UDP to know which service the datagram is
+ * for. Until that is known nothing is counted: a frame that fails here
+ * belongs to no service. Length consistency is checked afterwards, so a
+ * truncated datagram of a cookie service counts as malformed.
+ */
+static __always_inline int parse_udp(struct __sk_buff *skb, struct udp_flow *f)
+{
+	struct udphdr uh;
+	__be16 proto;
+
+	/* Frames for other hosts (promiscuous) and multicast: not ours. */
+	if (skb->pkt_type != PACKET_HOST)
+		return -1;
+	if (bpf_skb_load_bytes(skb, offsetof(struct ethhdr, h_proto), &proto,
+			       sizeof(proto)))
+		return -1;
+	if (proto == bpf_htons(ETH_P_IP)) {
+		if (parse_ipv4(skb, f))
+			return -1;
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		if (parse_ipv6(skb, f))
+			return -1;
+	} else {
+		return -1;
+	}
+	if (bpf_skb_load_bytes(skb, f->l4_off, &uh, sizeof(uh)))
+		return -1;
+	f->dport = bpf_ntohs(uh.dest);
+	f->udp_len = bpf_ntohs(uh.len);
+	return 0;
+}
+
+/*
+ * The service's QUIC parameters as the daemon validated them; a bad
+ * value (a control-plane bug) must not turn into an unbounded read.
+ */
+static __always_inline int cookie_config(const struct rs_service *svc,
+					 __u32 *sid_len, __u32 *cid_len)
+{
+	__u32 sid = svc->quic_server_id_len, cid = svc->quic_cid_len;
+
+	if (sid < 1 || sid > RS_QUIC_MAX_SERVER_ID)
+		return -1;
+	if (cid <= sid || cid > QUIC_MAX_CID_LEN)
+		return -1;
+	*sid_len = sid;
+	*cid_len = cid;
+	return 0;
+}
+
+/* The socket to give a datagram of @family, or NULL (counts as DOWN). */
+static __always_inline struct bpf_sock *backend_socket(__u32 backend,
+						       __u8 family)
+{
+	__u32 slot = rs_socket_slot(backend, family == RS_AF_INET6);
+
+	return bpf_map_lookup_elem(&rs_sockets, &slot);
+}
+
+static __always_inline enum tc_outcome steer_cookie(
+	struct __sk_buff *skb, const struct udp_flow *f, __u32 svc_id,
+	const struct rs_service *svc, __u32 *backend)
+{
+	struct rs_cookie_key key __attribute__((aligned(8))) = {};
+	__u32 sid_len, cid_len, off, len, dcid_off = 0;
+	struct rs_cookie *cookie;
+	struct rs_backend *be;
+	struct bpf_sock *sk;
+	__u8 config;
+	long err;
+
+	/*
+	 * The frame must hold the whole IP packet (the IP layer would drop
+	 * it otherwise) and the UDP length must fit inside it. Longer
+	 * frames are fine: Ethernet pads short packets.
+	 */
+	if (skb->len < f->l4_off + f->l4_len)
+		return TC_MALFORMED;
+	if (f->udp_len < sizeof(struct udphdr) || f->udp_len > f->l4_len)
+		return TC_MALFORMED;
+	if (cookie_config(svc, &sid_len, &cid_len))
+		return TC_ERROR;
+
+	off = f->l4_off + sizeof(struct udphdr);
+	len = f->udp_len - sizeof(struct udphdr);
+	switch (quic_find_dcid(skb, off, len, cid_len, &dcid_off)) {
+	case QUIC_DCID_FOUND:
+		break;
+	case QUIC_DCID_NONE:
+		return TC_NONE;
+	case QUIC_DCID_OTHER_LEN:
+		return TC_UNKNOWN;
+	default:
+		return TC_MALFORMED;
+	}
+
+	/*
+	 * Load the DCID's first octet onto key.len and the server ID right
+	 * behind it onto key.server_id: the key is built without a copy
+	 * loop, and its bytes past the server ID stay zero. The nonce after
+	 * the server ID is never needed.
+	 */
+	if (bpf_skb_load_bytes(skb, dcid_off, &key.len, 1 + sid_len))
+		return TC_MALFORMED;
+	config = key.len >> QUIC_LB_CONFIG_SHIFT;
+	if (config == QUIC_LB_CONFIG_UNROUTABLE)
+		return TC_NONE;
+	if (config != svc->quic_config_id)
+		return TC_UNKNOWN;
+	key.service = svc_id;
+	key.len = sid_len;
+
+	cookie = bpf_map_lookup_elem(&rs_cookies, &key);
+	if (!cookie)
+		return TC_UNKNOWN;
+	*backend = cookie->backend;
+	be = bpf_map_lookup_elem(&rs_backends, backend);
+	/* A stale entry naming another service's backend is never followed. */
+	if (!be || be->service != svc_id)
+		return TC_UNKNOWN;
+	/* DRAIN keeps its QUIC connections: they are sticky by nature. */
+	if (be->state != RS_BACKEND_UP && be->state != RS_BACKEND_DRAIN)
+		return TC_DOWN;
+	sk = backend_socket(*backend, f->family);
+	if (!sk)
+		return TC_DOWN;
+	/*
+	 * bpf_sk_assign at TC does not check the protocol (unlike the
+	 * sk_lookup flavour): a TCP socket would be handed a UDP datagram.
+	 * An IPv6 datagram needs an AF_INET6 socket; an IPv4 one may go to a
+	 * dual-stack AF_INET6 socket.
+	 */
+	if (sk->protocol != IPPROTO_UDP ||
+	    (f->family == RS_AF_INET6 && sk->family != RS_AF_INET6)) {
+		bpf_sk_release(sk);
+		return TC_ERROR;
+	}
+	/*
+	 * flags must be 0 at TC. Since 6.5 a SO_REUSEPORT socket is fine: the
+	 * UDP receive path then picks among its reuseport group.
+	 */
+	err = bpf_sk_assign(skb, sk, 0);
+	bpf_sk_release(sk);
+	return err ? TC_ASSIGN_FAILED : TC_HIT;
+}
+
+/*
+ * cookie_hits counts the datagrams whose cookie chose the backend, as soon
+ * as bpf_sk_assign is called; assigned only those the kernel accepted, and
+ * a refusal counts in the service's errors. On a real ingress hook the two
+ * agree; under BPF_PROG_TEST_RUN the kernel always refuses (-EOPNOTSUPP:
+ * not at TC ingress), so the choice stays observable there.
+ */
+static __always_inline void count(__u32 svc_id, enum tc_outcome outcome,
+				  __u32 backend)
+{
+	struct rs_service_stats *sst;
+	struct rs_backend_stats *bst;
+
+	if (outcome == TC_HIT || outcome == TC_ASSIGN_FAILED) {
+		bst = bpf_map_lookup_elem(&rs_backend_stats, &backend);
+		if (bst) {
+			bst->cookie_hits++;
+			if (outcome == TC_HIT)
+				bst->assigned++;
+		}
+		if (outcome == TC_HIT)
+			return;
+	}
+	sst = bpf_map_lookup_elem(&rs_service_stats, &svc_id);
+	if (!sst)
+		return;
+	switch (outcome) {
+	case TC_NONE:
+		sst->cookie_none++;
+		break;
+	case TC_UNKNOWN:
+		sst->cookie_unknown++;
+		break;
+	case TC_DOWN:
+		sst->cookie_down++;
+		break;
+	case TC_MALFORMED:
+		sst->cookie_malformed++;
+		break;
+	default:
+		sst->errors++;
+		break;
+	}
+}
+
+SEC("tc")
+int steer_tc(struct __sk_buff *skb)
+{
+	struct udp_flow f = {};
+	struct rs_service *svc;
+	struct rs_bind *bind;
+	__u32 svc_id, backend = 0;
+	enum tc_outcome outcome;
+
+	if (parse_udp(skb, &f))
+		return TC_ACT_OK;
+	bind = rs_match_bind(IPPROTO_UDP, f.family, f.dport, f.daddr);
+	if (!bind)
+		return TC_ACT_OK;
+	svc_id = bind->service;
+	svc = bpf_map_lookup_elem(&rs_services, &svc_id);
+	if (!svc || !svc->enabled || svc->protocol != IPPROTO_UDP ||
+	    svc->cookie != RS_COOKIE_QUIC)
+		return TC_ACT_OK;
+
+	outcome = steer_cookie(skb, &f, svc_id, svc, &backend);
+	count(svc_id, outcome, backend);
+	return TC_ACT_OK;
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
