@@ -72,10 +72,18 @@ static json_t *call(json_t *req)
 			close(fd);
 		goto out;
 	}
-	if (write(fd, text, strlen(text)) < 0 || write(fd, "\n", 1) < 0) {
-		fail("sending the request: %s", strerror(errno));
-		close(fd);
-		goto out;
+	/*
+	 * A refused request is answered at once and the connection closed:
+	 * our write may then fail (EPIPE), but the reply is already waiting
+	 * to be read, so read it anyway.
+	 */
+	if (send(fd, text, strlen(text), MSG_NOSIGNAL) < 0 ||
+	    send(fd, "\n", 1, MSG_NOSIGNAL) < 0) {
+		if (errno != EPIPE && errno != ECONNRESET) {
+			fail("sending the request: %s", strerror(errno));
+			close(fd);
+			goto out;
+		}
 	}
 	shutdown(fd, SHUT_WR);
 	for (;;) {
