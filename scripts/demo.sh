@@ -52,6 +52,10 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 sed 's/^/  /' "$(rs_bg_err daemon)"
+SOCK=$(awk -F' *= *' '$1 == "control_socket" { print $2 }' "$CONF")
+echo
+echo "  \$ ringsteer backends"
+build/ringsteer -s "$SOCK" backends | sed 's/^/  /'
 
 # mc CLIENTS-OUT PHASE: all clients, from 198.18.1.1 and 198.18.2.1 up.
 mc() {
@@ -84,7 +88,12 @@ table "$OUT/get1.out"
 
 say "killing memcached cache-3 (PID ${RS_BG_PID[mc3]})"
 rs_bg_stop mc3
-sleep 0.2
+# The kernel dropped its socket from the SOCKMAP as it closed; ringsteerd
+# notices within a second and its health check soon after.
+sleep 1.2
+echo "  \$ ringsteer backends"
+build/ringsteer -s "$SOCK" backends | sed 's/^/  /'
+echo
 mc get2.out get
 table "$OUT/get2.out"
 
