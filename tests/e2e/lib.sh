@@ -76,3 +76,18 @@ e2e_wait_for() {
 	echo "timed out waiting for '$pattern' in $file" >&2
 	return 1
 }
+
+# e2e_setup PREFIX: namespaces for this run, cleanup on exit (processes,
+# the daemon's pins via --detach, namespaces), and the paths every suite
+# uses: CONF, OUT (logs and results), SOCK (control socket), BPFFS.
+e2e_setup() {
+	RUN=$1$$
+	BPFFS=/sys/fs/bpf/rs-e2e-$RUN
+	rs_install_cleanup
+	# shellcheck disable=SC2016 # expanded when the hook runs
+	RS_CLEANUP_HOOK='[[ -f $CONF ]] && build/ringsteerd -q --detach -c "$CONF"; rm -rf "$BPFFS"'
+	rs_ns_setup "$RUN"
+	CONF=$RS_BG_DIR/ringsteer.conf
+	OUT=$RS_BG_DIR
+	SOCK=$RS_BG_DIR/ctl.sock
+}

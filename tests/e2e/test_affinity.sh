@@ -12,13 +12,7 @@ cd "$(dirname "$0")/../.."
 . scripts/netns.sh
 . tests/e2e/lib.sh
 
-RUN=aff$$
-BPFFS=/sys/fs/bpf/rs-e2e-$RUN
-rs_install_cleanup
-RS_CLEANUP_HOOK='[[ -f $CONF ]] && build/ringsteerd -q --detach -c "$CONF"; rm -rf "$BPFFS"'
-rs_ns_setup "$RUN"
-CONF=$RS_BG_DIR/ringsteer.conf
-OUT=$RS_BG_DIR
+e2e_setup aff
 
 # Weights 1:1:1:2. TCP backends listen on loopback; the UDP ones bind the
 # service port on their own address and answer from the service address
@@ -26,7 +20,7 @@ OUT=$RS_BG_DIR
 cat >"$CONF" <<CONF
 [global]
 bpffs = $BPFFS
-control_socket = $RS_BG_DIR/ringsteerd.sock
+control_socket = $SOCK
 
 [service web]
 protocol = tcp

@@ -12,14 +12,7 @@ cd "$(dirname "$0")/../.."
 . scripts/netns.sh
 . tests/e2e/lib.sh
 
-RUN=ctl$$
-BPFFS=/sys/fs/bpf/rs-e2e-$RUN
-rs_install_cleanup
-RS_CLEANUP_HOOK='[[ -f $CONF ]] && build/ringsteerd -q --detach -c "$CONF"; rm -rf "$BPFFS"'
-rs_ns_setup "$RUN"
-CONF=$RS_BG_DIR/ringsteer.conf
-OUT=$RS_BG_DIR
-SOCK=$RS_BG_DIR/ctl.sock
+e2e_setup ctl
 NCLIENTS=300
 
 write_conf() {
