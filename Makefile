@@ -79,9 +79,13 @@ $(BUILD)/tests/%: tests/unit/%.c $(SAN_A) $(BPF_SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(SANFLAGS) $< $(SAN_A) $(LIBS) -lcunit -o $@
 
-$(BUILD)/tests/%: tests/bpf/%.c $(SAN_A) $(BPF_SKELS)
+BPF_TEST_LIB := $(wildcard tests/bpf/lib/*.c)
+
+$(BUILD)/tests/%: tests/bpf/%.c $(SAN_A) $(BPF_SKELS) $(BPF_TEST_LIB) \
+		$(wildcard tests/bpf/lib/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(SANFLAGS) $< $(SAN_A) $(LIBS) -lcunit -o $@
+	$(CC) $(CFLAGS_COMMON) $(SANFLAGS) -Itests/bpf/lib $< $(BPF_TEST_LIB) \
+		$(SAN_A) $(LIBS) -lcunit -o $@
 
 TOOL_LIB := $(wildcard tests/e2e/tools/lib/*.c)
 
@@ -168,5 +172,5 @@ $(BUILD)/bench/bench_%: bench/bench_%.c $(TOOL_LIB) \
 
 bench: deps bpffs
 	@scripts/bench-deps.sh
-	@$(MAKE) --no-print-directory all $(LIB_A) $(BENCH_BINS)
+	@$(MAKE) --no-print-directory $(BUILD)/ringsteerd $(LIB_A) $(BENCH_BINS)
 	@scripts/bench.sh
