@@ -135,6 +135,8 @@ install: $(BINS)
 	install -m 0755 $(BUILD)/ringsteerd $(DESTDIR)$(PREFIX)/sbin/ringsteerd
 	install -m 0755 $(BUILD)/ringsteer $(DESTDIR)$(PREFIX)/bin/ringsteer
 	install -m 0644 configs/ringsteer.conf $(DESTDIR)/etc/ringsteer/ringsteer.conf.sample
+	install -d $(DESTDIR)$(PREFIX)/share/doc/ringsteer
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/ringsteer/
 	sed 's|@PREFIX@|$(PREFIX)|g' configs/ringsteerd.service > \
 		$(DESTDIR)/lib/systemd/system/ringsteerd.service
 	chmod 0644 $(DESTDIR)/lib/systemd/system/ringsteerd.service
