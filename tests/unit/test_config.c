@@ -1512,8 +1512,10 @@ static void test_bad_service_keys(void)
 
 static void test_bad_health(void)
 {
-	EXPECT_ERROR(WEB_A "check = https\n", "t.conf:7: [backend a] check: ",
-		     "bad check type 'https': expected tcp, http or none");
+	EXPECT_ERROR(WEB_A "check = smtp\n", "t.conf:7: [backend a] check: ",
+		     "bad check type 'smtp': expected tcp, http, https or none");
+	EXPECT_OK(WEB_A "check = https\ncheck_path = /status\n");
+	CU_ASSERT_EQUAL(cfg.backends[0].health.type, RS_CHECK_HTTPS);
 	EXPECT_ERROR(WEB_A "check = http\ncheck_path = healthz\n",
 		     "t.conf:8: [backend a] check_path: ",
 		     "bad check_path 'healthz': does not start with '/'");
@@ -1603,15 +1605,15 @@ static void test_bad_health(void)
 	/* HTTP-only keys, in either order, with check tcp (default) or none. */
 	EXPECT_ERROR(WEB_A "check_path = /x\n",
 		     "t.conf:7: [backend a] check_path: ",
-		     "check_path is only used by check = http");
+		     "check_path is only used by check = http or https");
 	EXPECT_ERROR(WEB_A "check_expect = 204\ncheck = none\n",
 		     "t.conf:7: [backend a] check_expect: ",
-		     "check_expect is only used by check = http");
+		     "check_expect is only used by check = http or https");
 	EXPECT_ERROR(WEB_A "check = tcp\ncheck_host = example.com\n",
 		     "t.conf:8: [backend a] check_host: ",
-		     "check_host is only used by check = http");
+		     "check_host is only used by check = http or https");
 	/* A refused check type is reported once. */
-	EXPECT_ERROR(WEB_A "check = https\ncheck_path = /x\n",
+	EXPECT_ERROR(WEB_A "check = gopher\ncheck_path = /x\n",
 		     "t.conf:7: [backend a] check: ", "bad check type");
 	CU_ASSERT_EQUAL(count_lines(err), 1);
 

@@ -313,6 +313,15 @@ static void http_probe(struct rs_check *chk)
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard_body);
 	if (chk->headers)
 		curl_easy_setopt(e, CURLOPT_HTTPHEADER, chk->headers);
+	/*
+	 * Backends are local and addressed by IP, usually with certificates
+	 * for public names: what is checked is that the service answers, as
+	 * HAProxy's "check-ssl verify none" does.
+	 */
+	if (chk->conf.type == RS_CHECK_HTTPS) {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
 	if (curl_multi_add_handle(chk->checker->multi, e) != CURLM_OK) {
 		curl_easy_cleanup(e);
 		chk->easy = NULL;
@@ -330,7 +339,7 @@ static void on_interval(struct ev_loop *loop, ev_timer *w, int revents)
 		return;
 	chk->inflight = true;
 	chk->started = ev_now(loop);
-	if (chk->conf.type == RS_CHECK_HTTP)
+	if (chk->conf.type == RS_CHECK_HTTP || chk->conf.type == RS_CHECK_HTTPS)
 		http_probe(chk);
 	else
 		tcp_probe(chk);
@@ -370,11 +379,12 @@ int check_start(struct rs_checker *c, struct rs_check *chk,
 	check_target(chk, family, addr);
 	if (conf->type == RS_CHECK_NONE)
 		return 0;
-	if (conf->type == RS_CHECK_HTTP) {
+	if (conf->type == RS_CHECK_HTTP || conf->type == RS_CHECK_HTTPS) {
 		rs_addr_format(chk->family, chk->addr, port, hostport,
 			       sizeof(hostport));
-		snprintf(chk->url, sizeof(chk->url), "http://%s%s", hostport,
-			 conf->path);
+		snprintf(chk->url, sizeof(chk->url), "%s://%s%s",
+			 conf->type == RS_CHECK_HTTPS ? "https" : "http",
+			 hostport, conf->path);
 		if (conf->host[0]) {
 			snprintf(host, sizeof(host), "Host: %s", conf->host);
 			chk->headers = curl_slist_append(NULL, host);

@@ -685,10 +685,12 @@ static void set_check(struct parser *p, void *obj, const char *v)
 		b->conf.health.type = RS_CHECK_TCP;
 	else if (strcmp(v, "http") == 0)
 		b->conf.health.type = RS_CHECK_HTTP;
+	else if (strcmp(v, "https") == 0)
+		b->conf.health.type = RS_CHECK_HTTPS;
 	else if (strcmp(v, "none") == 0)
 		b->conf.health.type = RS_CHECK_NONE;
 	else
-		bad_value(p, "expected tcp, http or none");
+		bad_value(p, "expected tcp, http, https or none");
 }
 
 /* Text that goes into an HTTP request line or header as it is. */
@@ -1439,10 +1441,11 @@ static void check_health(struct parser *p)
 			const char *key = backend_keys[http_only[k]].name;
 
 			if (!e->key_line[http_only[k]] ||
-			    e->key_bad[BE_CHECK] || h->type == RS_CHECK_HTTP)
+			    e->key_bad[BE_CHECK] || h->type == RS_CHECK_HTTP ||
+			    h->type == RS_CHECK_HTTPS)
 				continue;
 			report(p, e->key_line[http_only[k]], label, key,
-			       "%s is only used by check = http", key);
+			       "%s is only used by check = http or https", key);
 		}
 		if (e->key_bad[BE_INTERVAL] || e->key_bad[BE_TIMEOUT] ||
 		    h->timeout_ms <= h->interval_ms)
