@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a reload changes, by name: which services and backends come, go or
+ * change, and which rings must be rebuilt. Everything else is a state-word
+ * update. Pure: used by ringsteerd to apply and to log a reload.
+ */
+#ifndef RS_CONFIG_DIFF_H
+#define RS_CONFIG_DIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+
+struct rs_config_diff {
+	size_t services_added, services_removed, services_changed;
+	size_t backends_added, backends_removed;
+	size_t weights_lowered, weights_raised;
+	size_t addresses_changed, checks_changed, backends_moved;
+	/*
+	 * By index in the new configuration: the ring must be rebuilt
+	 * (a new service, a member added, removed or raised above its old
+	 * weight, or vnodes or seed changed).
+	 */
+	bool rebuild[RS_MAX_SERVICES];
+	size_t rebuilds;
+	char summary[512]; /* one line for the log */
+};
+
+int rs_config_diff(const struct rs_config *old, const struct rs_config *cur,
+		   struct rs_config_diff *out);
+
+#endif /* RS_CONFIG_DIFF_H */
