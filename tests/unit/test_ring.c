@@ -292,6 +292,47 @@ static void test_shares_and_moved_fraction(void)
 	ring_free(&r4);
 }
 
+/*
+ * The daemon watches the longest run of skipped points: with most
+ * backends down it grows past the walk bound, and a ring of the remaining
+ * ones brings it back to zero while mapping their keys the same.
+ */
+static void test_max_skip_run(void)
+{
+	const uint32_t ids[] = {0, 1, 2, 3, 4, 5}, w[] = {1, 1, 1, 1, 1, 1};
+	struct rs_ring_member m[6], only5[1];
+	struct rs_ring r, r5;
+	struct view_buf v;
+	uint32_t run_all, run_down, differ = 0;
+
+	members_for(m, ids, w, 6, 160);
+	view_all_up(&v, w, 6, 160);
+	CU_ASSERT_EQUAL_FATAL(ring_build(m, 6, SEED, &r), 0);
+	run_all = ring_max_skip_run(&r, &v.view);
+	CU_ASSERT_EQUAL(run_all, 0);
+	for (int i = 0; i < 5; i++)
+		v.be[i].state = RS_BACKEND_DOWN;
+	run_down = ring_max_skip_run(&r, &v.view);
+	/* 5 of 6 down: runs of about 6 on average, tens at the longest. */
+	CU_ASSERT(run_down > 10);
+	only5[0] = m[5];
+	CU_ASSERT_EQUAL_FATAL(ring_build(only5, 1, SEED, &r5), 0);
+	CU_ASSERT_EQUAL(ring_max_skip_run(&r5, &v.view), 0);
+	for (uint32_t k = 0; k < 20000; k++)
+		differ += owner(&r5, &v, k) != 5;
+	CU_ASSERT_EQUAL(differ, 0);
+	/* Every point skipped: the run is the whole ring. */
+	v.be[5].state = RS_BACKEND_DOWN;
+	CU_ASSERT_EQUAL(ring_max_skip_run(&r, &v.view), r.npoints);
+	/* A run that wraps around the end of the ring counts as one. */
+	for (int i = 0; i < 6; i++)
+		v.be[i].state = RS_BACKEND_UP;
+	v.be[r.points[0].backend].state = RS_BACKEND_DOWN;
+	CU_ASSERT(ring_max_skip_run(&r, &v.view) >= 1);
+	ring_free(&r);
+	ring_free(&r5);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -313,6 +354,7 @@ int main(void)
 		    test_add_moves_about_one_over_n_plus_one);
 	CU_add_test(s, "exact shares and moved fraction match sampling",
 		    test_shares_and_moved_fraction);
+	CU_add_test(s, "longest skipped run", test_max_skip_run);
 	CU_add_test(s, "missing sockets skipped; limits",
 		    test_missing_socket_and_limits);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
