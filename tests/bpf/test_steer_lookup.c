@@ -6,10 +6,8 @@
  * service matching, failover, weights and fallback must behave.
  */
 #include <arpa/inet.h>
-#include <errno.h>
 #include <netinet/in.h>
-#include <stdlib.h>
-#include <string.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf_fixture.h"
 #include "dataplane.h"
 #include "hash.h"
 #include "ring.h"
@@ -38,70 +37,25 @@ static struct rs_ring ring_web;
 static const char *const names[NBACKENDS] = {"cache-a", "cache-b", "cache-c",
 					     "cache-d"};
 
-static int listen_socket(int type, uint64_t *cookie)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET,
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(*cookie);
-	int fd = socket(AF_INET, type, 0);
-
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)))
-		return -1;
-	if (type == SOCK_STREAM && listen(fd, 16))
-		return -1;
-	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, cookie, &len))
-		return -1;
-	return fd;
-}
-
-static int listen_socket6(uint64_t *cookie)
-{
-	struct sockaddr_in6 sa = {.sin6_family = AF_INET6,
-				  .sin6_addr = IN6ADDR_LOOPBACK_INIT};
-	socklen_t len = sizeof(*cookie);
-	int one = 1, fd = socket(AF_INET6, SOCK_STREAM, 0);
-
-	if (fd < 0 ||
-	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 16))
-		return -1;
-	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, cookie, &len))
-		return -1;
-	return fd;
-}
-
-static void bind_entry(struct rs_bind_key *k, struct rs_bind *v, int proto,
-		       int family, const char *addr, int plen, uint16_t port,
-		       uint32_t svc)
-{
-	memset(k, 0, sizeof(*k));
-	k->prefixlen = 32 + plen;
-	k->protocol = proto;
-	k->family = family;
-	k->port = port;
-	inet_pton(family, addr, k->addr);
-	v->service = svc;
-	v->addr_prefixlen = plen;
-}
-
 static int setup(void)
 {
 	struct rs_bind_key keys[4];
 	struct rs_bind vals[4];
 	struct rs_ring_member m[NBACKENDS];
 	struct rs_ring wide = {0}, none = {0};
-	uint64_t unused;
 
 	if (dp_open(&dp, NULL))
 		return -1;
 	for (int i = 0; i < NBACKENDS; i++) {
-		tcp_fds[i] = listen_socket(SOCK_STREAM, &cookies[i]);
+		tcp_fds[i] = fixture_loopback_socket(AF_INET, SOCK_STREAM,
+						     &cookies[i]);
 		if (tcp_fds[i] < 0 ||
 		    dp_set_socket(&dp, rs_socket_slot(i, 0), tcp_fds[i]))
 			return -1;
 		tcp6_fds[i] = -1;
 		if (has_v6[i]) {
-			tcp6_fds[i] = listen_socket6(&cookies6[i]);
+			tcp6_fds[i] = fixture_loopback_socket(
+				AF_INET6, SOCK_STREAM, &cookies6[i]);
 			if (tcp6_fds[i] < 0 ||
 			    dp_set_socket(&dp, rs_socket_slot(i, 1),
 					  tcp6_fds[i]))
@@ -116,7 +70,7 @@ static int setup(void)
 		if (dp_set_backend(&dp, i, &backends[i]))
 			return -1;
 	}
-	udp_fd = listen_socket(SOCK_DGRAM, &unused);
+	udp_fd = fixture_loopback_socket(AF_INET, SOCK_DGRAM, NULL);
 	for (int s = 0; s < 3; s++) {
 		services[s].id = s;
 		services[s].enabled = 1;
@@ -138,14 +92,15 @@ static int setup(void)
 	for (int s = 0; s < 3; s++)
 		if (dp_set_service(&dp, s, &services[s]))
 			return -1;
-	bind_entry(&keys[0], &vals[0], IPPROTO_TCP, AF_INET, "198.18.0.10", 32,
-		   80, SVC_WEB);
-	bind_entry(&keys[1], &vals[1], IPPROTO_TCP, AF_INET6, "2001:db8::10",
-		   128, 80, SVC_WEB);
-	bind_entry(&keys[2], &vals[2], IPPROTO_TCP, AF_INET, "198.18.0.0", 24,
-		   0, SVC_WIDE);
-	bind_entry(&keys[3], &vals[3], IPPROTO_UDP, AF_INET, "198.18.0.10", 32,
-		   53, SVC_UDP);
+	if (fixture_bind_entry(&keys[0], &vals[0], IPPROTO_TCP, AF_INET,
+			       "198.18.0.10", 32, 80, SVC_WEB) ||
+	    fixture_bind_entry(&keys[1], &vals[1], IPPROTO_TCP, AF_INET6,
+			       "2001:db8::10", 128, 80, SVC_WEB) ||
+	    fixture_bind_entry(&keys[2], &vals[2], IPPROTO_TCP, AF_INET,
+			       "198.18.0.0", 24, 0, SVC_WIDE) ||
+	    fixture_bind_entry(&keys[3], &vals[3], IPPROTO_UDP, AF_INET,
+			       "198.18.0.10", 32, 53, SVC_UDP))
+		return -1;
 	return dp_sync_binds(&dp, keys, vals, 4);
 }
 
@@ -154,46 +109,44 @@ struct verdict {
 	uint64_t cookie; /* 0 when no socket was selected */
 };
 
+/* One test run of the program on @ctx, which it updates. */
+static struct verdict run_lookup(struct bpf_sk_lookup *ctx)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = ctx,
+		    .ctx_size_in = sizeof(*ctx), .ctx_out = ctx,
+		    .ctx_size_out = sizeof(*ctx));
+	struct verdict v = {-1, 0};
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(dp.skel->progs.steer_lookup),
+				   &opts))
+		return v;
+	v.retval = (int)opts.retval;
+	v.cookie = ctx->cookie;
+	return v;
+}
+
 static struct verdict run4(int proto, const char *src, uint16_t sport,
 			   const char *dst, uint16_t dport)
 {
 	struct bpf_sk_lookup ctx = {.family = AF_INET, .protocol = proto};
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &ctx,
-		    .ctx_size_in = sizeof(ctx), .ctx_out = &ctx,
-		    .ctx_size_out = sizeof(ctx));
-	struct verdict v = {-1, 0};
 
 	inet_pton(AF_INET, src, &ctx.remote_ip4);
 	inet_pton(AF_INET, dst, &ctx.local_ip4);
 	ctx.remote_port = htons(sport);
 	ctx.local_port = dport;
-	if (bpf_prog_test_run_opts(bpf_program__fd(dp.skel->progs.steer_lookup),
-				   &opts))
-		return v;
-	v.retval = (int)opts.retval;
-	v.cookie = ctx.cookie;
-	return v;
+	return run_lookup(&ctx);
 }
 
 static struct verdict run6(const char *src, const char *dst, uint16_t dport)
 {
 	struct bpf_sk_lookup ctx = {.family = AF_INET6,
 				    .protocol = IPPROTO_TCP};
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &ctx,
-		    .ctx_size_in = sizeof(ctx), .ctx_out = &ctx,
-		    .ctx_size_out = sizeof(ctx));
-	struct verdict v = {-1, 0};
 
 	inet_pton(AF_INET6, src, ctx.remote_ip6);
 	inet_pton(AF_INET6, dst, ctx.local_ip6);
 	ctx.remote_port = htons(40000);
 	ctx.local_port = dport;
-	if (bpf_prog_test_run_opts(bpf_program__fd(dp.skel->progs.steer_lookup),
-				   &opts))
-		return v;
-	v.retval = (int)opts.retval;
-	v.cookie = ctx.cookie;
-	return v;
+	return run_lookup(&ctx);
 }
 
 static int expected_backend(const struct rs_service *svc, int family,
@@ -543,84 +496,56 @@ static void test_sticky_ttl_lapses(void)
 
 static void test_counters(void)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct rs_service_stats *ss = calloc(ncpu, sizeof(*ss));
-	struct rs_backend_stats *bs = calloc(ncpu, sizeof(*bs));
-	uint64_t lookups = 0, nob = 0, assigned = 0, spills = 0, sticky = 0;
-	__u32 key = SVC_UDP;
+	int ss_fd = bpf_map__fd(dp.skel->maps.rs_service_stats);
+	int bs_fd = bpf_map__fd(dp.skel->maps.rs_backend_stats);
+	uint64_t assigned = 0, spills = 0, sticky = 0;
+	struct rs_service_stats ss;
+	struct rs_backend_stats bs;
 
 	CU_ASSERT_EQUAL_FATAL(
-		bpf_map_lookup_elem(bpf_map__fd(dp.skel->maps.rs_service_stats),
-				    &key, ss),
-		0);
-	for (int c = 0; c < ncpu; c++) {
-		lookups += ss[c].lookups;
-		nob += ss[c].no_backend;
-	}
-	CU_ASSERT_EQUAL(lookups, 1);
-	CU_ASSERT_EQUAL(nob, 1);
-	for (key = 0; key < NBACKENDS; key++) {
+		fixture_percpu_sum(ss_fd, SVC_UDP, &ss, sizeof(ss)), 0);
+	CU_ASSERT_EQUAL(ss.lookups, 1);
+	CU_ASSERT_EQUAL(ss.no_backend, 1);
+	for (uint32_t key = 0; key < NBACKENDS; key++) {
 		CU_ASSERT_EQUAL_FATAL(
-			bpf_map_lookup_elem(
-				bpf_map__fd(dp.skel->maps.rs_backend_stats),
-				&key, bs),
-			0);
-		for (int c = 0; c < ncpu; c++) {
-			assigned += bs[c].assigned;
-			spills += bs[c].spills;
-			sticky += bs[c].sticky_hits;
-		}
+			fixture_percpu_sum(bs_fd, key, &bs, sizeof(bs)), 0);
+		assigned += bs.assigned;
+		spills += bs.spills;
+		sticky += bs.sticky_hits;
 	}
 	CU_ASSERT(assigned > 1000);
 	CU_ASSERT(spills > 0); /* the DOWN/DRAIN and closed-socket cases */
 	CU_ASSERT(sticky > 0);
-	free(ss);
-	free(bs);
 }
+
+static void teardown(void)
+{
+	ring_free(&ring_web);
+	dp_close(&dp);
+}
+
+static const struct fixture_test tests[] = {
+	{"IPv4: kernel == userspace walk (1000 clients)",
+	 test_v4_agrees_with_userspace},
+	{"IPv6: kernel == userspace walk, /64 key",
+	 test_v6_agrees_with_userspace},
+	{"same client, any port: same backend", test_same_client_same_backend},
+	{"service matching by proto/prefix/port", test_service_matching},
+	{"longest prefix wins over port 0", test_longest_prefix_wins},
+	{"DOWN/DRAIN move only their clients",
+	 test_down_and_drain_move_only_their_clients},
+	{"lowered active_points == userspace",
+	 test_lowered_weight_matches_userspace},
+	{"closed socket fails over", test_closed_socket_fails_over},
+	{"fallback pass and drop", test_fallback_pass_and_drop},
+	{"sticky table: DRAIN keeps, ring change keeps, DOWN ends",
+	 test_sticky_table},
+	{"sticky table: TTL lapses", test_sticky_ttl_lapses},
+	{"per-service and per-backend counters", test_counters},
+};
 
 int main(void)
 {
-	CU_pSuite s;
-	int failed;
-
-	libbpf_set_print(NULL);
-	if (setup()) {
-		fprintf(stderr,
-			"test_steer_lookup: setup failed: %s (root and "
-			"a BPF-capable kernel needed)\n",
-			strerror(errno));
-		return 1;
-	}
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("steer_lookup", NULL, NULL);
-	CU_add_test(s, "IPv4: kernel == userspace walk (1000 clients)",
-		    test_v4_agrees_with_userspace);
-	CU_add_test(s, "IPv6: kernel == userspace walk, /64 key",
-		    test_v6_agrees_with_userspace);
-	CU_add_test(s, "same client, any port: same backend",
-		    test_same_client_same_backend);
-	CU_add_test(s, "service matching by proto/prefix/port",
-		    test_service_matching);
-	CU_add_test(s, "longest prefix wins over port 0",
-		    test_longest_prefix_wins);
-	CU_add_test(s, "DOWN/DRAIN move only their clients",
-		    test_down_and_drain_move_only_their_clients);
-	CU_add_test(s, "lowered active_points == userspace",
-		    test_lowered_weight_matches_userspace);
-	CU_add_test(s, "closed socket fails over",
-		    test_closed_socket_fails_over);
-	CU_add_test(s, "fallback pass and drop", test_fallback_pass_and_drop);
-	CU_add_test(s,
-		    "sticky table: DRAIN keeps, ring change keeps, DOWN ends",
-		    test_sticky_table);
-	CU_add_test(s, "sticky table: TTL lapses", test_sticky_ttl_lapses);
-	CU_add_test(s, "per-service and per-backend counters", test_counters);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	ring_free(&ring_web);
-	dp_close(&dp);
-	return failed != 0 || CU_get_error();
+	return fixture_main("steer_lookup", setup, teardown, tests,
+			    ARRAY_SIZE(tests));
 }

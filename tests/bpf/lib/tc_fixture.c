@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+#include "tc_fixture.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf_fixture.h"
+#include "frames.h"
+
+struct steer_tc_bpf *tc_fixture_load(void)
+{
+	struct steer_tc_bpf *s;
+
+	/* Every check reads per-CPU counters: no use loading without. */
+	if (libbpf_num_possible_cpus() <= 0)
+		return NULL;
+	s = steer_tc_bpf__open();
+	if (!s)
+		return NULL;
+	fixture_private_maps(s->obj);
+	if (steer_tc_bpf__load(s)) {
+		steer_tc_bpf__destroy(s);
+		return NULL;
+	}
+	return s;
+}
+
+void tc_quic_service(struct rs_service *s, uint32_t id, uint8_t sid_len,
+		     uint8_t cid_len, uint8_t config)
+{
+	memset(s, 0, sizeof(*s));
+	s->id = id;
+	s->enabled = 1;
+	s->protocol = IPPROTO_UDP;
+	s->prefix4 = 32;
+	s->prefix6 = 64;
+	s->cookie = RS_COOKIE_QUIC;
+	s->quic_server_id_len = sid_len;
+	s->quic_cid_len = cid_len;
+	s->quic_config_id = config;
+	snprintf(s->name, sizeof(s->name), "quic%u", id);
+}
+
+void tc_sid_bytes(uint32_t sid, unsigned int len, uint8_t *out)
+{
+	memset(out, 0, RS_QUIC_MAX_SERVER_ID);
+	for (unsigned int i = 0; i < len && i < 4; i++)
+		out[len - 1 - i] = (uint8_t)(sid >> (8 * i));
+}
+
+int tc_set_service(struct steer_tc_bpf *skel, const struct rs_service *s)
+{
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.rs_services), &s->id,
+				   s, BPF_ANY);
+}
+
+int tc_add_bind(struct steer_tc_bpf *skel, int family, const char *addr,
+		int plen, uint16_t port, uint32_t svc)
+{
+	struct rs_bind_key k;
+	struct rs_bind v;
+
+	if (fixture_bind_entry(&k, &v, IPPROTO_UDP, family, addr, plen, port,
+			       svc))
+		return -1;
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.rs_binds), &k, &v,
+				   BPF_ANY);
+}
+
+int tc_set_backend(struct steer_tc_bpf *skel, uint32_t id, uint32_t svc,
+		   uint32_t state)
+{
+	struct rs_backend be = {.state = state, .service = svc};
+
+	snprintf(be.name, sizeof(be.name), "quic-%u", id);
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.rs_backends), &id,
+				   &be, BPF_ANY);
+}
+
+int tc_set_socket(struct steer_tc_bpf *skel, uint32_t slot, int fd)
+{
+	uint64_t v = (uint64_t)fd;
+
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.rs_sockets), &slot,
+				   &v, BPF_ANY);
+}
+
+static void cookie_key(struct rs_cookie_key *k, const struct rs_service *svc,
+		       const uint8_t *sid)
+{
+	memset(k, 0, sizeof(*k));
+	k->service = svc->id;
+	k->len = svc->quic_server_id_len;
+	memcpy(k->server_id, sid, k->len);
+}
+
+int tc_set_cookie(struct steer_tc_bpf *skel, const struct rs_service *svc,
+		  const uint8_t *sid, uint32_t backend)
+{
+	struct rs_cookie v = {.backend = backend};
+	struct rs_cookie_key k;
+
+	cookie_key(&k, svc, sid);
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.rs_cookies), &k, &v,
+				   BPF_ANY);
+}
+
+int tc_del_cookie(struct steer_tc_bpf *skel, const struct rs_service *svc,
+		  const uint8_t *sid)
+{
+	struct rs_cookie_key k;
+
+	cookie_key(&k, svc, sid);
+	return bpf_map_delete_elem(bpf_map__fd(skel->maps.rs_cookies), &k);
+}
+
+void tc_count(struct rs_service_stats *svc, struct rs_backend_stats *be,
+	      enum tc_outcome what, bool assigned)
+{
+	switch (what) {
+	case TC_HIT:
+		be->cookie_hits++;
+		if (assigned)
+			be->assigned++;
+		else
+			svc->errors++;
+		break;
+	case TC_NONE:
+		svc->cookie_none++;
+		break;
+	case TC_UNKNOWN:
+		svc->cookie_unknown++;
+		break;
+	case TC_DOWN:
+		svc->cookie_down++;
+		break;
+	case TC_MALFORMED:
+		svc->cookie_malformed++;
+		break;
+	case TC_ERROR:
+		svc->errors++;
+		break;
+	default:
+		break;
+	}
+}
+
+int tc_snapshot(struct steer_tc_bpf *skel, struct rs_service_stats *svc,
+		uint32_t nsvc, struct rs_backend_stats *be, uint32_t nbe)
+{
+	int svc_fd = bpf_map__fd(skel->maps.rs_service_stats);
+	int be_fd = bpf_map__fd(skel->maps.rs_backend_stats);
+
+	for (uint32_t i = 0; i < nsvc; i++)
+		if (fixture_percpu_sum(svc_fd, i, &svc[i], sizeof(svc[i])))
+			return -1;
+	for (uint32_t i = 0; i < nbe; i++)
+		if (fixture_percpu_sum(be_fd, i, &be[i], sizeof(be[i])))
+			return -1;
+	return 0;
+}
+
+int tc_run(struct steer_tc_bpf *skel, const uint8_t *data, size_t len,
+	   int *retval)
+{
+	uint8_t out[FRAME_MAX] = {0};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = data,
+		    .data_size_in = (__u32)len, .data_out = out,
+		    .data_size_out = sizeof(out));
+	int err;
+
+	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.steer_tc),
+				     &opts);
+	if (err)
+		return err;
+	*retval = (int)opts.retval;
+	if (opts.data_size_out != len || memcmp(out, data, len))
+		return -EILSEQ;
+	return 0;
+}
