@@ -149,6 +149,15 @@ start_backend 2 1
 start_daemon d2
 e2e_check "restarted daemon updated the pinned link in place" \
 	grep -q "updated sk_lookup link" "$(rs_bg_err d2)"
+# The first daemon may have seen cache-2's checks fail before it stopped;
+# the new one then waits for `rise` passes before sending clients back.
+back_up() {
+	build/ringsteer -s "$SOCK" -j backends | jq -e '[.backends[] |
+		select(.name == "web-2" or .name == "dns-2") |
+		select(.state == "UP" and .has_socket)] | length == 2' >/dev/null
+}
+for _ in $(seq 100); do back_up && break; sleep 0.1; done
+e2e_check "cache-2 back in service" back_up
 all_traffic back 1
 for f in tcp4a tcp6 udp4 udp6; do
 	e2e_eq "$f back: no failures" "$(e2e_errors "$OUT/back-$f")" 0

@@ -1512,8 +1512,9 @@ static void test_bad_service_keys(void)
 
 static void test_bad_health(void)
 {
-	EXPECT_ERROR(WEB_A "check = smtp\n", "t.conf:7: [backend a] check: ",
-		     "bad check type 'smtp': expected tcp, http, https or none");
+	EXPECT_ERROR(
+		WEB_A "check = smtp\n", "t.conf:7: [backend a] check: ",
+		"bad check type 'smtp': expected tcp, http, https or none");
 	EXPECT_OK(WEB_A "check = https\ncheck_path = /status\n");
 	CU_ASSERT_EQUAL(cfg.backends[0].health.type, RS_CHECK_HTTPS);
 	EXPECT_ERROR(WEB_A "check = http\ncheck_path = healthz\n",

@@ -25,6 +25,8 @@ static void check_multi_done(struct rs_checker *c);
 static void on_curl_io(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct curl_sock *cs = (struct curl_sock *)w;
+	/* The action may free @cs (CURL_POLL_REMOVE): keep what we need. */
+	struct rs_checker *c = cs->checker;
 	int running, action = 0;
 
 	(void)loop;
@@ -32,8 +34,8 @@ static void on_curl_io(struct ev_loop *loop, ev_io *w, int revents)
 		action |= CURL_CSELECT_IN;
 	if (revents & EV_WRITE)
 		action |= CURL_CSELECT_OUT;
-	curl_multi_socket_action(cs->checker->multi, w->fd, action, &running);
-	check_multi_done(cs->checker);
+	curl_multi_socket_action(c->multi, w->fd, action, &running);
+	check_multi_done(c);
 }
 
 static int curl_socket_cb(CURL *easy, curl_socket_t s, int what, void *userp,

@@ -17,6 +17,7 @@
 #include "dataplane.h"
 #include "log.h"
 #include "steer_lookup.skel.h"
+#include "steer_tc.skel.h"
 
 static int inner_map_fd(struct rs_dataplane *dp, struct bpf_map *outer,
 			uint32_t svc_id);
@@ -190,6 +191,7 @@ int dp_attach(struct rs_dataplane *dp)
 
 void dp_close(struct rs_dataplane *dp)
 {
+	dp_tc_close(dp);
 	if (dp->link_fd >= 0)
 		close(dp->link_fd);
 	dp->link_fd = -1;
@@ -682,4 +684,223 @@ int dp_detach(const char *root)
 	if (rmdir(root) && errno != ENOENT && !err)
 		err = -errno;
 	return err;
+}
+
+static bool cookie_key_in(const struct rs_cookie_key *k,
+			  const struct rs_cookie_key *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!memcmp(k, &keys[i], sizeof(*k)))
+			return true;
+	return false;
+}
+
+int dp_sync_cookies(struct rs_dataplane *dp, const struct rs_cookie_key *keys,
+		    const struct rs_cookie *values, size_t n, size_t *written,
+		    size_t *removed)
+{
+	int fd = bpf_map__fd(dp->skel->maps.rs_cookies);
+	struct rs_cookie_key cur, next, *stale;
+	size_t nstale = 0, nwritten = 0, nremoved = 0;
+	int err = 0, r;
+
+	for (size_t i = 0; i < n; i++) {
+		struct rs_cookie have;
+
+		if (!bpf_map_lookup_elem(fd, &keys[i], &have) &&
+		    have.backend == values[i].backend)
+			continue;
+		err = map_update(dp->skel->maps.rs_cookies, &keys[i],
+				 &values[i], "rs_cookies");
+		if (err)
+			return err;
+		nwritten++;
+	}
+	stale = calloc(RS_MAX_BACKENDS, sizeof(*stale));
+	if (!stale)
+		return -ENOMEM;
+	/* Collect first: deleting the current key would restart the walk. */
+	for (r = bpf_map_get_next_key(fd, NULL, &next); r == 0;
+	     r = bpf_map_get_next_key(fd, &cur, &next)) {
+		if (!cookie_key_in(&next, keys, n) && nstale < RS_MAX_BACKENDS)
+			stale[nstale++] = next;
+		cur = next;
+	}
+	for (size_t i = 0; i < nstale; i++) {
+		if (bpf_map_delete_elem(fd, &stale[i]) && errno != ENOENT) {
+			err = -errno;
+			rs_err("bpf: delete from rs_cookies failed: %s",
+			       strerror(-err));
+			break;
+		}
+		nremoved++;
+	}
+	free(stale);
+	if (written)
+		*written = nwritten;
+	if (removed)
+		*removed = nremoved;
+	return err;
+}
+
+int dp_cookie_lookup(struct rs_dataplane *dp, const struct rs_cookie_key *key,
+		     struct rs_cookie *out)
+{
+	if (bpf_map_lookup_elem(bpf_map__fd(dp->skel->maps.rs_cookies), key,
+				out))
+		return -errno;
+	return 0;
+}
+
+long dp_cookies_each(struct rs_dataplane *dp,
+		     void (*fn)(const struct rs_cookie_key *key,
+				const struct rs_cookie *val, void *arg),
+		     void *arg)
+{
+	int fd = bpf_map__fd(dp->skel->maps.rs_cookies), r;
+	struct rs_cookie_key cur, next;
+	struct rs_cookie val;
+	long n = 0;
+
+	for (r = bpf_map_get_next_key(fd, NULL, &next); r == 0;
+	     r = bpf_map_get_next_key(fd, &cur, &next)) {
+		cur = next;
+		if (bpf_map_lookup_elem(fd, &cur, &val))
+			continue;
+		fn(&cur, &val, arg);
+		n++;
+	}
+	return n;
+}
+
+static uint32_t map_id_of_fd(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	return info.id;
+}
+
+/*
+ * Every map of steer_tc must be the very map steer_lookup uses: a map
+ * created afresh (a pin missing, a layout refused) would leave the TC
+ * program steering by a state nobody writes.
+ */
+static int tc_maps_shared(struct rs_dataplane *dp)
+{
+	struct bpf_map *m, *peer;
+
+	bpf_object__for_each_map(m, dp->tc_skel->obj)
+	{
+		if (bpf_map__is_internal(m))
+			continue;
+		peer = bpf_object__find_map_by_name(dp->skel->obj,
+						    bpf_map__name(m));
+		if (!peer || map_id_of_fd(bpf_map__fd(m)) !=
+				     map_id_of_fd(bpf_map__fd(peer))) {
+			rs_err("bpf: steer_tc's map %s is not steer_lookup's: "
+			       "refusing to run it",
+			       bpf_map__name(m));
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
+int dp_tc_open(struct rs_dataplane *dp)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts,
+		    .pin_root_path = dp->root[0] ? dp->root : NULL);
+	struct bpf_map *m, *peer;
+	int err;
+
+	if (dp->tc_skel)
+		return 0;
+	dp->tc_skel = steer_tc_bpf__open_opts(&opts);
+	if (!dp->tc_skel) {
+		err = -errno;
+		rs_err("bpf: cannot open steer_tc: %s", strerror(-err));
+		return err;
+	}
+	if (!dp->root[0]) {
+		/* No pins: share steer_lookup's maps by fd. */
+		bpf_object__for_each_map(m, dp->tc_skel->obj)
+		{
+			if (bpf_map__is_internal(m))
+				continue;
+			bpf_map__set_pin_path(m, NULL);
+			peer = bpf_object__find_map_by_name(dp->skel->obj,
+							    bpf_map__name(m));
+			if (peer)
+				bpf_map__reuse_fd(m, bpf_map__fd(peer));
+		}
+	}
+	err = steer_tc_bpf__load(dp->tc_skel);
+	if (err) {
+		rs_err("bpf: cannot load steer_tc next to the maps under %s: "
+		       "%s",
+		       dp->root[0] ? dp->root : "(none)", strerror(-err));
+		goto fail;
+	}
+	err = tc_maps_shared(dp);
+	if (err)
+		goto fail;
+	return 0;
+fail:
+	steer_tc_bpf__destroy(dp->tc_skel);
+	dp->tc_skel = NULL;
+	return err;
+}
+
+void dp_tc_close(struct rs_dataplane *dp)
+{
+	if (dp->tc_skel)
+		steer_tc_bpf__destroy(dp->tc_skel);
+	dp->tc_skel = NULL;
+}
+
+bool dp_tc_loaded(const struct rs_dataplane *dp)
+{
+	return dp->tc_skel != NULL;
+}
+
+int dp_tc_prog_fd(struct rs_dataplane *dp)
+{
+	if (!dp->tc_skel)
+		return -1;
+	return bpf_program__fd(dp->tc_skel->progs.steer_tc);
+}
+
+uint32_t dp_tc_program_id(struct rs_dataplane *dp)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (!dp->tc_skel ||
+	    bpf_obj_get_info_by_fd(bpf_program__fd(dp->tc_skel->progs.steer_tc),
+				   &info, &len))
+		return 0;
+	return info.id;
+}
+
+uint32_t dp_sockets_map_id(struct rs_dataplane *dp)
+{
+	return map_id_of_fd(bpf_map__fd(dp->skel->maps.rs_sockets));
+}
+
+uint32_t dp_pinned_sockets_map_id(const char *root)
+{
+	char path[PATH_MAX + 16];
+	uint32_t id;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/rs_sockets", root);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	id = map_id_of_fd(fd);
+	close(fd);
+	return id;
 }

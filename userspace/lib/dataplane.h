@@ -18,9 +18,11 @@
 #define RS_LINK_PIN_NAME "steer_lookup_link"
 
 struct steer_lookup_bpf;
+struct steer_tc_bpf;
 
 struct rs_dataplane {
 	struct steer_lookup_bpf *skel;
+	struct steer_tc_bpf *tc_skel; /* loaded only for cookie services */
 	char root[PATH_MAX];
 	int link_fd;
 	bool adopted_link; /* an existing pinned link was updated, not created
@@ -115,6 +117,41 @@ uint32_t dp_sticky_size(struct rs_dataplane *dp, uint32_t svc_id);
 /* Forget every sticky client of @backend (before its id is reused). */
 int dp_sticky_forget_backend(struct rs_dataplane *dp, uint32_t svc_id,
 			     uint32_t backend);
+
+/*
+ * rs_cookies: make @keys (QUIC server IDs of cookie services) with their
+ * backends the whole content of the map, new and changed entries first,
+ * stale ones deleted after. *@written / *@removed (may be NULL) count the
+ * entries that were new or changed, and those deleted.
+ */
+int dp_sync_cookies(struct rs_dataplane *dp, const struct rs_cookie_key *keys,
+		    const struct rs_cookie *values, size_t n, size_t *written,
+		    size_t *removed);
+/* The backend rs_cookies maps @key to, -ENOENT if none. */
+int dp_cookie_lookup(struct rs_dataplane *dp, const struct rs_cookie_key *key,
+		     struct rs_cookie *out);
+/* Calls @fn for each rs_cookies entry; returns entries seen. */
+long dp_cookies_each(struct rs_dataplane *dp,
+		     void (*fn)(const struct rs_cookie_key *key,
+				const struct rs_cookie *val, void *arg),
+		     void *arg);
+
+/*
+ * Load the TC program (steer_tc) next to steer_lookup, sharing every map
+ * with it: through the pins under the root (pin_root_path), or, for a
+ * data plane opened without a root, by reusing steer_lookup's map fds.
+ * Loading twice is a no-op. Attaching is tc_attach.h's business.
+ */
+int dp_tc_open(struct rs_dataplane *dp);
+void dp_tc_close(struct rs_dataplane *dp);
+bool dp_tc_loaded(const struct rs_dataplane *dp);
+/* fd and kernel id of the loaded steer_tc, -1 / 0 when not loaded. */
+int dp_tc_prog_fd(struct rs_dataplane *dp);
+uint32_t dp_tc_program_id(struct rs_dataplane *dp);
+/* Kernel id of the rs_sockets map: tells our TC filters from others. */
+uint32_t dp_sockets_map_id(struct rs_dataplane *dp);
+/* The same for the rs_sockets map pinned under @root; 0 if none. */
+uint32_t dp_pinned_sockets_map_id(const char *root);
 
 /* Unpin the link and every map under @root and remove the directory. */
 int dp_detach(const char *root);

@@ -153,6 +153,32 @@ static double jnum(json_t *o, const char *k)
 
 /* ---- status, services, backends ---- */
 
+/* "program steer_tc id 9 at tc ingress (pref 65520 handle 0x5253) on ..." */
+static void tc_program_line(json_t *v)
+{
+	json_t *ifs = json_object_get(v, "interfaces"), *f;
+	size_t k;
+
+	printf("program %s id %lld at %s (pref %lld handle 0x%llx) on ",
+	       jstr(v, "name"), jint(v, "id"), jstr(v, "attach"),
+	       jint(v, "priority"), jint(v, "handle"));
+	if (!json_array_size(ifs))
+		printf("no interface ([global] interfaces is empty)");
+	json_array_foreach(ifs, k, f)
+	{
+		const char *state = jstr(f, "state");
+
+		printf("%s%s", k ? ", " : "", jstr(f, "name"));
+		if (!strcmp(state, "attached"))
+			printf(" (ifindex %lld)", jint(f, "ifindex"));
+		else if (!strcmp(state, "error"))
+			printf(" (not attached: %s)", jstr(f, "error"));
+		else
+			printf(" (%s)", state);
+	}
+	putchar('\n');
+}
+
 static void status_table(json_t *r)
 {
 	json_t *v;
@@ -164,9 +190,15 @@ static void status_table(json_t *r)
 	printf("pins %s, reloads %lld (%lld refused)\n", jstr(r, "bpffs"),
 	       jint(r, "reloads"), jint(r, "reload_failures"));
 	json_array_foreach(json_object_get(r, "programs"), i, v)
-		printf("program %s id %lld attached via %s (pinned %s)\n",
-		       jstr(v, "name"), jint(v, "id"), jstr(v, "attach"),
-		       jstr(v, "link"));
+	{
+		if (json_object_get(v, "interfaces"))
+			tc_program_line(v);
+		else
+			printf("program %s id %lld attached via %s (pinned "
+			       "%s)\n",
+			       jstr(v, "name"), jint(v, "id"),
+			       jstr(v, "attach"), jstr(v, "link"));
+	}
 	printf("%-16s %4s %11s %8s\n", "SERVICE", "ID", "GENERATION", "POINTS");
 	json_array_foreach(json_object_get(r, "services"), i, v)
 		printf("%-16s %4lld %11lld %8lld%s\n", jstr(v, "name"),
@@ -181,6 +213,35 @@ static int cmd_status(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	return finish(call(json_pack("{s:s}", "cmd", "status")), status_table);
+}
+
+/* Cookie services only: the QUIC parameters and why datagrams were left. */
+static void cookie_services_table(json_t *r)
+{
+	bool header = false;
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(r, "services"), i, v)
+	{
+		json_t *st = json_object_get(v, "stats");
+
+		if (strcmp(jstr(v, "cookie"), "quic"))
+			continue;
+		if (!header)
+			printf("\n%-14s %-6s %7s %7s %6s %10s %10s %10s "
+			       "%10s\n",
+			       "SERVICE", "COOKIE", "SID_LEN", "CID_LEN",
+			       "CFG_ID", "NONE", "UNKNOWN", "DOWN",
+			       "MALFORMED");
+		header = true;
+		printf("%-14s %-6s %7lld %7lld %6lld %10lld %10lld %10lld "
+		       "%10lld\n",
+		       jstr(v, "name"), "quic", jint(v, "quic_server_id_len"),
+		       jint(v, "quic_cid_len"), jint(v, "quic_config_id"),
+		       jint(st, "cookie_none"), jint(st, "cookie_unknown"),
+		       jint(st, "cookie_down"), jint(st, "cookie_malformed"));
+	}
 }
 
 static void services_table(json_t *r)
@@ -211,6 +272,7 @@ static void services_table(json_t *r)
 		       jint(v, "generation"), jint(st, "lookups"),
 		       jint(st, "no_backend"));
 	}
+	cookie_services_table(r);
 }
 
 static int cmd_services(int argc, char **argv)
@@ -219,6 +281,27 @@ static int cmd_services(int argc, char **argv)
 	(void)argv;
 	return finish(call(json_pack("{s:s}", "cmd", "services")),
 		      services_table);
+}
+
+/* Backends of cookie services: their server IDs and cookie hits. */
+static void cookie_backends_table(json_t *r)
+{
+	bool header = false;
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(r, "backends"), i, v)
+	{
+		if (!json_is_string(json_object_get(v, "server_id")))
+			continue;
+		if (!header)
+			printf("\n%-14s %-10s %-12s %12s\n", "BACKEND",
+			       "SERVICE", "SERVER_ID", "COOKIE_HITS");
+		header = true;
+		printf("%-14s %-10s %-12s %12lld\n", jstr(v, "name"),
+		       jstr(v, "service"), jstr(v, "server_id"),
+		       jint(v, "cookie_hits"));
+	}
 }
 
 static void backends_table(json_t *r)
@@ -244,6 +327,7 @@ static void backends_table(json_t *r)
 			       ? ""
 			       : " (no socket)");
 	}
+	cookie_backends_table(r);
 }
 
 static int cmd_backends(int argc, char **argv)
@@ -443,6 +527,79 @@ static int cmd_sim(int argc, char **argv)
 	return finish(call(req), sim_table);
 }
 
+/* ---- QUIC connection IDs ---- */
+
+static void cid_new_table(json_t *r)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(r, "cids"), i, v)
+		printf("%s\n", json_string_value(v));
+}
+
+static void print_spaced_hex(const char *label, const char *hex)
+{
+	printf("  %-11s", label);
+	for (size_t k = 0; hex[k] && hex[k + 1]; k += 2)
+		printf("%s%c%c", k ? " " : "", hex[k], hex[k + 1]);
+	putchar('\n');
+}
+
+static void cid_family_line(const char *family, json_t *v)
+{
+	printf("  %-11s%s%s (%s)\n", family,
+	       json_is_true(json_object_get(v, "steered")) ? ""
+							   : "not steered: ",
+	       jstr(v, "why"), jstr(v, "counter"));
+}
+
+static void cid_decode_table(json_t *r)
+{
+	printf("service %s, connection ID of %lld bytes (%s)\n",
+	       jstr(r, "service"), jint(r, "length"), jstr(r, "reason"));
+	print_spaced_hex("cid", jstr(r, "cid"));
+	printf("  %-11s%lld (service: %lld), low bits 0x%02llx\n", "config id",
+	       jint(r, "config_id"), jint(r, "config_expected"),
+	       jint(r, "low_bits"));
+	if (json_is_string(json_object_get(r, "server_id"))) {
+		printf("  %-11s%s", "server id", jstr(r, "server_id"));
+		if (json_is_string(json_object_get(r, "backend")))
+			printf(" -> backend %s (%s)", jstr(r, "backend"),
+			       jstr(r, "backend_state"));
+		putchar('\n');
+	}
+	if (*jstr(r, "nonce") != '-')
+		print_spaced_hex("nonce", jstr(r, "nonce"));
+	cid_family_line("IPv4", json_object_get(r, "ipv4"));
+	cid_family_line("IPv6", json_object_get(r, "ipv6"));
+	if (jint(r, "tc_interfaces") == 0)
+		printf("  (steer_tc is attached to no interface now: nothing "
+		       "is steered by cookie)\n");
+}
+
+static int cmd_cid(int argc, char **argv)
+{
+	json_t *req;
+	long count = 1;
+
+	if (argc == 4 && !strcmp(argv[1], "decode"))
+		return finish(
+			call(json_pack("{s:s, s:s, s:s, s:s}", "cmd", "cid",
+				       "action", "decode", "service", argv[2],
+				       "cid", argv[3])),
+			cid_decode_table);
+	if (argc != 3 && argc != 4)
+		return fail("usage: ringsteer cid SERVICE BACKEND [COUNT] | "
+			    "cid decode SERVICE HEX");
+	if (argc == 4 && (parse_uint(argv[3], 1000, &count) || count < 1))
+		return fail("COUNT must be 1..1000");
+	req = json_pack("{s:s, s:s, s:s, s:s, s:i}", "cmd", "cid", "action",
+			"new", "service", argv[1], "backend", argv[2], "count",
+			(int)count);
+	return finish(call(req), cid_new_table);
+}
+
 /* ---- reload, detach, version ---- */
 
 static void done_ok(json_t *r)
@@ -502,10 +659,13 @@ static const struct cmd cmds[] = {
 	 "which backend this client gets now, and why", cmd_lookup},
 	{"sim", "sim SERVICE add NAME[:W] | remove NAME | weight NAME W",
 	 "fraction of clients a change would move; changes nothing", cmd_sim},
+	{"cid", "cid SERVICE BACKEND [COUNT] | cid decode SERVICE HEX",
+	 "QUIC connection IDs: make one for a backend; explain one", cmd_cid},
 	{"reload", "reload", "re-read the configuration (refused if invalid)",
 	 cmd_reload},
 	{"detach", "detach",
-	 "stop ringsteerd and remove the data plane and its pins", cmd_detach},
+	 "stop ringsteerd and remove the data plane (link, TC filters, pins)",
+	 cmd_detach},
 	{"version", "version", "versions of the CLI and the daemon",
 	 cmd_version},
 };

@@ -20,6 +20,7 @@
 #include "ring.h"
 
 struct daemon;
+struct nl_sock;
 
 struct be_rt {
 	struct daemon *d;
@@ -46,6 +47,24 @@ struct svc_rt {
 	uint64_t rebuilds;
 };
 
+/* One `[global] interfaces` name and steer_tc's filter on it. */
+struct tc_iface {
+	char name[RS_IFNAME_MAX];
+	int ifindex;  /* where our filter is; 0 = not attached (yet) */
+	int last_err; /* last attach failure, logged once per value */
+	bool reported_missing;
+	uint64_t attaches; /* attachments by this daemon (re-attach counts) */
+};
+
+/* The TC side: loaded and attached while any service has cookie = quic. */
+struct tc_state {
+	bool active;
+	struct tc_iface ifs[RS_MAX_INTERFACES];
+	size_t n;
+	struct nl_sock *nl; /* NETLINK_ROUTE, RTNLGRP_LINK: links come and go */
+	ev_io io;
+};
+
 struct daemon {
 	const char *config_path;
 	struct rs_config cfg;
@@ -62,6 +81,7 @@ struct daemon {
 	bool detach_requested;
 	void *control; /* struct control_server */
 	void *metrics; /* struct MHD_Daemon */
+	struct tc_state tc;
 };
 
 /* state.c */
@@ -89,6 +109,24 @@ void daemon_backend_word(const struct daemon *d, const struct be_rt *be,
 /* The walk's view of @svc: backends by id, socket presence. */
 int daemon_ring_view(const struct daemon *d, struct rs_backend **backends,
 		     bool **has_socket, uint32_t *n);
+
+/*
+ * tc.c: load steer_tc and keep it attached at TC ingress of every
+ * configured interface while any service has cookie = quic (links that
+ * come and go are followed through rtnetlink); remove our filters where
+ * they are no longer wanted. Called at start and after each reload.
+ */
+int daemon_tc_apply(struct daemon *d);
+/* Once a second: re-attach where our filter went missing. */
+void daemon_tc_check(struct daemon *d);
+/* Stop watching links; the filters stay attached. */
+void daemon_tc_stop(struct daemon *d);
+/*
+ * --detach: remove our filters from the configured interfaces (missing
+ * ones are fine) and from any other interface of the namespace where a
+ * filter uses the maps pinned under cfg->bpffs. Before the pins go.
+ */
+int daemon_tc_detach(const struct rs_config *cfg);
 
 const char *rs_op_state_name(enum rs_op_state op);
 const char *rs_backend_state_name(uint32_t state);

@@ -24,17 +24,19 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: ringsteerd [-c FILE] [-v|-q] [--check | --detach]\n"
-		   "  -c, --config FILE  configuration (default " DEFAULT_CONFIG
-		   ")\n"
-		   "      --check        validate the configuration and exit\n"
-		   "      --detach       remove the data plane, its link and "
-		   "pins\n"
-		   "  -v, --verbose      debug logging\n"
-		   "  -q, --quiet        warnings and errors only\n"
-		   "      --version      print the version\n"
-		   "Signals: TERM/INT exit and leave steering in place; HUP "
-		   "reloads.\n");
+	fprintf(f,
+		"Usage: ringsteerd [-c FILE] [-v|-q] [--check | --detach]\n"
+		"  -c, --config FILE  configuration (default " DEFAULT_CONFIG
+		")\n"
+		"      --check        validate the configuration and exit\n"
+		"      --detach       remove the data plane: sk_lookup link, "
+		"TC filters\n"
+		"                     on the configured interfaces, pins\n"
+		"  -v, --verbose      debug logging\n"
+		"  -q, --quiet        warnings and errors only\n"
+		"      --version      print the version\n"
+		"Signals: TERM/INT exit and leave steering in place; HUP "
+		"reloads.\n");
 }
 
 static void print_errors(const char *errs)
@@ -105,6 +107,15 @@ static int run(struct daemon *d)
 		RS_VERSION, d->dp.adopted_link ? "updated" : "attached",
 		d->cfg.bpffs, RS_LINK_PIN_NAME, d->cfg.n_services, have,
 		d->cfg.n_backends);
+	if (d->tc.active) {
+		int on = 0;
+
+		for (size_t i = 0; i < d->tc.n; i++)
+			on += d->tc.ifs[i].ifindex != 0;
+		rs_info("steer_tc id %u: attached at TC ingress on %d/%zu "
+			"interfaces",
+			dp_tc_program_id(&d->dp), on, d->tc.n);
+	}
 	err = control_start(d);
 	if (!err)
 		err = metrics_start(d);
@@ -126,6 +137,7 @@ static int run(struct daemon *d)
 	control_stop(d);
 	daemon_stop(d);
 	if (d->detach_requested) {
+		daemon_tc_detach(&d->cfg);
 		err = dp_detach(d->cfg.bpffs);
 		if (err)
 			rs_err("detach: %s: %s", d->cfg.bpffs, strerror(-err));
@@ -194,13 +206,16 @@ int main(int argc, char **argv)
 	}
 	libbpf_set_print(libbpf_log);
 	if (detach) {
+		/* The filters first: they are found through the pinned maps. */
+		int tc_err = daemon_tc_detach(&d.cfg);
+
 		err = dp_detach(d.cfg.bpffs);
 		if (err)
 			rs_err("detach: %s: %s", d.cfg.bpffs, strerror(-err));
 		else
 			rs_info("detached: removed %s", d.cfg.bpffs);
 		rs_config_free(&d.cfg);
-		return err ? 1 : 0;
+		return err || tc_err ? 1 : 0;
 	}
 	err = run(&d);
 	rs_config_free(&d.cfg);

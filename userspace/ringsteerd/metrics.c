@@ -216,6 +216,25 @@ static void service_metrics(struct daemon *d, struct buf *b)
 		    d->cfg.services[s].name, d->svcs[s].ring.npoints);
 }
 
+/* steer_tc on each configured interface (cookie services only). */
+static void tc_metrics(struct daemon *d, struct buf *b)
+{
+	if (!d->tc.active)
+		return;
+	help(b, "ringsteer_tc_attached", "gauge",
+	     "1 while steer_tc is attached at TC ingress of the interface.");
+	for (size_t i = 0; i < d->tc.n; i++)
+		put(b, "ringsteer_tc_attached{interface=\"%s\"} %d\n",
+		    d->tc.ifs[i].name, d->tc.ifs[i].ifindex != 0);
+	help(b, "ringsteer_tc_attaches_total", "counter",
+	     "Attachments of steer_tc by this daemon (re-attachments after "
+	     "the interface came back count).");
+	for (size_t i = 0; i < d->tc.n; i++)
+		put(b, "ringsteer_tc_attaches_total{interface=\"%s\"} %llu\n",
+		    d->tc.ifs[i].name,
+		    (unsigned long long)d->tc.ifs[i].attaches);
+}
+
 char *metrics_render(struct daemon *d)
 {
 	struct buf b = {0};
@@ -232,6 +251,7 @@ char *metrics_render(struct daemon *d)
 	    (unsigned long long)d->reload_failures);
 	service_metrics(d, &b);
 	backend_metrics(d, &b);
+	tc_metrics(d, &b);
 	return b.p;
 }
 

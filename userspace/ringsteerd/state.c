@@ -359,6 +359,7 @@ static void on_reconcile(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)loop;
 	(void)revents;
 	daemon_reconcile_sockets(w->data);
+	daemon_tc_check(w->data);
 }
 
 /* ---- ids ---- */
@@ -611,6 +612,51 @@ static int binds_push(struct daemon *d)
 	return binds_apply(&d->dp, &d->cfg, ids);
 }
 
+/*
+ * rs_cookies holds exactly the server IDs of the backends of cookie
+ * services: {service id, quic_server_id_len, server ID} -> backend id.
+ * Entries of removed backends or services, of changed IDs or lengths, and
+ * of services that dropped cookie = quic go; so does anything a previous
+ * daemon left that this configuration does not have.
+ */
+static int cookies_push(struct daemon *d)
+{
+	size_t n = 0, written = 0, removed = 0;
+	struct rs_cookie_key *keys;
+	struct rs_cookie *vals;
+	int err;
+
+	keys = calloc(d->cfg.n_backends ? d->cfg.n_backends : 1, sizeof(*keys));
+	vals = calloc(d->cfg.n_backends ? d->cfg.n_backends : 1, sizeof(*vals));
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		const struct rs_backend_conf *bc = &d->cfg.backends[i];
+		const struct rs_service_conf *sc =
+			&d->cfg.services[bc->service];
+
+		if (sc->cookie != RS_COOKIE_QUIC || !bc->has_server_id)
+			continue;
+		keys[n].service = d->svcs[bc->service].id;
+		keys[n].len = sc->quic_server_id_len;
+		memcpy(keys[n].server_id, bc->server_id,
+		       sc->quic_server_id_len);
+		vals[n].backend = d->bes[i].id;
+		n++;
+	}
+	err = dp_sync_cookies(&d->dp, keys, vals, n, &written, &removed);
+	if (!err && (written || removed))
+		rs_info("rs_cookies: %zu QUIC server IDs (%zu written, %zu "
+			"removed)",
+			n, written, removed);
+	free(keys);
+	free(vals);
+	return err;
+}
+
 static void start_timers(struct daemon *d)
 {
 	ev_timer_init(&d->reconcile, on_reconcile, 1.0, 1.0);
@@ -668,13 +714,18 @@ int daemon_start(struct daemon *d)
 	}
 	if (!err)
 		err = binds_push(d);
+	if (!err)
+		err = cookies_push(d);
 	if (err) {
 		rs_err("applying %s to the data plane failed: %s",
 		       d->config_path, strerror(-err));
 		goto out;
 	}
 	retire_unused(d, p);
-	err = dp_attach(&d->dp);
+	/* TC first: if steer_tc cannot load, the link stays as it was. */
+	err = daemon_tc_apply(d);
+	if (!err)
+		err = dp_attach(&d->dp);
 	if (err)
 		goto out;
 	start_checks(d);
@@ -688,6 +739,7 @@ void daemon_stop(struct daemon *d)
 {
 	if (!d->bes)
 		return;
+	daemon_tc_stop(d);
 	stop_checks(d);
 	ev_timer_stop(d->loop, &d->reconcile);
 	ev_timer_stop(d->loop, &d->ramp);
@@ -959,8 +1011,12 @@ int daemon_reload(struct daemon *d, char *err_text, size_t errlen)
 	}
 	if (!err)
 		err = binds_push(d);
+	if (!err)
+		err = cookies_push(d);
 	retire_removed(d, &old);
 	daemon_reconcile_sockets(d);
+	if (!err)
+		err = daemon_tc_apply(d);
 	start_checks(d);
 	for (size_t s = 0; s < old.cfg.n_services; s++)
 		ring_free(&old.svcs[s].ring);

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The TC side of the data plane: steer_tc as a cls_bpf filter in
+ * direct-action mode on the clsact ingress hook of an interface, at a fixed
+ * handle and priority so that ringsteer finds its own filter again (after
+ * a restart, for --detach) and never touches anybody else's.
+ *
+ * "Ours" means: the filter at RS_TC_HANDLE / RS_TC_PRIORITY on ingress,
+ * running a program called RS_TC_PROG_NAME, and, when the caller knows the
+ * id of its rs_sockets map, a program that uses that very map (so two
+ * ringsteerd instances with different bpffs roots in one namespace do not
+ * take each other's filters).
+ */
+#ifndef RS_TC_ATTACH_H
+#define RS_TC_ATTACH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define RS_TC_HANDLE	0x5253 /* "RS" */
+#define RS_TC_PRIORITY	0xfff0 /* late: after filters at tc's defaults */
+#define RS_TC_PROG_NAME "steer_tc"
+
+/* What sits at our handle and priority on an interface's ingress. */
+struct rs_tc_filter {
+	uint32_t prog_id;
+	char prog_name[16];
+	bool ours; /* name matches and (if asked) it uses our map */
+};
+
+/*
+ * Look at the filter at our handle/priority on @ifindex's ingress.
+ * @map_id (0 = do not check) is the id of the caller's rs_sockets map.
+ * Returns 0 (filled @out), -ENOENT (no such filter or no clsact qdisc),
+ * -ENODEV, or another negative errno.
+ */
+int tc_query(int ifindex, uint32_t map_id, struct rs_tc_filter *out);
+
+/*
+ * Attach @prog_fd at our handle/priority on @ifindex's ingress, creating
+ * the clsact qdisc if there is none. A filter of ours there is replaced in
+ * place (no moment without a program; *@replaced = true); a foreign one
+ * makes it fail with -EEXIST and stays. Other filters are never touched.
+ */
+int tc_attach(int ifindex, int prog_fd, uint32_t map_id, bool *replaced);
+
+/*
+ * Remove our filter from @ifindex's ingress. Returns 0, -ENOENT (none
+ * there), -EEXIST (the filter there is not ours: left alone), -ENODEV.
+ * The clsact qdisc stays: other filters may live in it.
+ */
+int tc_detach(int ifindex, uint32_t map_id);
+
+/* strerror() for the errors above, -EEXIST in words. */
+const char *tc_strerror(int err);
+
+#endif /* RS_TC_ATTACH_H */
