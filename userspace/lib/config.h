@@ -64,7 +64,7 @@ struct rs_service_conf {
 enum rs_check_type {
 	RS_CHECK_TCP = 0, /* connect() succeeds */
 	RS_CHECK_HTTP = 1,
-	RS_CHECK_NONE = 2, /* always healthy */
+	RS_CHECK_NONE = 2,  /* always healthy */
 	RS_CHECK_HTTPS = 3, /* HTTP over TLS; the certificate is not verified */
 };
 
