@@ -19,6 +19,14 @@ struct {
 } rs_meta SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RS_MAX_BINDS);
+	__type(key, struct rs_bind_exact_key);
+	__type(value, struct rs_bind);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_binds_exact SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, RS_MAX_BINDS);

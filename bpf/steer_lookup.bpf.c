@@ -83,12 +83,48 @@ static __attribute__((noinline)) __u32 ring_npoints(
 	return hdr->hdr.npoints;
 }
 
+/*
+ * The bucket index narrows the search to the points between two buckets'
+ * first points: [lo, hi], usually one or two points. A malformed index
+ * falls back to the whole ring.
+ */
+static __always_inline void ring_bucket_range(void *ring, __u32 npoints,
+					      __u32 bits, __u64 hash, __u32 *lo,
+					      __u32 *hi)
+{
+	struct rs_ring_slot *s;
+	__u32 b, slot, first, last, next;
+
+	if (bits == 0 || bits > RS_MAX_BUCKET_BITS)
+		return;
+	b = hash >> (64 - bits);
+	slot = npoints + 1 + b / 4;
+	s = bpf_map_lookup_elem(ring, &slot);
+	if (!s)
+		return;
+	first = s->buckets.first[b & 3];
+	/* Masked, not compared: the verifier then knows the index is in range. */
+	next = (b + 1) & 3;
+	if (next == 0) {
+		slot++;
+		s = bpf_map_lookup_elem(ring, &slot);
+		if (!s)
+			return;
+	}
+	last = s->buckets.first[next];
+	if (first < 1 || first > last || last > npoints + 1)
+		return;
+	*lo = first;
+	*hi = last;
+}
+
 /* First point index in [1, npoints] with pos >= hash, wrapping to 1. */
 static __always_inline int ring_lower_bound(void *ring, __u32 npoints,
-					    __u64 hash, __u32 *out)
+					    __u32 bits, __u64 hash, __u32 *out)
 {
 	__u32 lo = 1, hi = npoints + 1;
 
+	ring_bucket_range(ring, npoints, bits, hash, &lo, &hi);
 	for (int i = 0; i < RS_SEARCH_STEPS && lo < hi; i++) {
 		__u32 mid = lo + (hi - lo) / 2;
 		struct rs_ring_slot *slot = bpf_map_lookup_elem(ring, &mid);
@@ -177,7 +213,13 @@ static __attribute__((noinline)) int steer_sticky(
 		return -1;
 	if (try_assign(ctx, b, sst))
 		return -1;
-	e->last_seen_ns = now;
+	/*
+	 * Sliding timeout, refreshed at 1/16 of the TTL's resolution: most
+	 * hits of a busy client then read the entry without writing it.
+	 */
+	if (now - e->last_seen_ns >
+	    (__u64)svc->sticky_ttl * (1000000000ull / 16))
+		e->last_seen_ns = now;
 	bst = bpf_map_lookup_elem(&rs_backend_stats, &b);
 	if (bst) {
 		bst->assigned++;
@@ -207,38 +249,49 @@ struct walk_state {
 	__u32 primary;
 	__u32 rejected;
 	__u32 chosen;
+	__u32 stop;
 };
 
-/*
- * One point of the clockwise walk. Run through bpf_loop() so the verifier
- * checks this body once instead of unrolling RS_WALK_MAX copies of it for
- * every path that leads into the walk.
- */
-static long walk_step(__u32 step, struct walk_state *w)
+/* One point of the clockwise walk; sets w->stop when the walk is over. */
+static __always_inline void walk_point(struct walk_state *w)
 {
 	struct rs_ring_slot *slot;
 	struct rs_backend *be;
 	__u32 b, idx = w->idx;
 
-	(void)step;
 	slot = bpf_map_lookup_elem(w->ring, &idx);
-	if (!slot)
-		return 1;
+	if (!slot) {
+		w->stop = 1;
+		return;
+	}
 	w->idx = idx >= w->npoints ? 1 : idx + 1;
 	b = slot->point.backend;
 	if (b == w->rejected)
-		return 0;
+		return;
 	be = bpf_map_lookup_elem(&rs_backends, &b);
 	if (!be || slot->point.ordinal >= be->active_points)
-		return 0;
+		return;
 	if (w->primary == RS_NONE)
 		w->primary = b;
 	if (be->state != RS_BACKEND_UP || try_assign(w->ctx, b, w->sst)) {
 		w->rejected = b;
-		return 0;
+		return;
 	}
 	w->chosen = b;
-	return 1;
+	w->stop = 1;
+}
+
+/*
+ * The rest of the walk runs through bpf_loop() so the verifier checks this
+ * body once instead of unrolling RS_WALK_MAX copies of it for every path
+ * that leads into the walk.
+ */
+static long walk_step(__u32 step, struct walk_state *w)
+{
+	(void)step;
+	walk_point(w);
+	/* bpf_loop() wants exactly 0 or 1 from the callback. */
+	return w->stop ? 1 : 0;
 }
 
 /* Clockwise from @idx; returns the backend assigned, or RS_NONE. */
@@ -257,7 +310,10 @@ static __always_inline __u32 ring_walk(struct bpf_sk_lookup *ctx, void *ring,
 		.chosen = RS_NONE,
 	};
 
-	bpf_loop(RS_WALK_MAX, walk_step, &w, 0);
+	/* Nearly every decision ends at its first point: no loop for it. */
+	walk_point(&w);
+	if (!w.stop)
+		bpf_loop(RS_WALK_MAX - 1, walk_step, &w, 0);
 	if (w.chosen == RS_NONE) {
 		if (sst)
 			sst->walk_limit++;
@@ -298,7 +354,7 @@ static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 		return -1;
 
 	hash = rs_xxh64_key(&key, svc->seed);
-	if (ring_lower_bound(ring, npoints, hash, &idx))
+	if (ring_lower_bound(ring, npoints, hdr->hdr.bucket_bits, hash, &idx))
 		return -1;
 
 	chosen = ring_walk(ctx, ring, npoints, idx, sst);

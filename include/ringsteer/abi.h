@@ -10,7 +10,7 @@
 
 #include <linux/types.h>
 
-#define RS_ABI_VERSION 1
+#define RS_ABI_VERSION 2
 
 #define RS_NAME_MAX	64
 #define RS_MAX_SERVICES 64
@@ -23,7 +23,14 @@
 /* Points visited clockwise before giving up on a lookup. */
 #define RS_WALK_MAX 64
 
-#define RS_RING_MAGIC 0x52535247 /* "RSRG" */
+#define RS_RING_MAGIC 0x5253 /* "RS" */
+/*
+ * Bucket index in front of the sorted points: bucket b (the top
+ * bucket_bits of a hash) holds the index of the first point at or after
+ * the start of its range, so a search only looks between two buckets.
+ * About one point per bucket; at most 2^RS_MAX_BUCKET_BITS buckets.
+ */
+#define RS_MAX_BUCKET_BITS 18
 
 /*
  * Each backend has one SOCKMAP slot per client family, since a connection
@@ -77,6 +84,17 @@ struct rs_bind_key {
 struct rs_bind {
 	__u32 service;
 	__u32 addr_prefixlen;
+};
+
+/*
+ * rs_binds_exact (HASH): listens of one address and one port, the most
+ * specific match there is, looked up before the trie.
+ */
+struct rs_bind_exact_key {
+	__u8 protocol;
+	__u8 family;
+	__u16 port;    /* host byte order, never 0 */
+	__u8 addr[16]; /* network byte order */
 };
 
 /* rs_services (ARRAY, index = service id). */
@@ -163,7 +181,17 @@ struct rs_affinity_key {
 struct rs_ring_header {
 	__u64 generation;
 	__u32 npoints;
-	__u32 magic; /* RS_RING_MAGIC */
+	__u16 magic;	  /* RS_RING_MAGIC */
+	__u8 bucket_bits; /* 0: no index, search all points */
+	__u8 pad;
+};
+
+/*
+ * Slots npoints + 1 onwards: the bucket index, four buckets per slot, then
+ * one more entry (npoints + 1) closing the last bucket.
+ */
+struct rs_ring_buckets {
+	__u32 first[4]; /* slot index of the bucket's first point */
 };
 
 struct rs_point {
@@ -177,6 +205,7 @@ struct rs_ring_slot {
 	union {
 		struct rs_ring_header hdr;
 		struct rs_point point;
+		struct rs_ring_buckets buckets;
 	};
 };
 
@@ -211,7 +240,11 @@ struct rs_service_stats {
  */
 struct rs_meta {
 	__u32 abi_version;
-	__u32 pad;
+	/*
+	 * Entries in rs_binds (the LPM trie): zero means every listen is an
+	 * exact address and port, found in rs_binds_exact alone.
+	 */
+	__u32 lpm_binds;
 };
 
 /* Input/output of the hash self-test program (BPF_PROG_TEST_RUN). */

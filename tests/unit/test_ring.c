@@ -333,6 +333,50 @@ static void test_max_skip_run(void)
 	ring_free(&r5);
 }
 
+/* The data plane's bucket index narrows the search to the right range. */
+static void test_bucket_index(void)
+{
+	const uint32_t ids[] = {0, 1, 2, 3}, w[] = {1, 2, 1, 3};
+	struct rs_ring_member m[4];
+	struct rs_ring r;
+	uint32_t *first;
+	uint8_t bits;
+
+	members_for(m, ids, w, 4, 160);
+	CU_ASSERT_EQUAL_FATAL(ring_build(m, 4, SEED, &r), 0);
+	bits = ring_bucket_bits(r.npoints);
+	CU_ASSERT_EQUAL(bits, 10); /* 1120 points: 1024 buckets */
+	CU_ASSERT_EQUAL(ring_bucket_bits(1), 0);
+	CU_ASSERT_EQUAL(ring_bucket_bits(2), 1);
+	CU_ASSERT_EQUAL(ring_bucket_bits(RS_MAX_RING_POINTS),
+			RS_MAX_BUCKET_BITS);
+	first = calloc((1u << bits) + 1, sizeof(*first));
+	ring_buckets(&r, bits, first);
+	CU_ASSERT_EQUAL(first[1u << bits], r.npoints + 1);
+	for (uint32_t k = 0; k < NKEYS; k++) {
+		uint64_t h = key_hash(k);
+		uint32_t b = (uint32_t)(h >> (64 - bits));
+		uint32_t lo = first[b], hi = first[b + 1], want;
+
+		/* Search [lo, hi] as the data plane does (1-based slots). */
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (r.points[mid - 1].pos < h)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		want = ring_lower_bound(&r, h) + 1;
+		if ((lo > r.npoints ? 1 : lo) != want) {
+			CU_FAIL("bucket search differs from the full search");
+			break;
+		}
+	}
+	free(first);
+	ring_free(&r);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -355,6 +399,7 @@ int main(void)
 	CU_add_test(s, "exact shares and moved fraction match sampling",
 		    test_shares_and_moved_fraction);
 	CU_add_test(s, "longest skipped run", test_max_skip_run);
+	CU_add_test(s, "bucket index == full search", test_bucket_index);
 	CU_add_test(s, "missing sockets skipped; limits",
 		    test_missing_socket_and_limits);
 	CU_basic_set_mode(CU_BRM_VERBOSE);

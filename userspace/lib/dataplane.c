@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -235,48 +236,122 @@ int dp_set_backend(struct rs_dataplane *dp, uint32_t id,
 	return map_update(dp->skel->maps.rs_backends, &id, be, "rs_backends");
 }
 
-static bool bind_key_in(const struct rs_bind_key *k,
-			const struct rs_bind_key *keys, size_t n)
+static bool bind_is_exact(const struct rs_bind_key *k)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!memcmp(k, &keys[i], sizeof(*k)))
-			return true;
-	return false;
+	return k->port != 0 &&
+	       k->prefixlen == 32 + (k->family == AF_INET ? 32u : 128u);
+}
+
+static void exact_key(const struct rs_bind_key *k, struct rs_bind_exact_key *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->protocol = k->protocol;
+	e->family = k->family;
+	e->port = k->port;
+	memcpy(e->addr, k->addr, sizeof(e->addr));
+}
+
+/*
+ * Keys of @fd (of @key_size bytes) that are not among the @nwant keys in
+ * @want: collected before any is deleted, since deleting while iterating
+ * restarts an LPM trie's walk.
+ */
+static void *stale_keys(int fd, size_t key_size, const void *want, size_t nwant,
+			size_t *nstale)
+{
+	char *stale = calloc(RS_MAX_BINDS, key_size);
+	char cur[sizeof(struct rs_bind_key)], next[sizeof(struct rs_bind_key)];
+	const char *w = want;
+
+	*nstale = 0;
+	if (!stale)
+		return NULL;
+	for (int r = bpf_map_get_next_key(fd, NULL, next); r == 0;
+	     r = bpf_map_get_next_key(fd, cur, next)) {
+		bool found = false;
+
+		for (size_t i = 0; i < nwant && !found; i++)
+			found = !memcmp(next, w + i * key_size, key_size);
+		if (!found && *nstale < RS_MAX_BINDS)
+			memcpy(stale + (*nstale)++ * key_size, next, key_size);
+		memcpy(cur, next, key_size);
+	}
+	return stale;
+}
+
+static int delete_keys(int fd, const char *keys, size_t key_size, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (bpf_map_delete_elem(fd, keys + i * key_size) &&
+		    errno != ENOENT) {
+			int err = -errno;
+
+			rs_err("bpf: deleting a stale bind failed: %s",
+			       strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int set_lpm_count(struct rs_dataplane *dp, uint32_t n)
+{
+	int fd = bpf_map__fd(dp->skel->maps.rs_meta);
+	struct rs_meta meta;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, &meta))
+		return -errno;
+	meta.lpm_binds = n;
+	return map_update(dp->skel->maps.rs_meta, &zero, &meta, "rs_meta");
 }
 
 int dp_sync_binds(struct rs_dataplane *dp, const struct rs_bind_key *keys,
 		  const struct rs_bind *values, size_t n)
 {
-	int fd = bpf_map__fd(dp->skel->maps.rs_binds);
-	struct rs_bind_key cur, next, *stale;
-	size_t nstale = 0;
-	int err = 0;
+	int efd = bpf_map__fd(dp->skel->maps.rs_binds_exact);
+	int lfd = bpf_map__fd(dp->skel->maps.rs_binds);
+	struct rs_bind_exact_key *ekeys = calloc(n + 1, sizeof(*ekeys));
+	struct rs_bind_key *lkeys = calloc(n + 1, sizeof(*lkeys));
+	void *estale = NULL, *lstale = NULL;
+	size_t ne = 0, nl = 0, nes = 0, nls = 0;
+	int err = -ENOMEM;
 
+	if (!ekeys || !lkeys)
+		goto out;
 	for (size_t i = 0; i < n; i++) {
-		err = map_update(dp->skel->maps.rs_binds, &keys[i], &values[i],
-				 "rs_binds");
-		if (err)
-			return err;
-	}
-	stale = calloc(RS_MAX_BINDS, sizeof(*stale));
-	if (!stale)
-		return -ENOMEM;
-	/* Collect first: deleting while iterating an LPM trie restarts it. */
-	for (int r = bpf_map_get_next_key(fd, NULL, &next); r == 0;
-	     r = bpf_map_get_next_key(fd, &cur, &next)) {
-		if (!bind_key_in(&next, keys, n) && nstale < RS_MAX_BINDS)
-			stale[nstale++] = next;
-		cur = next;
-	}
-	for (size_t i = 0; i < nstale; i++) {
-		if (bpf_map_delete_elem(fd, &stale[i]) && errno != ENOENT) {
-			err = -errno;
-			rs_err("bpf: delete from rs_binds failed: %s",
-			       strerror(-err));
-			break;
+		struct bpf_map *m = dp->skel->maps.rs_binds;
+		const void *k = &keys[i];
+
+		if (bind_is_exact(&keys[i])) {
+			exact_key(&keys[i], &ekeys[ne]);
+			k = &ekeys[ne++];
+			m = dp->skel->maps.rs_binds_exact;
+		} else {
+			lkeys[nl++] = keys[i];
 		}
+		err = map_update(m, k, &values[i], "rs_binds");
+		if (err)
+			goto out;
 	}
-	free(stale);
+	estale = stale_keys(efd, sizeof(*ekeys), ekeys, ne, &nes);
+	lstale = stale_keys(lfd, sizeof(*lkeys), lkeys, nl, &nls);
+	err = -ENOMEM;
+	if (!estale || !lstale)
+		goto out;
+	/* The trie is consulted while it holds anything, stale or new. */
+	err = set_lpm_count(dp, (uint32_t)(nl + nls));
+	if (!err)
+		err = delete_keys(efd, estale, sizeof(*ekeys), nes);
+	if (!err)
+		err = delete_keys(lfd, lstale, sizeof(*lkeys), nls);
+	if (!err)
+		err = set_lpm_count(dp, (uint32_t)nl);
+out:
+	free(estale);
+	free(lstale);
+	free(ekeys);
+	free(lkeys);
 	return err;
 }
 
@@ -306,32 +381,48 @@ static int ring_map_create(struct rs_dataplane *dp, uint32_t svc_id,
 	return fd;
 }
 
-static int ring_map_fill(int fd, const struct rs_ring *ring, uint64_t gen)
+/* Points, then the bucket index: see struct rs_ring_buckets. */
+static uint32_t ring_slots(uint32_t npoints, uint8_t bits)
 {
+	return npoints + 1 + (bits ? ((1u << bits) + 1 + 3) / 4 : 0);
+}
+
+static int ring_map_fill(int fd, const struct rs_ring *ring, uint8_t bits,
+			 uint64_t gen)
+{
+	uint32_t count = ring_slots(ring->npoints, bits), *first = NULL;
 	struct rs_ring_slot *slots;
-	__u32 *keys, count;
+	__u32 *keys;
 	int err = 0;
 
-	count = ring->npoints + 1;
 	slots = calloc(count, sizeof(*slots));
 	keys = calloc(count, sizeof(*keys));
-	if (!slots || !keys) {
+	if (bits)
+		first = calloc((1u << bits) + 1, sizeof(*first));
+	if (!slots || !keys || (bits && !first)) {
 		err = -ENOMEM;
 		goto out;
 	}
 	slots[0].hdr.generation = gen;
 	slots[0].hdr.npoints = ring->npoints;
 	slots[0].hdr.magic = RS_RING_MAGIC;
-	for (uint32_t i = 0; i < count; i++) {
+	slots[0].hdr.bucket_bits = bits;
+	for (uint32_t i = 0; i < count; i++)
 		keys[i] = i;
-		if (i)
-			slots[i].point = ring->points[i - 1];
+	for (uint32_t i = 0; i < ring->npoints; i++)
+		slots[i + 1].point = ring->points[i];
+	if (bits) {
+		ring_buckets(ring, bits, first);
+		for (uint32_t b = 0; b <= (1u << bits); b++)
+			slots[ring->npoints + 1 + b / 4].buckets.first[b % 4] =
+				first[b];
 	}
 	if (bpf_map_update_batch(fd, keys, slots, &count, NULL)) {
 		err = -errno;
 		rs_err("bpf: filling a ring map failed: %s", strerror(-err));
 	}
 out:
+	free(first);
 	free(slots);
 	free(keys);
 	return err;
@@ -503,12 +594,13 @@ int64_t dp_swap_ring(struct rs_dataplane *dp, uint32_t svc_id,
 {
 	int outer = bpf_map__fd(dp->skel->maps.rs_rings);
 	uint64_t gen = dp_ring_generation(dp, svc_id) + 1;
+	uint8_t bits = ring_bucket_bits(ring->npoints);
 	int fd, err;
 
-	fd = ring_map_create(dp, svc_id, ring->npoints + 1);
+	fd = ring_map_create(dp, svc_id, ring_slots(ring->npoints, bits));
 	if (fd < 0)
 		return fd;
-	err = ring_map_fill(fd, ring, gen);
+	err = ring_map_fill(fd, ring, bits, gen);
 	if (!err && bpf_map_update_elem(outer, &svc_id, &fd, BPF_ANY)) {
 		err = -errno;
 		rs_err("bpf: swapping the ring of service %u failed: %s",

@@ -54,9 +54,11 @@ int dp_set_backend(struct rs_dataplane *dp, uint32_t id,
 		   const struct rs_backend *be);
 
 /*
- * Make @keys (with their values) the whole content of rs_binds: new and
- * changed entries are written first, stale ones deleted after, so no
- * destination that stays configured is ever missing.
+ * Make @keys (with their values) the whole set of binds: one address with
+ * one port goes to rs_binds_exact, prefixes and port 0 to the rs_binds
+ * trie. New and changed entries are written first, stale ones deleted
+ * after, so no destination that stays configured is ever missing; rs_meta
+ * tells the data plane whether the trie holds anything.
  */
 int dp_sync_binds(struct rs_dataplane *dp, const struct rs_bind_key *keys,
 		  const struct rs_bind *values, size_t n);

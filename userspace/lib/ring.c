@@ -169,3 +169,26 @@ bool ring_equal(const struct rs_ring *a, const struct rs_ring *b)
 	       (a->npoints == 0 ||
 		!memcmp(a->points, b->points, a->npoints * sizeof(*a->points)));
 }
+
+uint8_t ring_bucket_bits(uint32_t npoints)
+{
+	uint8_t bits = 0;
+
+	while (bits < RS_MAX_BUCKET_BITS && (2u << bits) <= npoints)
+		bits++;
+	return bits;
+}
+
+void ring_buckets(const struct rs_ring *ring, uint8_t bits, uint32_t *first)
+{
+	uint32_t nb = 1u << bits, k = 0;
+
+	for (uint32_t b = 0; b < nb; b++) {
+		uint64_t start = bits ? (uint64_t)b << (64 - bits) : 0;
+
+		while (k < ring->npoints && ring->points[k].pos < start)
+			k++;
+		first[b] = k + 1;
+	}
+	first[nb] = ring->npoints + 1;
+}

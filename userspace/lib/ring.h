@@ -65,4 +65,14 @@ uint32_t ring_max_skip_run(const struct rs_ring *ring,
 
 bool ring_equal(const struct rs_ring *a, const struct rs_ring *b);
 
+/* Bucket index size for a ring of @npoints: about one point per bucket. */
+uint8_t ring_bucket_bits(uint32_t npoints);
+
+/*
+ * The data plane's bucket index: @first[b], for b in 0..2^@bits, is the
+ * 1-based slot of the first point at or after b << (64 - @bits), and
+ * @first[2^@bits] = npoints + 1. @first holds 2^@bits + 1 entries.
+ */
+void ring_buckets(const struct rs_ring *ring, uint8_t bits, uint32_t *first);
+
 #endif /* RS_RING_H */

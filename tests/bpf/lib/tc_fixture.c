@@ -65,8 +65,29 @@ int tc_add_bind(struct steer_tc_bpf *skel, int family, const char *addr,
 	struct rs_bind_key k;
 	struct rs_bind v;
 
+	struct rs_bind_exact_key e = {0};
+	struct rs_meta meta;
+	__u32 zero = 0;
+	int fd;
+
 	if (fixture_bind_entry(&k, &v, IPPROTO_UDP, family, addr, plen, port,
 			       svc))
+		return -1;
+	/* As the daemon does: one address and port in the hash table. */
+	if (port && plen == (family == AF_INET ? 32 : 128)) {
+		e.protocol = k.protocol;
+		e.family = k.family;
+		e.port = k.port;
+		memcpy(e.addr, k.addr, sizeof(e.addr));
+		return bpf_map_update_elem(
+			bpf_map__fd(skel->maps.rs_binds_exact), &e, &v,
+			BPF_ANY);
+	}
+	fd = bpf_map__fd(skel->maps.rs_meta);
+	if (bpf_map_lookup_elem(fd, &zero, &meta))
+		return -1;
+	meta.lpm_binds++;
+	if (bpf_map_update_elem(fd, &zero, &meta, BPF_ANY))
 		return -1;
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.rs_binds), &k, &v,
 				   BPF_ANY);
