@@ -103,7 +103,8 @@ static __always_inline void ring_bucket_range(void *ring, __u32 npoints,
 	if (!s)
 		return;
 	first = s->buckets.first[b & 3];
-	/* Masked, not compared: the verifier then knows the index is in range. */
+	/* Masked, not compared: the verifier then knows the index is in range.
+	 */
 	next = (b + 1) & 3;
 	if (next == 0) {
 		slot++;
