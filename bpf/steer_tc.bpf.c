@@ -6,7 +6,8 @@
  * straight to that backend's socket (bpf_sk_assign), wherever the client
  * moved to. Everything else is left alone for sk_lookup and its IP
  * affinity, and counted by reason. The program never drops or modifies a
- * packet: every path returns TC_ACT_OK. docs/quic.md has the whole story.
+ * packet and never ends the filter chain: every path returns TC_ACT_UNSPEC,
+ * so filters after it still run. docs/quic.md has the whole story.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -314,19 +315,19 @@ int steer_tc(struct __sk_buff *skb)
 	enum tc_outcome outcome;
 
 	if (parse_udp(skb, &f))
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	bind = rs_match_bind(IPPROTO_UDP, f.family, f.dport, f.daddr);
 	if (!bind)
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	svc_id = bind->service;
 	svc = bpf_map_lookup_elem(&rs_services, &svc_id);
 	if (!svc || !svc->enabled || svc->protocol != IPPROTO_UDP ||
 	    svc->cookie != RS_COOKIE_QUIC)
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 
 	outcome = steer_cookie(skb, &f, svc_id, svc, &backend);
 	count(svc_id, outcome, backend);
-	return TC_ACT_OK;
+	return TC_ACT_UNSPEC;
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

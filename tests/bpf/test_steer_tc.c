@@ -2,7 +2,7 @@
 /*
  * The TC program on crafted Ethernet frames under BPF_PROG_TEST_RUN, with
  * real sockets in its SOCKMAP: every frame must come back untouched with
- * TC_ACT_OK and move exactly the counters its kind calls for, and nothing
+ * TC_ACT_UNSPEC and move exactly the counters its kind calls for, and nothing
  * else. Then once for real: attached to the loopback ingress of a private
  * network namespace, datagrams must land on the socket the CID names.
  *
@@ -206,7 +206,7 @@ static int snap_diff(const char *what, const struct snap *want,
 }
 
 /*
- * Run @len bytes of @f: TC_ACT_OK, frame untouched, exactly @what counted.
+ * Run @len bytes of @f: TC_ACT_UNSPEC, frame untouched, exactly @what counted.
  * With @may_refuse the kernel may also turn the frame down (-EINVAL).
  */
 static void check_run(const char *what, const struct frame *f, size_t len,
@@ -224,11 +224,11 @@ static void check_run(const char *what, const struct frame *f, size_t len,
 		return;
 	}
 	expect_add(&want, svc, exp, backend);
-	if (err || retval != TC_ACT_OK)
+	if (err || retval != TC_ACT_UNSPEC)
 		fprintf(stderr, "  %s: run %d (%s), retval %d\n", what, err,
 			strerror(-err), retval);
 	CU_ASSERT_EQUAL(err, 0);
-	CU_ASSERT_EQUAL(retval, TC_ACT_OK);
+	CU_ASSERT_EQUAL(retval, TC_ACT_UNSPEC);
 	CU_ASSERT_EQUAL(snap_diff(what, &want, &got), 0);
 }
 

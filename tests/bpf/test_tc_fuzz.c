@@ -5,7 +5,7 @@
  * length fields, fragment bits, header lengths) for two cookie services, a
  * plain UDP service and addresses nobody owns.
  *
- * Every run must return TC_ACT_OK and leave the frame as it was. A
+ * Every run must return TC_ACT_UNSPEC and leave the frame as it was. A
  * userspace model of the program (with quic_cid_decode for the CID)
  * predicts every counter; every CHUNK frames the kernel's counters must
  * equal the model's, and a disagreement is narrowed down to the frame and
@@ -555,7 +555,7 @@ static bool snap_equal(const struct snap *a, const struct snap *b)
 }
 
 /*
- * 0: ran, TC_ACT_OK, frame unchanged. 1: the test run refused an IP frame
+ * 0: ran, TC_ACT_UNSPEC, frame unchanged. 1: the test run refused an IP frame
  * shorter than its fixed IP header (6.18 does; nothing to check). -1: bad.
  */
 static int run_one(const struct frame *f)
@@ -568,7 +568,7 @@ static int run_one(const struct frame *f)
 	if (err == -EINVAL && (proto == 0x0800 || proto == 0x86dd) &&
 	    f->len < ip_min)
 		return 1;
-	if (err || retval != TC_ACT_OK)
+	if (err || retval != TC_ACT_UNSPEC)
 		return -1;
 	return 0;
 }
@@ -637,8 +637,8 @@ static void test_fuzz(void)
 			v = model(f->b, f->len);
 			r = run_one(f);
 			if (r < 0) {
-				dump("not TC_ACT_OK, or the frame changed", f,
-				     v);
+				dump("not TC_ACT_UNSPEC, or the frame changed",
+				     f, v);
 				bad++;
 				break;
 			}
@@ -688,7 +688,8 @@ static void test_fuzz(void)
 				CU_ASSERT(got.be[i].cookie_hits > 0);
 	}
 
-	printf("\ntc fuzz: %llu frames in %.1f s (seed %#llx), all TC_ACT_OK "
+	printf("\ntc fuzz: %llu frames in %.1f s (seed %#llx), all "
+	       "TC_ACT_UNSPEC "
 	       "and unchanged; %llu refused by the test run; %s %llu, %s "
 	       "%llu, %s %llu, %s %llu, %s %llu, %s %llu, %s %llu; model %s\n",
 	       done, secs, (unsigned long long)seed, refused,
@@ -709,7 +710,7 @@ static void teardown(void)
 }
 
 static const struct fixture_test tests[] = {
-	{"random and mutated frames: TC_ACT_OK, model agrees", test_fuzz},
+	{"random and mutated frames: TC_ACT_UNSPEC, model agrees", test_fuzz},
 };
 
 int main(void)

@@ -192,17 +192,17 @@ start_daemon d1
 DLOG=$(rs_bg_err d1)
 
 echo "# start: steer_tc attached to rs-e; rs-q missing is logged"
-e2e_eq "one filter of ours on rs-e (pref 65520 handle 0x5253)" "$(our_filters rs-e)" 1
+e2e_eq "one filter of ours on rs-e (pref 1 handle 0x5253)" "$(our_filters rs-e)" 1
 e2e_eq "the foreign filter stays" "$(foreign_filters)" 1
 e2e_check "log: rs-q not present yet" grep -q "interface rs-q not present" "$DLOG"
 rsjson status >"$OUT/status.json"
 e2e_check "status: steer_tc attached on rs-e, rs-q missing" jq -e '
 	.programs[] | select(.name == "steer_tc") | .id > 0 and
-	.attach == "tc ingress" and .priority == 65520 and .handle == 21075 and
+	.attach == "tc ingress" and .priority == 1 and .handle == 21075 and
 	.interfaces[0].name == "rs-e" and .interfaces[0].state == "attached" and
 	.interfaces[1].name == "rs-q" and .interfaces[1].state == "missing"' "$OUT/status.json"
 e2e_check "status (table) lists the TC program and its interfaces" \
-	bash -c "build/ringsteer -s '$SOCK' status | grep -q 'program steer_tc id [0-9]* at tc ingress (pref 65520 handle 0x5253) on rs-e (ifindex [0-9]*), rs-q (missing)'"
+	bash -c "build/ringsteer -s '$SOCK' status | grep -q 'program steer_tc id [0-9]* at tc ingress (pref 1 handle 0x5253) on rs-e (ifindex [0-9]*), rs-q (missing)'"
 TC_ID1=$(jq -r '.programs[] | select(.name == "steer_tc") | .id' "$OUT/status.json")
 e2e_eq "tc shows the daemon's program" \
 	"$(rs_in_edge tc filter show dev rs-e ingress | grep -c "steer_tc:\[$TC_ID1\]")" 1
@@ -480,7 +480,7 @@ e2e_check "bpffs directory removed" test ! -e "$BPFFS"
 e2e_check "log: removed from rs-e" grep -q "tc: removed steer_tc from rs-e ingress" "$DLOG"
 
 echo "# somebody else's filter at our pref and handle is never replaced"
-rs_in_edge tc filter add dev rs-q ingress prio 65520 handle 0x5253 bpf bytecode '1,6 0 0 0,'
+rs_in_edge tc filter add dev rs-q ingress prio 1 handle 0x5253 bpf bytecode '1,6 0 0 0,'
 start_daemon d3
 DLOG=$(rs_bg_err d3)
 e2e_check "rs-e attached" wait_filters rs-e 1

@@ -17,8 +17,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define RS_TC_HANDLE	0x5253 /* "RS" */
-#define RS_TC_PRIORITY	0xfff0 /* late: after filters at tc's defaults */
+#define RS_TC_HANDLE 0x5253 /* "RS" */
+/*
+ * First in the chain: steer_tc only ever returns TC_ACT_UNSPEC ("carry
+ * on"), so every filter after it still sees every packet, and none before
+ * it can end the chain ahead of it.
+ */
+#define RS_TC_PRIORITY	1
 #define RS_TC_PROG_NAME "steer_tc"
 
 /* What sits at our handle and priority on an interface's ingress. */

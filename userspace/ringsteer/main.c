@@ -153,7 +153,7 @@ static double jnum(json_t *o, const char *k)
 
 /* ---- status, services, backends ---- */
 
-/* "program steer_tc id 9 at tc ingress (pref 65520 handle 0x5253) on ..." */
+/* "program steer_tc id 9 at tc ingress (pref 1 handle 0x5253) on ..." */
 static void tc_program_line(json_t *v)
 {
 	json_t *ifs = json_object_get(v, "interfaces"), *f;
