@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "addr.h"
+#include "config_diff.h"
 #include "daemon.h"
 #include "log.h"
 
@@ -957,6 +958,7 @@ static bool service_params_changed(const struct rs_service_conf *a,
 int daemon_reload(struct daemon *d, char *err_text, size_t errlen)
 {
 	struct daemon next = *d, old = *d;
+	struct rs_config_diff diff;
 	int err;
 
 	memset(&next.cfg, 0, sizeof(next.cfg));
@@ -978,6 +980,8 @@ int daemon_reload(struct daemon *d, char *err_text, size_t errlen)
 		rs_config_free(&next.cfg);
 		return -ENOMEM;
 	}
+	if (!rs_config_diff(&d->cfg, &next.cfg, &diff))
+		rs_info("reload: %s", diff.summary);
 	err = assign_new_ids(&next, &old);
 	if (err) {
 		snprintf(err_text, errlen, "%s: out of ids", d->config_path);
