@@ -494,6 +494,38 @@ static void test_sticky_ttl_lapses(void)
 	ring_free(&only2);
 }
 
+static void count_entry(const struct rs_affinity_key *key,
+			const struct rs_sticky_entry *e, void *arg)
+{
+	(void)key;
+	(void)e;
+	(*(int *)arg)++;
+}
+
+/* A full table evicts its oldest entries and the ring keeps deciding. */
+static void test_sticky_table_full(void)
+{
+	const bool has[NBACKENDS] = {true, true, true, false};
+	int wrong = 0, entries = 0;
+	char src[32];
+
+	CU_ASSERT_EQUAL_FATAL(dp_sticky_create(&dp, SVC_WEB, 8), 0);
+	set_sticky(60);
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 300; i++) {
+			client_addr(src, sizeof(src), i);
+			wrong += web_backend(src) !=
+				 expected_backend(&services[SVC_WEB], AF_INET,
+						  src, has);
+		}
+	}
+	dp_sticky_each(&dp, SVC_WEB, count_entry, &entries);
+	CU_ASSERT_EQUAL(wrong, 0);
+	CU_ASSERT(entries > 0 && entries <= 8 + 2 * 4); /* LRU per-CPU slack */
+	CU_ASSERT_EQUAL(dp_sticky_remove(&dp, SVC_WEB), 0);
+	set_sticky(0);
+}
+
 static void test_counters(void)
 {
 	int ss_fd = bpf_map__fd(dp.skel->maps.rs_service_stats);
@@ -541,6 +573,7 @@ static const struct fixture_test tests[] = {
 	{"sticky table: DRAIN keeps, ring change keeps, DOWN ends",
 	 test_sticky_table},
 	{"sticky table: TTL lapses", test_sticky_ttl_lapses},
+	{"sticky table full: the ring decides", test_sticky_table_full},
 	{"per-service and per-backend counters", test_counters},
 };
 
