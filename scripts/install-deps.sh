@@ -3,6 +3,12 @@
 # and only those that are missing. Idempotent.
 #   scripts/install-deps.sh          install what is missing
 #   scripts/install-deps.sh --check  exit 1 if anything is missing
+# Other package lists go the same way (scripts/bench-deps.sh):
+#   scripts/install-deps.sh [--check] [--no-start] [--name NAME] [PACKAGE...]
+#     --no-start   keep the packages' postinst scripts from starting their
+#                  system-wide services (policy-rc.d) while installing
+#     --name NAME  what the messages start with (default: install-deps)
+#     PACKAGE...   the packages (default: ringsteer's own)
 set -euo pipefail
 
 PACKAGES=(
@@ -13,6 +19,29 @@ PACKAGES=(
 	iproute2 util-linux procps memcached clang-format cppcheck jq socat curl
 )
 
+check=""
+no_start=""
+name=install-deps
+while (($#)); do
+	case "$1" in
+	--check) check=1 ;;
+	--no-start) no_start=1 ;;
+	--name)
+		name=$2
+		shift
+		;;
+	-*)
+		echo "$name: unknown option $1" >&2
+		exit 2
+		;;
+	*) break ;;
+	esac
+	shift
+done
+if (($#)); then
+	PACKAGES=("$@")
+fi
+
 missing=()
 for p in "${PACKAGES[@]}"; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
@@ -20,7 +49,7 @@ for p in "${PACKAGES[@]}"; do
 	fi
 done
 
-if [[ "${1:-}" == "--check" ]]; then
+if [[ -n $check ]]; then
 	if ((${#missing[@]})); then
 		echo "missing packages: ${missing[*]}" >&2
 		exit 1
@@ -32,10 +61,22 @@ if ((${#missing[@]} == 0)); then
 	exit 0
 fi
 if [[ $(id -u) -ne 0 ]]; then
-	echo "install-deps: need root to install: ${missing[*]}" >&2
+	echo "$name: need root to install: ${missing[*]}" >&2
 	exit 1
 fi
-echo "install-deps: installing ${missing[*]}"
+echo "$name: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# policy-rc.d keeps the postinst scripts from starting (and failing to
+# start) the system-wide daemons; one that is already there is left alone.
+policy=/usr/sbin/policy-rc.d
+made_policy=""
+if [[ -n $no_start && ! -e $policy ]]; then
+	printf '#!/bin/sh\nexit 101\n' >"$policy"
+	chmod 0755 "$policy"
+	made_policy=1
+fi
+rc=0
+apt-get install -y -qq --no-install-recommends "${missing[@]}" || rc=$?
+[[ -n $made_policy ]] && rm -f "$policy"
+exit $rc

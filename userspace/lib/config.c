@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1001,80 +1002,118 @@ static void begin_global(struct parser *p)
 	      global_keys);
 }
 
-static void begin_service(struct parser *p, const char *name)
+/* A [service NAME] section before its keys. */
+static const struct svc_entry service_defaults = {
+	.conf.key_policy = RS_KEY_SRC_IP,
+	.conf.prefix4 = 32,
+	.conf.prefix6 = 64,
+	.conf.vnodes = RS_DEFAULT_VNODES,
+	.conf.fallback = RS_FALLBACK_PASS,
+	.conf.sticky_ttl = 0,
+	.conf.sticky_max = RS_DEFAULT_STICKY_MAX,
+	.conf.cookie = RS_COOKIE_NONE,
+	.conf.quic_server_id_len = RS_DEFAULT_QUIC_SERVER_ID_LEN,
+	.conf.quic_cid_len = RS_DEFAULT_QUIC_CID_LEN,
+	.conf.quic_config_id = 0,
+};
+
+/* A [backend NAME] section before its keys. */
+static const struct be_entry backend_defaults = {
+	.conf.weight = 1,
+	.conf.health.type = RS_CHECK_TCP,
+	.conf.health.path = "/",
+	.conf.health.host = "",
+	.conf.health.expect_min = 200,
+	.conf.health.expect_max = 299,
+	.conf.health.interval_ms = RS_DEFAULT_INTERVAL_MS,
+	.conf.health.timeout_ms = RS_DEFAULT_TIMEOUT_MS,
+	.conf.health.rise = RS_DEFAULT_RISE,
+	.conf.health.fall = RS_DEFAULT_FALL,
+	.conf.health.slow_start_ms = 0,
+};
+
+/*
+ * A named section type, [service NAME] or [backend NAME]: what
+ * begin_entry() needs to know of its entries (svc_entry, be_entry).
+ */
+struct entry_type {
+	enum sect_kind kind;
+	const char *noun; /* for messages */
+	const struct key_def *keys;
+	const void *defaults; /* a new entry, but for its name and line */
+	size_t size;	      /* of one entry */
+	/* where an entry has conf.name, conf.line, key_line[] and key_bad[] */
+	size_t name, line, key_line, key_bad;
+};
+
+#define ENTRY_TYPE(type, sect, what, key_defs, initial)                        \
+	{                                                                      \
+		.kind = sect, .noun = what, .keys = key_defs,                  \
+		.defaults = &initial, .size = sizeof(struct type),             \
+		.name = offsetof(struct type, conf.name),                      \
+		.line = offsetof(struct type, conf.line),                      \
+		.key_line = offsetof(struct type, key_line),                   \
+		.key_bad = offsetof(struct type, key_bad),                     \
+	}
+
+static const struct entry_type service_entry = ENTRY_TYPE(
+	svc_entry, SECT_SERVICE, "service", service_keys, service_defaults);
+static const struct entry_type backend_entry = ENTRY_TYPE(
+	be_entry, SECT_BACKEND, "backend", backend_keys, backend_defaults);
+
+/*
+ * Starts the section [@t->noun @name] as a new last entry of @arr, which
+ * has *@n entries and room for *@cap: refuses a name an earlier entry has,
+ * grows the array as needed, fills the new entry (@t->defaults, the name
+ * and the header line) and enters the section. Returns the array, which
+ * may have moved; NULL, with nothing changed, when the name is taken
+ * (reported) or memory runs out (p->nomem).
+ */
+static void *begin_entry(struct parser *p, const struct entry_type *t,
+			 const char *name, void *arr, size_t *n, size_t *cap)
 {
-	struct svc_entry *s;
+	char *e;
 	size_t i;
 
-	for (i = 0; i < p->n_svcs; i++) {
-		if (strcmp(p->svcs[i].conf.name, name) == 0) {
+	for (i = 0; i < *n; i++) {
+		e = (char *)arr + i * t->size;
+		if (strcmp(e + t->name, name) == 0) {
 			report(p, p->line, p->label, NULL,
-			       "duplicate service '%s' (first defined at "
-			       "%s:%d)",
-			       name, p->file, p->svcs[i].conf.line);
-			return;
+			       "duplicate %s '%s' (first defined at %s:%d)",
+			       t->noun, name, p->file, *(int *)(e + t->line));
+			return NULL;
 		}
 	}
-	s = grow(p->svcs, &p->cap_svcs, p->n_svcs, sizeof(*s));
-	if (!s) {
+	arr = grow(arr, cap, *n, t->size);
+	if (!arr) {
 		p->nomem = true;
-		return;
+		return NULL;
 	}
-	p->svcs = s;
-	s = &p->svcs[p->n_svcs++];
-	strcpy(s->conf.name, name);
-	s->conf.line = p->line;
-	s->conf.key_policy = RS_KEY_SRC_IP;
-	s->conf.prefix4 = 32;
-	s->conf.prefix6 = 64;
-	s->conf.vnodes = RS_DEFAULT_VNODES;
-	s->conf.fallback = RS_FALLBACK_PASS;
-	s->conf.sticky_ttl = 0;
-	s->conf.sticky_max = RS_DEFAULT_STICKY_MAX;
-	s->conf.cookie = RS_COOKIE_NONE;
-	s->conf.quic_server_id_len = RS_DEFAULT_QUIC_SERVER_ID_LEN;
-	s->conf.quic_cid_len = RS_DEFAULT_QUIC_CID_LEN;
-	s->conf.quic_config_id = 0;
-	enter(p, SECT_SERVICE, s, s->key_line, s->key_bad, service_keys);
+	e = (char *)arr + (*n)++ * t->size;
+	memcpy(e, t->defaults, t->size);
+	strcpy(e + t->name, name);
+	*(int *)(e + t->line) = p->line;
+	enter(p, t->kind, e, (int *)(e + t->key_line), (bool *)(e + t->key_bad),
+	      t->keys);
+	return arr;
+}
+
+static void begin_service(struct parser *p, const char *name)
+{
+	struct svc_entry *svcs = begin_entry(p, &service_entry, name, p->svcs,
+					     &p->n_svcs, &p->cap_svcs);
+
+	if (svcs)
+		p->svcs = svcs;
 }
 
 static void begin_backend(struct parser *p, const char *name)
 {
-	struct be_entry *b;
-	size_t i;
+	struct be_entry *bes = begin_entry(p, &backend_entry, name, p->bes,
+					   &p->n_bes, &p->cap_bes);
 
-	for (i = 0; i < p->n_bes; i++) {
-		if (strcmp(p->bes[i].conf.name, name) == 0) {
-			report(p, p->line, p->label, NULL,
-			       "duplicate backend '%s' (first defined at "
-			       "%s:%d)",
-			       name, p->file, p->bes[i].conf.line);
-			return;
-		}
-	}
-	b = grow(p->bes, &p->cap_bes, p->n_bes, sizeof(*b));
-	if (!b) {
-		p->nomem = true;
-		return;
-	}
-	p->bes = b;
-	b = &p->bes[p->n_bes++];
-	strcpy(b->conf.name, name);
-	b->conf.line = p->line;
-	b->conf.weight = 1;
-	b->conf.health = (struct rs_health_conf){
-		.type = RS_CHECK_TCP,
-		.path = "/",
-		.host = "",
-		.expect_min = 200,
-		.expect_max = 299,
-		.interval_ms = RS_DEFAULT_INTERVAL_MS,
-		.timeout_ms = RS_DEFAULT_TIMEOUT_MS,
-		.rise = RS_DEFAULT_RISE,
-		.fall = RS_DEFAULT_FALL,
-		.slow_start_ms = 0,
-	};
-	enter(p, SECT_BACKEND, b, b->key_line, b->key_bad, backend_keys);
+	if (bes)
+		p->bes = bes;
 }
 
 static char *trim(char *s)

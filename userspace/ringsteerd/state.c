@@ -393,6 +393,68 @@ static int free_id(const bool *used, const bool *avoid, uint32_t max)
 	return -ENOSPC;
 }
 
+/* A state's service or backend ids: @n of them, @stride bytes apart. */
+struct id_list {
+	uint32_t *first;
+	size_t n, stride;
+};
+
+static struct id_list service_ids(struct daemon *d)
+{
+	return (struct id_list){&d->svcs[0].id, d->cfg.n_services,
+				sizeof(d->svcs[0])};
+}
+
+static struct id_list backend_ids(struct daemon *d)
+{
+	return (struct id_list){&d->bes[0].id, d->cfg.n_backends,
+				sizeof(d->bes[0])};
+}
+
+static uint32_t *id_at(struct id_list ids, size_t i)
+{
+	return (uint32_t *)((char *)ids.first + i * ids.stride);
+}
+
+static bool has_id(struct id_list ids, uint32_t id)
+{
+	for (size_t i = 0; i < ids.n; i++)
+		if (*id_at(ids, i) == id)
+			return true;
+	return false;
+}
+
+/*
+ * Every id of @ids that is still UINT32_MAX becomes the lowest free one
+ * (free_id()), which is then @used. Stops at the first that finds none.
+ */
+static int give_free_ids(struct id_list ids, bool *used, const bool *avoid,
+			 uint32_t max)
+{
+	for (size_t i = 0; i < ids.n; i++) {
+		uint32_t *id = id_at(ids, i);
+		int got;
+
+		if (*id != UINT32_MAX)
+			continue;
+		got = free_id(used, avoid, max);
+		if (got < 0)
+			return got;
+		used[got] = true;
+		*id = (uint32_t)got;
+	}
+	return 0;
+}
+
+/*
+ * Which ids the state being set up uses, and which to take only when
+ * nothing else is left (see free_id()).
+ */
+struct id_tables {
+	bool svc_used[RS_MAX_SERVICES], svc_avoid[RS_MAX_SERVICES];
+	bool be_used[RS_MAX_BACKENDS], be_avoid[RS_MAX_BACKENDS];
+};
+
 /* ---- start ---- */
 
 static void init_backend(struct daemon *d, size_t i, bool up)
@@ -479,16 +541,11 @@ static void retire_unused(struct daemon *d, const struct pinned *p)
 
 static int assign_ids(struct daemon *d, const struct pinned *p)
 {
-	bool svc_used[RS_MAX_SERVICES] = {0}, svc_avoid[RS_MAX_SERVICES] = {0};
-	bool *be_used = calloc(RS_MAX_BACKENDS, sizeof(bool));
-	bool *be_avoid = calloc(RS_MAX_BACKENDS, sizeof(bool));
-	int err = 0, id;
+	struct id_tables *t = calloc(1, sizeof(*t));
+	int err;
 
-	if (!be_used || !be_avoid) {
-		free(be_used);
-		free(be_avoid);
+	if (!t)
 		return -ENOMEM;
-	}
 	/* Pinned names keep their ids: that is what adoption means. */
 	for (size_t s = 0; s < d->cfg.n_services; s++) {
 		d->svcs[s].id = UINT32_MAX;
@@ -496,21 +553,14 @@ static int assign_ids(struct daemon *d, const struct pinned *p)
 			if (p->svcs[i].enabled &&
 			    !strcmp(p->svcs[i].name, d->cfg.services[s].name)) {
 				d->svcs[s].id = i;
-				svc_used[i] = true;
+				t->svc_used[i] = true;
 			}
 		}
 	}
 	for (uint32_t i = 0; i < RS_MAX_SERVICES; i++)
-		svc_avoid[i] = p->svcs[i].enabled;
-	for (size_t s = 0; s < d->cfg.n_services && !err; s++) {
-		if (d->svcs[s].id != UINT32_MAX)
-			continue;
-		id = free_id(svc_used, svc_avoid, RS_MAX_SERVICES);
-		if (id < 0)
-			err = id;
-		else
-			svc_used[id] = true, d->svcs[s].id = (uint32_t)id;
-	}
+		t->svc_avoid[i] = p->svcs[i].enabled;
+	err = give_free_ids(service_ids(d), t->svc_used, t->svc_avoid,
+			    RS_MAX_SERVICES);
 	for (size_t i = 0; i < d->cfg.n_backends; i++) {
 		const struct rs_backend_conf *bc = &d->cfg.backends[i];
 
@@ -520,24 +570,17 @@ static int assign_ids(struct daemon *d, const struct pinned *p)
 			    !strcmp(p->bes[k].name, bc->name) &&
 			    p->bes[k].service == d->svcs[bc->service].id) {
 				d->bes[i].id = k;
-				be_used[k] = true;
+				t->be_used[k] = true;
 				break;
 			}
 		}
 	}
 	for (uint32_t k = 0; k < RS_MAX_BACKENDS; k++)
-		be_avoid[k] = p->bes[k].name[0] != 0;
-	for (size_t i = 0; i < d->cfg.n_backends && !err; i++) {
-		if (d->bes[i].id != UINT32_MAX)
-			continue;
-		id = free_id(be_used, be_avoid, RS_MAX_BACKENDS);
-		if (id < 0)
-			err = id;
-		else
-			be_used[id] = true, d->bes[i].id = (uint32_t)id;
-	}
-	free(be_used);
-	free(be_avoid);
+		t->be_avoid[k] = p->bes[k].name[0] != 0;
+	if (!err)
+		err = give_free_ids(backend_ids(d), t->be_used, t->be_avoid,
+				    RS_MAX_BACKENDS);
+	free(t);
 	return err;
 }
 
@@ -658,6 +701,14 @@ static int cookies_push(struct daemon *d)
 	return err;
 }
 
+/* The tables that lead packets to ids: rs_binds, then rs_cookies. */
+static int lookups_push(struct daemon *d)
+{
+	int err = binds_push(d);
+
+	return err ? err : cookies_push(d);
+}
+
 static void start_timers(struct daemon *d)
 {
 	ev_timer_init(&d->reconcile, on_reconcile, 1.0, 1.0);
@@ -714,9 +765,7 @@ int daemon_start(struct daemon *d)
 		push_service_backends(d, s);
 	}
 	if (!err)
-		err = binds_push(d);
-	if (!err)
-		err = cookies_push(d);
+		err = lookups_push(d);
 	if (err) {
 		rs_err("applying %s to the data plane failed: %s",
 		       d->config_path, strerror(-err));
@@ -855,27 +904,21 @@ static void carry_backends(struct daemon *d, struct daemon *old)
 /* Ids for what is new, avoiding every id the old state used. */
 static int assign_new_ids(struct daemon *d, struct daemon *old)
 {
-	bool svc_used[RS_MAX_SERVICES] = {0};
-	bool *be_used = calloc(RS_MAX_BACKENDS, sizeof(bool));
-	bool *be_avoid = calloc(RS_MAX_BACKENDS, sizeof(bool));
-	bool svc_avoid[RS_MAX_SERVICES] = {0};
-	int err = 0, id;
+	struct id_tables *t = calloc(1, sizeof(*t));
+	int err;
 
-	if (!be_used || !be_avoid) {
-		free(be_used);
-		free(be_avoid);
+	if (!t)
 		return -ENOMEM;
-	}
 	for (size_t s = 0; s < old->cfg.n_services; s++)
-		svc_avoid[old->svcs[s].id] = true;
+		t->svc_avoid[old->svcs[s].id] = true;
 	for (size_t i = 0; i < old->cfg.n_backends; i++)
-		be_avoid[old->bes[i].id] = true;
+		t->be_avoid[old->bes[i].id] = true;
 	for (size_t s = 0; s < d->cfg.n_services; s++) {
 		int o = daemon_find_service(old, d->cfg.services[s].name);
 
 		d->svcs[s].id = o >= 0 ? old->svcs[o].id : UINT32_MAX;
 		if (o >= 0) {
-			svc_used[d->svcs[s].id] = true;
+			t->svc_used[d->svcs[s].id] = true;
 			d->svcs[s].ring = old->svcs[o].ring;
 			d->svcs[s].generation = old->svcs[o].generation;
 			d->svcs[s].compact = old->svcs[o].compact;
@@ -884,33 +927,26 @@ static int assign_new_ids(struct daemon *d, struct daemon *old)
 			       sizeof(old->svcs[o].ring));
 		}
 	}
-	for (size_t s = 0; s < d->cfg.n_services && !err; s++) {
-		if (d->svcs[s].id != UINT32_MAX)
-			continue;
-		id = free_id(svc_used, svc_avoid, RS_MAX_SERVICES);
-		if (id < 0)
-			err = id;
-		else
-			svc_used[id] = true, d->svcs[s].id = (uint32_t)id;
-	}
+	err = give_free_ids(service_ids(d), t->svc_used, t->svc_avoid,
+			    RS_MAX_SERVICES);
 	carry_backends(d, old);
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		if (d->bes[i].pushed_valid ||
-		    daemon_find_backend(old, d->cfg.backends[i].name) >= 0)
-			be_used[d->bes[i].id] = true;
-	for (size_t i = 0; i < d->cfg.n_backends && !err; i++) {
-		if (be_used[d->bes[i].id] &&
-		    daemon_find_backend(old, d->cfg.backends[i].name) >= 0 &&
-		    d->bes[i].pushed_valid)
-			continue;
-		id = free_id(be_used, be_avoid, RS_MAX_BACKENDS);
-		if (id < 0)
-			err = id;
-		else
-			be_used[id] = true, d->bes[i].id = (uint32_t)id;
+	/*
+	 * A carried id stays in use; the backend keeps it only if the old
+	 * state had the backend's word in the data plane.
+	 */
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		bool found =
+			daemon_find_backend(old, d->cfg.backends[i].name) >= 0;
+
+		if (d->bes[i].pushed_valid || found)
+			t->be_used[d->bes[i].id] = true;
+		if (!found || !d->bes[i].pushed_valid)
+			d->bes[i].id = UINT32_MAX;
 	}
-	free(be_used);
-	free(be_avoid);
+	if (!err)
+		err = give_free_ids(backend_ids(d), t->be_used, t->be_avoid,
+				    RS_MAX_BACKENDS);
+	free(t);
 	return err;
 }
 
@@ -922,11 +958,8 @@ static void retire_removed(struct daemon *d, struct daemon *old)
 
 	for (size_t i = 0; i < old->cfg.n_backends; i++) {
 		uint32_t id = old->bes[i].id;
-		bool kept = false;
 
-		for (size_t k = 0; k < d->cfg.n_backends; k++)
-			kept |= d->bes[k].id == id;
-		if (kept)
+		if (has_id(backend_ids(d), id))
 			continue;
 		rs_info("backend %s: removed", old->cfg.backends[i].name);
 		dp_set_backend(&d->dp, id, &off_be);
@@ -936,11 +969,8 @@ static void retire_removed(struct daemon *d, struct daemon *old)
 	}
 	for (size_t s = 0; s < old->cfg.n_services; s++) {
 		uint32_t id = old->svcs[s].id;
-		bool kept = false;
 
-		for (size_t k = 0; k < d->cfg.n_services; k++)
-			kept |= d->svcs[k].id == id;
-		if (kept)
+		if (has_id(service_ids(d), id))
 			continue;
 		rs_info("service %s: removed", old->cfg.services[s].name);
 		dp_set_service(&d->dp, id, &off_svc);
@@ -1014,9 +1044,7 @@ int daemon_reload(struct daemon *d, char *err_text, size_t errlen)
 		push_service_backends(d, s);
 	}
 	if (!err)
-		err = binds_push(d);
-	if (!err)
-		err = cookies_push(d);
+		err = lookups_push(d);
 	retire_removed(d, &old);
 	daemon_reconcile_sockets(d);
 	if (!err)

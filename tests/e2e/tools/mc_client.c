@@ -287,8 +287,7 @@ static int do_source(unsigned long idx)
 static int parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"target", required_argument, NULL, 't'},
-		{"src-base", required_argument, NULL, 's'},
+		TOOL_OPTS_ENDPOINTS,
 		{"count", required_argument, NULL, 'n'},
 		{"phase", required_argument, NULL, 'p'},
 		{"timeout-ms", required_argument, NULL, 'T'},
@@ -298,16 +297,9 @@ static int parse_args(int argc, char **argv)
 	char *end;
 	int c;
 
-	while ((c = tool_getopt(argc, argv, opts, usage)) != -1) {
+	while ((c = tool_client_getopt("mc_client", argc, argv, opts, usage,
+				       &g_opt.ep)) != -1) {
 		switch (c) {
-		case 't':
-			if (tool_opt_target("mc_client", optarg, &g_opt.ep))
-				return -1;
-			break;
-		case 's':
-			if (tool_opt_src_base("mc_client", optarg, &g_opt.ep))
-				return -1;
-			break;
 		case 'n':
 			g_opt.count = strtoul(optarg, &end, 10);
 			if (*end || !g_opt.count || g_opt.count > 1000000) {
@@ -342,12 +334,8 @@ static int parse_args(int argc, char **argv)
 			return -1;
 		}
 	}
-	if (optind != argc || !g_opt.ep.have_target ||
-	    !g_opt.ep.have_src_base || !have_phase || !g_opt.count) {
-		usage(stderr);
-		return -1;
-	}
-	if (tool_check_same_family("mc_client", &g_opt.ep))
+	if (tool_client_args_done("mc_client", argc, &g_opt.ep,
+				  have_phase && g_opt.count, usage))
 		return -1;
 	return 0;
 }

@@ -89,24 +89,6 @@ static void usage(FILE *f)
 		"  ADDR is an IPv4 address or [IPv6 address]\n");
 }
 
-static int parse_ulong(const char *opt, const char *s, unsigned long min,
-		       unsigned long max, unsigned long *out)
-{
-	unsigned long v;
-	char *end;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
-		fprintf(stderr,
-			"quic_client: %s must be a number in %lu..%lu\n", opt,
-			min, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 static int hex_value(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -160,8 +142,7 @@ static int parse_type(const char *s)
 static int parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"target", required_argument, NULL, 't'},
-		{"src-base", required_argument, NULL, 's'},
+		TOOL_OPTS_ENDPOINTS,
 		{"count", required_argument, NULL, 'n'},
 		{"port-base", required_argument, NULL, 'p'},
 		{"type", required_argument, NULL, 'y'},
@@ -177,24 +158,18 @@ static int parse_args(int argc, char **argv)
 	unsigned long v;
 	int c;
 
-	while ((c = tool_getopt(argc, argv, opts, usage)) != -1) {
+	while ((c = tool_client_getopt("quic_client", argc, argv, opts, usage,
+				       &g_opt.ep)) != -1) {
 		switch (c) {
-		case 't':
-			if (tool_opt_target("quic_client", optarg, &g_opt.ep))
-				return -1;
-			break;
-		case 's':
-			if (tool_opt_src_base("quic_client", optarg, &g_opt.ep))
-				return -1;
-			break;
 		case 'n':
-			if (parse_ulong("--count", optarg, 1, 100000,
-					&g_opt.count))
+			if (tool_parse_ulong("quic_client", "--count", optarg,
+					     1, 100000, &g_opt.count))
 				return -1;
 			break;
 		case 'p':
-			if (parse_ulong("--port-base", optarg, 0, 65535,
-					&g_opt.port_base))
+			if (tool_parse_ulong("quic_client", "--port-base",
+					     optarg, 0, 65535,
+					     &g_opt.port_base))
 				return -1;
 			break;
 		case 'y':
@@ -205,7 +180,8 @@ static int parse_args(int argc, char **argv)
 			}
 			break;
 		case 'v':
-			if (parse_ulong("--version", optarg, 1, 2, &v))
+			if (tool_parse_ulong("quic_client", "--version", optarg,
+					     1, 2, &v))
 				return -1;
 			g_opt.version = (unsigned int)v;
 			break;
@@ -223,30 +199,28 @@ static int parse_args(int argc, char **argv)
 			g_opt.random_dcid = true;
 			break;
 		case 'l':
-			if (parse_ulong("--cid-len", optarg, 1, MAX_CID, &v))
+			if (tool_parse_ulong("quic_client", "--cid-len", optarg,
+					     1, MAX_CID, &v))
 				return -1;
 			g_opt.dcid_len = v;
 			break;
 		case 'z':
-			if (parse_ulong("--size", optarg, 1, MAX_DATAGRAM,
-					&g_opt.size))
+			if (tool_parse_ulong("quic_client", "--size", optarg, 1,
+					     MAX_DATAGRAM, &g_opt.size))
 				return -1;
 			break;
 		case 'o':
-			if (parse_ulong("--timeout-ms", optarg, 10, 60000,
-					&g_opt.timeout_ms))
+			if (tool_parse_ulong("quic_client", "--timeout-ms",
+					     optarg, 10, 60000,
+					     &g_opt.timeout_ms))
 				return -1;
 			break;
 		default:
 			return -1;
 		}
 	}
-	if (optind != argc || !g_opt.ep.have_target ||
-	    !g_opt.ep.have_src_base || have_dcid == g_opt.random_dcid) {
-		usage(stderr);
-		return -1;
-	}
-	if (tool_check_same_family("quic_client", &g_opt.ep))
+	if (tool_client_args_done("quic_client", argc, &g_opt.ep,
+				  have_dcid != g_opt.random_dcid, usage))
 		return -1;
 	if (g_opt.port_base && g_opt.port_base + g_opt.count - 1 > 65535) {
 		fprintf(stderr, "quic_client: --port-base + --count passes "
@@ -393,13 +367,10 @@ out:
 		printf("%s %u %s\n", addr, port, reply);
 		return 0;
 	}
-	if (err) {
-		const char *name = strerrorname_np(err);
-
-		printf("%s %u ERR:%s\n", addr, port, name ? name : "unknown");
-	} else {
+	if (err)
+		printf("%s %u ERR:%s\n", addr, port, tool_errno_name(err));
+	else
 		printf("%s %u ERR:timeout\n", addr, port);
-	}
 	return -1;
 }
 

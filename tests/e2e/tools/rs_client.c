@@ -108,23 +108,6 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int parse_ulong(const char *opt, const char *s, unsigned long min,
-		       unsigned long max, unsigned long *out)
-{
-	unsigned long v;
-	char *end;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
-		fprintf(stderr, "rs_client: %s must be a number in %lu..%lu\n",
-			opt, min, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 static const char *src_str(unsigned long idx, char *buf, size_t len)
 {
 	struct sockaddr_storage ss;
@@ -181,13 +164,12 @@ static void record(struct slot *s, const char *text, bool is_err)
 static void record_errno(struct slot *s, const char *what, int err)
 {
 	char text[MAX_LABEL_LEN];
-	const char *name = strerrorname_np(err);
+	const char *name = tool_errno_name(err);
 
 	if (what)
-		snprintf(text, sizeof(text), "ERR:%s-%s", what,
-			 name ? name : "unknown");
+		snprintf(text, sizeof(text), "ERR:%s-%s", what, name);
 	else
-		snprintf(text, sizeof(text), "ERR:%s", name ? name : "unknown");
+		snprintf(text, sizeof(text), "ERR:%s", name);
 	record(s, text, true);
 }
 
@@ -520,9 +502,8 @@ static void print_loop_summary(void)
 static int parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"target", required_argument, NULL, 't'},
+		TOOL_OPTS_ENDPOINTS,
 		{"udp", no_argument, NULL, 'u'},
-		{"src-base", required_argument, NULL, 's'},
 		{"count", required_argument, NULL, 'n'},
 		{"rounds", required_argument, NULL, 'r'},
 		{"concurrency", required_argument, NULL, 'c'},
@@ -534,41 +515,37 @@ static int parse_args(int argc, char **argv)
 	unsigned long v;
 	int c;
 
-	while ((c = tool_getopt(argc, argv, opts, usage)) != -1) {
+	while ((c = tool_client_getopt("rs_client", argc, argv, opts, usage,
+				       &g_opt.ep)) != -1) {
 		switch (c) {
-		case 't':
-			if (tool_opt_target("rs_client", optarg, &g_opt.ep))
-				return -1;
-			break;
 		case 'u':
 			g_opt.udp = true;
 			break;
-		case 's':
-			if (tool_opt_src_base("rs_client", optarg, &g_opt.ep))
-				return -1;
-			break;
 		case 'n':
-			if (parse_ulong("--count", optarg, 1, 1ul << 24,
-					&g_opt.count))
+			if (tool_parse_ulong("rs_client", "--count", optarg, 1,
+					     1ul << 24, &g_opt.count))
 				return -1;
 			break;
 		case 'r':
-			if (parse_ulong("--rounds", optarg, 1, 1000000,
-					&g_opt.rounds))
+			if (tool_parse_ulong("rs_client", "--rounds", optarg, 1,
+					     1000000, &g_opt.rounds))
 				return -1;
 			break;
 		case 'c':
-			if (parse_ulong("--concurrency", optarg, 1, 65536, &v))
+			if (tool_parse_ulong("rs_client", "--concurrency",
+					     optarg, 1, 65536, &v))
 				return -1;
 			g_opt.concurrency = v;
 			break;
 		case 'T':
-			if (parse_ulong("--timeout-ms", optarg, 1, 600000, &v))
+			if (tool_parse_ulong("rs_client", "--timeout-ms",
+					     optarg, 1, 600000, &v))
 				return -1;
 			g_opt.timeout_ms = v;
 			break;
 		case 'L':
-			if (parse_ulong("--loop-seconds", optarg, 1, 86400, &v))
+			if (tool_parse_ulong("rs_client", "--loop-seconds",
+					     optarg, 1, 86400, &v))
 				return -1;
 			g_opt.loop_seconds = v;
 			break;
@@ -585,12 +562,8 @@ static int parse_args(int argc, char **argv)
 			return -1;
 		}
 	}
-	if (optind != argc || !g_opt.ep.have_target ||
-	    !g_opt.ep.have_src_base || !g_opt.count) {
-		usage(stderr);
-		return -1;
-	}
-	if (tool_check_same_family("rs_client", &g_opt.ep))
+	if (tool_client_args_done("rs_client", argc, &g_opt.ep,
+				  g_opt.count != 0, usage))
 		return -1;
 	if (!g_opt.loop_seconds && g_opt.count * g_opt.rounds > (1ul << 26)) {
 		fprintf(stderr, "rs_client: --count * --rounds is too large\n");

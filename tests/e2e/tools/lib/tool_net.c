@@ -142,8 +142,8 @@ int tool_set_freebind(int fd, int family)
 	return setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
 }
 
-int tool_opt_target(const char *prog, const char *arg,
-		    struct tool_endpoints *ep)
+static int opt_target(const char *prog, const char *arg,
+		      struct tool_endpoints *ep)
 {
 	if (tool_parse_hostport(arg, &ep->target, &ep->target_len)) {
 		fprintf(stderr, "%s: bad --target '%s'\n", prog, arg);
@@ -153,26 +153,14 @@ int tool_opt_target(const char *prog, const char *arg,
 	return 0;
 }
 
-int tool_opt_src_base(const char *prog, const char *arg,
-		      struct tool_endpoints *ep)
+static int opt_src_base(const char *prog, const char *arg,
+			struct tool_endpoints *ep)
 {
 	if (tool_parse_ip(arg, &ep->src_base)) {
 		fprintf(stderr, "%s: bad --src-base '%s'\n", prog, arg);
 		return -1;
 	}
 	ep->have_src_base = true;
-	return 0;
-}
-
-int tool_check_same_family(const char *prog, const struct tool_endpoints *ep)
-{
-	if (ep->target.ss_family != ep->src_base.ss_family) {
-		fprintf(stderr,
-			"%s: --target and --src-base must be the same address "
-			"family\n",
-			prog);
-		return -1;
-	}
 	return 0;
 }
 
@@ -188,6 +176,63 @@ int tool_getopt(int argc, char **argv, const struct option *opts,
 	if (c == '?')
 		usage(stderr);
 	return c;
+}
+
+int tool_client_getopt(const char *prog, int argc, char **argv,
+		       const struct option *opts, void (*usage)(FILE *f),
+		       struct tool_endpoints *ep)
+{
+	int c;
+
+	while ((c = tool_getopt(argc, argv, opts, usage)) == 't' || c == 's') {
+		if (c == 't' ? opt_target(prog, optarg, ep)
+			     : opt_src_base(prog, optarg, ep))
+			return '?';
+	}
+	return c;
+}
+
+int tool_client_args_done(const char *prog, int argc,
+			  const struct tool_endpoints *ep, bool complete,
+			  void (*usage)(FILE *f))
+{
+	if (optind != argc || !ep->have_target || !ep->have_src_base ||
+	    !complete) {
+		usage(stderr);
+		return -1;
+	}
+	if (ep->target.ss_family != ep->src_base.ss_family) {
+		fprintf(stderr,
+			"%s: --target and --src-base must be the same address "
+			"family\n",
+			prog);
+		return -1;
+	}
+	return 0;
+}
+
+int tool_parse_ulong(const char *prog, const char *opt, const char *s,
+		     unsigned long min, unsigned long max, unsigned long *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
+		fprintf(stderr, "%s: %s must be a number in %lu..%lu\n", prog,
+			opt, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+const char *tool_errno_name(int err)
+{
+	const char *name = strerrorname_np(err);
+
+	return name ? name : "unknown";
 }
 
 /*

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tool_net: address, socket and command-line helpers shared by the
- * end-to-end test tools (rs_backend, rs_client, mc_client). They live here
- * so that the tools cannot drift apart on how an address is written on
- * the command line or how the numbered client sources are laid out; the
- * shell tests rely on both.
+ * end-to-end test tools (rs_backend, rs_client, mc_client, quic_client)
+ * and the benchmark tools. They live here so that the tools cannot drift
+ * apart on how an address is written on the command line or how the
+ * numbered client sources are laid out; the shell tests rely on both.
  */
 #ifndef TOOL_NET_H
 #define TOOL_NET_H
@@ -44,9 +44,9 @@ const char *tool_addr_str(const struct sockaddr_storage *ss, char *buf,
 int tool_set_freebind(int fd, int family);
 
 /*
- * The --target ADDR:PORT and --src-base IP pair of rs_client and
- * mc_client. Parsed here so that both clients accept the same forms and
- * word their errors the same way; @prog prefixes each message.
+ * The --target ADDR:PORT and --src-base IP pair of the clients (rs_client,
+ * mc_client, quic_client). Parsed here so that all of them accept the same
+ * forms and word their errors the same way.
  */
 struct tool_endpoints {
 	struct sockaddr_storage target;
@@ -55,17 +55,6 @@ struct tool_endpoints {
 	bool have_target;
 	bool have_src_base;
 };
-
-int tool_opt_target(const char *prog, const char *arg,
-		    struct tool_endpoints *ep);
-int tool_opt_src_base(const char *prog, const char *arg,
-		      struct tool_endpoints *ep);
-
-/*
- * Sources are bound and then connected to the target, which cannot work
- * across families; saying so up front beats a failure per attempt.
- */
-int tool_check_same_family(const char *prog, const struct tool_endpoints *ep);
 
 /*
  * Ends each tool's option table, so that the --help entry tool_getopt()
@@ -83,6 +72,46 @@ int tool_check_same_family(const char *prog, const struct tool_endpoints *ep);
  */
 int tool_getopt(int argc, char **argv, const struct option *opts,
 		void (*usage)(FILE *f));
+
+/*
+ * --target and --src-base in a client's option table, mapped to what
+ * tool_client_getopt() expects.
+ */
+/* clang-format off */
+#define TOOL_OPTS_ENDPOINTS                                                    \
+	{"target", required_argument, NULL, 't'},                              \
+	{"src-base", required_argument, NULL, 's'}
+/* clang-format on */
+
+/*
+ * tool_getopt() for a client with TOOL_OPTS_ENDPOINTS in its option table:
+ * --target and --src-base go into @ep and are not returned. A bad value is
+ * reported, prefixed with @prog, and comes back as '?'.
+ */
+int tool_client_getopt(const char *prog, int argc, char **argv,
+		       const struct option *opts, void (*usage)(FILE *f),
+		       struct tool_endpoints *ep);
+
+/*
+ * Once a client's options are read: no operands left, --target and
+ * --src-base both given and @complete (the client's own requirements met),
+ * else usage on stderr; then both of the same address family, since
+ * sources are bound and then connected to the target and saying so up
+ * front beats a failure per attempt. Returns 0 or -1.
+ */
+int tool_client_args_done(const char *prog, int argc,
+			  const struct tool_endpoints *ep, bool complete,
+			  void (*usage)(FILE *f));
+
+/*
+ * Parses option @opt's value @s as a decimal number in @min..@max; says
+ * otherwise on stderr, prefixed with @prog. Returns 0 or -1.
+ */
+int tool_parse_ulong(const char *prog, const char *opt, const char *s,
+		     unsigned long min, unsigned long max, unsigned long *out);
+
+/* The name of errno value @err ("ECONNREFUSED"), or "unknown". */
+const char *tool_errno_name(int err);
 
 /* Raises the soft RLIMIT_NOFILE to the hard limit; failure is ignored. */
 void tool_raise_nofile(void);
