@@ -40,6 +40,10 @@ while (($#)); do
 done
 if (($#)); then
 	PACKAGES=("$@")
+else
+	# The demo and the tests run their own memcached inside namespaces:
+	# the package's system-wide service is not wanted.
+	no_start=1
 fi
 
 missing=()
