@@ -48,6 +48,7 @@ clients() {
 }
 
 moved() { join "$OUT/$1" "$OUT/$2" | awk '$2 != $3' | wc -l; }
+on_backend() { awk -v b="$2" '$2 == b' "$OUT/$1" | wc -l; }
 
 metric_sum() { # FILE NAME: sum of a metric over its series
 	awk -v n="$2" '$1 ~ "^" n "({|$)" { s += $NF } END { printf "%d\n", s }' "$1"
@@ -149,6 +150,18 @@ e2e_check "sim add web-5 ($p) ~ observed after reload ($q)" \
 	awk -v p="$p" -v q="$q" 'BEGIN { d = p - q; exit !(d < 0.08 && d > -0.08 && p > 0) }'
 e2e_eq "every mover went to web-5" \
 	"$(join "$OUT/base" "$OUT/add5" | awk '$2 != $3 && $3 != "cache-5"' | wc -l)" 0
+
+echo "# a backend moves to another address on reload"
+rs_bg_start be1b rs_in_edge build/tools/rs_backend --name cache-1b --tcp 127.0.0.1:8091
+rs_bg_wait_ready be1b
+sed -i 's/^address = 127.0.0.1:8081$/address = 127.0.0.1:8091/' "$CONF"
+e2e_check "reload with web-1's new address" build/ringsteer -s "$SOCK" reload
+clients moved1
+e2e_eq "web-1's clients reach its new socket" \
+	"$(join "$OUT/add5" "$OUT/moved1" | awk '$2 == "cache-1" && $3 != "cache-1b"' | wc -l)" 0
+e2e_eq "nobody else moved" \
+	"$(join "$OUT/add5" "$OUT/moved1" | awk '$2 != "cache-1" && $2 != $3' | wc -l)" 0
+e2e_eq "the old socket is out of the map" "$(on_backend moved1 cache-1)" 0
 
 echo "# operator states, ring show/stats"
 e2e_eq "drain (json)" "$(rsjson backend drain web-1 | jq -r .state)" DRAIN

@@ -162,12 +162,24 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 	pid_t owner = 0;
 	int err;
 
+	/*
+	 * While the slots still hold the socket we put there, nothing changed:
+	 * a backend that stops listening or exits empties them itself. Only
+	 * then is the (costly, on a busy host) sock_diag dump needed.
+	 */
+	if (rt->nslots && slots_hold(dp, rt->slots, rt->nslots, rt->cookie)) {
+		rt->has_socket = true;
+		return;
+	}
+	rt->nslots = 0;
 	backend_sock_addr(cfg, bc, ba, &sa);
 	err = sock_diag_find(&sa, &found);
 	if (err == 0 &&
 	    slots_hold(dp, slots, target_slots(bc, id, ba, &found, slots),
 		       found.cookie)) {
 		rt->has_socket = true;
+		rt->cookie = found.cookie;
+		rt->nslots = target_slots(bc, id, ba, &found, rt->slots);
 		return;
 	}
 	rs_addr_format(ba->family, ba->addr, ba->port, where, sizeof(where));
@@ -184,6 +196,7 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 		rt->reported_missing = false;
 		rt->cookie = found.cookie;
 		rt->owner = owner;
+		rt->nslots = target_slots(bc, id, ba, &found, rt->slots);
 		return;
 	}
 	if (rt->has_socket || !rt->reported_missing)

@@ -12,8 +12,8 @@ static int find_backend(const struct rs_config *cfg, const char *name)
 	return -1;
 }
 
-static bool same_addrs(const struct rs_backend_conf *a,
-		       const struct rs_backend_conf *b)
+bool rs_backend_addrs_equal(const struct rs_backend_conf *a,
+			    const struct rs_backend_conf *b)
 {
 	if (a->n_addrs != b->n_addrs)
 		return false;
@@ -100,7 +100,7 @@ static void diff_backends(const struct rs_config *old,
 			d->weights_raised++;
 			mark_rebuild(d, b->service);
 		}
-		d->addresses_changed += !same_addrs(b, ob);
+		d->addresses_changed += !rs_backend_addrs_equal(b, ob);
 		d->checks_changed += !same_health(&b->health, &ob->health);
 	}
 	for (size_t i = 0; i < old->n_backends; i++) {

@@ -30,4 +30,8 @@ struct rs_config_diff {
 int rs_config_diff(const struct rs_config *old, const struct rs_config *cur,
 		   struct rs_config_diff *out);
 
+/* Same addresses, in the same order (the sockets to hold are the same). */
+bool rs_backend_addrs_equal(const struct rs_backend_conf *a,
+			    const struct rs_backend_conf *b);
+
 #endif /* RS_CONFIG_DIFF_H */

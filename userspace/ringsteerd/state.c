@@ -882,8 +882,13 @@ static void carry_backends(struct daemon *d, struct daemon *old)
 			   d->cfg.services[bc->service].name))
 			continue;
 		be->id = ob->id;
-		be->sock = ob->sock;
-		be->has_socket = ob->has_socket;
+		if (rs_backend_addrs_equal(bc, obc)) {
+			be->sock = ob->sock;
+			be->has_socket = ob->has_socket;
+		} else {
+			/* New addresses: their sockets replace the old ones. */
+			sockets_clear_backend(&d->dp, be->id);
+		}
 		be->op = ob->op;
 		be->health = ob->health;
 		be->up_since = ob->up_since;
