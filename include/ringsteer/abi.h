@@ -156,10 +156,10 @@ struct rs_backend {
 	 * Not read by the data plane: kept here so that a restarted daemon
 	 * and `bpftool map dump` see why a backend is in its state.
 	 */
-	__u32 op_state; /* enum rs_op_state: operator's up/drain/down */
-	__u32 health;	/* 1 = passing its checks */
-	__u32 weight;	/* current weight (config or operator) */
-	__u32 pad;
+	__u32 op_state;	  /* enum rs_op_state: operator's up/drain/down */
+	__u32 health;	  /* 1 = passing its checks */
+	__u32 weight;	  /* current weight (config or operator) */
+	__u32 weight_set; /* 1 = weight set by the operator, not the file */
 	char name[RS_NAME_MAX];
 };
 

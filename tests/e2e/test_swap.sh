@@ -78,6 +78,7 @@ e2e_eq "every swap applied" "$failed_swaps" 0
 e2e_eq "generation advanced by $SWAPS" "$(($(generation) - g0))" "$SWAPS"
 
 echo "# SIGKILL the daemon under load, restart it"
+build/ringsteer -s "$SOCK" backend weight web-2 2 >/dev/null
 g1=$(generation)
 kill -KILL "${RS_BG_PID[d1]}"
 sleep 0.5
@@ -85,6 +86,8 @@ start_daemon d2
 e2e_check "restart adopted the pinned ring" grep -q "adopted ring generation $g1" "$(rs_bg_err d2)"
 e2e_check "restart did not rebuild" bash -c "! grep -q 'ring generation [0-9]*, .*points (' '$(rs_bg_err d2)'"
 e2e_eq "generation unchanged" "$(generation)" "$g1"
+e2e_eq "the operator's weight survived the restart" \
+	"$(rsjson backends | jq -c '.backends[] | select(.name == "web-2") | [.weight, .weight_override]')" "[2,true]"
 
 echo "# replace the program behind the pinned link under load"
 rs_bg_stop d2

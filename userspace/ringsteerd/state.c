@@ -91,6 +91,7 @@ void daemon_backend_word(const struct daemon *d, const struct be_rt *be,
 	out->op_state = be->op;
 	out->health = be->health.up;
 	out->weight = be->weight;
+	out->weight_set = be->weight_override;
 	snprintf(out->name, sizeof(out->name), "%s", bc->name);
 }
 
@@ -603,6 +604,13 @@ static void adopt_backends(struct daemon *d, const struct pinned *p)
 			continue;
 		be->op = old->op_state <= RS_OP_DOWN ? old->op_state : RS_OP_UP;
 		be->health.failures = 0;
+		/* An operator's weight outlives a restart, as drain does. */
+		if (old->weight_set && old->weight <= RS_MAX_WEIGHT) {
+			be->weight = old->weight;
+			be->weight_override = true;
+			if (full_points(d, be) > be->built_points)
+				be->built_points = full_points(d, be);
+		}
 		if (old->max_points >= be->built_points)
 			be->built_points = old->max_points;
 		be->pushed = *old;
