@@ -29,6 +29,8 @@ struct rs_dataplane {
 			    */
 };
 
+/* ---- life cycle (dataplane.c) ---- */
+
 /*
  * Load the program, creating or reusing the maps pinned under @root (which
  * must be on a bpffs; created if missing). A pinned map whose layout differs
@@ -48,10 +50,40 @@ void dp_close(struct rs_dataplane *dp);
 /* Kernel id of the loaded sk_lookup program. */
 uint32_t dp_program_id(struct rs_dataplane *dp);
 
+/* Unpin the link and every map under @root and remove the directory. */
+int dp_detach(const char *root);
+
+/* ---- steer_tc next to steer_lookup (dataplane_tc.c) ---- */
+
+/*
+ * Load the TC program (steer_tc) next to steer_lookup, sharing every map
+ * with it: through the pins under the root (pin_root_path), or, for a
+ * data plane opened without a root, by reusing steer_lookup's map fds.
+ * Loading twice is a no-op. Attaching is tc_attach.h's business.
+ */
+int dp_tc_open(struct rs_dataplane *dp);
+void dp_tc_close(struct rs_dataplane *dp);
+bool dp_tc_loaded(const struct rs_dataplane *dp);
+/* fd and kernel id of the loaded steer_tc, -1 / 0 when not loaded. */
+int dp_tc_prog_fd(struct rs_dataplane *dp);
+uint32_t dp_tc_program_id(struct rs_dataplane *dp);
+/* Kernel id of the rs_sockets map: tells our TC filters from others. */
+uint32_t dp_sockets_map_id(struct rs_dataplane *dp);
+/* The same for the rs_sockets map pinned under @root; 0 if none. */
+uint32_t dp_pinned_sockets_map_id(const char *root);
+
+/* ---- services and backends (dataplane_services.c) ---- */
+
 int dp_set_service(struct rs_dataplane *dp, uint32_t id,
 		   const struct rs_service *svc);
 int dp_set_backend(struct rs_dataplane *dp, uint32_t id,
 		   const struct rs_backend *be);
+
+int dp_get_service(struct rs_dataplane *dp, uint32_t id,
+		   struct rs_service *svc);
+int dp_get_backend(struct rs_dataplane *dp, uint32_t id, struct rs_backend *be);
+
+/* ---- binds (dataplane_binds.c) ---- */
 
 /*
  * Make @keys (with their values) the whole set of binds: one address with
@@ -62,6 +94,8 @@ int dp_set_backend(struct rs_dataplane *dp, uint32_t id,
  */
 int dp_sync_binds(struct rs_dataplane *dp, const struct rs_bind_key *keys,
 		  const struct rs_bind *values, size_t n);
+
+/* ---- rings (dataplane_rings.c) ---- */
 
 /*
  * Write @ring into a fresh inner map and swap it into the service's slot in
@@ -74,38 +108,11 @@ int64_t dp_swap_ring(struct rs_dataplane *dp, uint32_t svc_id,
 int dp_read_ring(struct rs_dataplane *dp, uint32_t svc_id, struct rs_ring *ring,
 		 uint64_t *generation);
 int dp_delete_ring(struct rs_dataplane *dp, uint32_t svc_id);
-int dp_get_service(struct rs_dataplane *dp, uint32_t id,
-		   struct rs_service *svc);
-int dp_get_backend(struct rs_dataplane *dp, uint32_t id, struct rs_backend *be);
-
-/* Per-CPU counters summed over CPUs. */
-int dp_backend_stats(struct rs_dataplane *dp, uint32_t id,
-		     struct rs_backend_stats *out);
-int dp_service_stats(struct rs_dataplane *dp, uint32_t id,
-		     struct rs_service_stats *out);
-
-/* The sticky entry of @key in @svc_id's table, -ENOENT if none. */
-int dp_sticky_lookup(struct rs_dataplane *dp, uint32_t svc_id,
-		     const struct rs_affinity_key *key,
-		     struct rs_sticky_entry *out);
-/* Calls @fn for each sticky entry of @svc_id; returns entries seen. */
-long dp_sticky_each(struct rs_dataplane *dp, uint32_t svc_id,
-		    void (*fn)(const struct rs_affinity_key *key,
-			       const struct rs_sticky_entry *e, void *arg),
-		    void *arg);
 
 /* Generation of the ring currently installed for @svc_id, 0 if none. */
 uint64_t dp_ring_generation(struct rs_dataplane *dp, uint32_t svc_id);
 
-/*
- * SOCKMAP slots are per backend and client family (rs_socket_slot). The
- * caller closes its own @sock_fd after the insert.
- */
-int dp_set_socket(struct rs_dataplane *dp, uint32_t slot, int sock_fd);
-int dp_clear_socket(struct rs_dataplane *dp, uint32_t slot);
-
-/* Cookie of the socket in @slot, or -ENOENT when empty. */
-int dp_socket_cookie(struct rs_dataplane *dp, uint32_t slot, uint64_t *cookie);
+/* ---- sticky tables (dataplane_sticky.c) ---- */
 
 /*
  * The service's sticky table: a fresh, empty LRU map of @max_entries swapped
@@ -119,6 +126,30 @@ uint32_t dp_sticky_size(struct rs_dataplane *dp, uint32_t svc_id);
 /* Forget every sticky client of @backend (before its id is reused). */
 int dp_sticky_forget_backend(struct rs_dataplane *dp, uint32_t svc_id,
 			     uint32_t backend);
+
+/* The sticky entry of @key in @svc_id's table, -ENOENT if none. */
+int dp_sticky_lookup(struct rs_dataplane *dp, uint32_t svc_id,
+		     const struct rs_affinity_key *key,
+		     struct rs_sticky_entry *out);
+/* Calls @fn for each sticky entry of @svc_id; returns entries seen. */
+long dp_sticky_each(struct rs_dataplane *dp, uint32_t svc_id,
+		    void (*fn)(const struct rs_affinity_key *key,
+			       const struct rs_sticky_entry *e, void *arg),
+		    void *arg);
+
+/* ---- backend sockets (dataplane_sockets.c) ---- */
+
+/*
+ * SOCKMAP slots are per backend and client family (rs_socket_slot). The
+ * caller closes its own @sock_fd after the insert.
+ */
+int dp_set_socket(struct rs_dataplane *dp, uint32_t slot, int sock_fd);
+int dp_clear_socket(struct rs_dataplane *dp, uint32_t slot);
+
+/* Cookie of the socket in @slot, or -ENOENT when empty. */
+int dp_socket_cookie(struct rs_dataplane *dp, uint32_t slot, uint64_t *cookie);
+
+/* ---- QUIC server IDs (dataplane_cookies.c) ---- */
 
 /*
  * rs_cookies: make @keys (QUIC server IDs of cookie services) with their
@@ -138,24 +169,12 @@ long dp_cookies_each(struct rs_dataplane *dp,
 				const struct rs_cookie *val, void *arg),
 		     void *arg);
 
-/*
- * Load the TC program (steer_tc) next to steer_lookup, sharing every map
- * with it: through the pins under the root (pin_root_path), or, for a
- * data plane opened without a root, by reusing steer_lookup's map fds.
- * Loading twice is a no-op. Attaching is tc_attach.h's business.
- */
-int dp_tc_open(struct rs_dataplane *dp);
-void dp_tc_close(struct rs_dataplane *dp);
-bool dp_tc_loaded(const struct rs_dataplane *dp);
-/* fd and kernel id of the loaded steer_tc, -1 / 0 when not loaded. */
-int dp_tc_prog_fd(struct rs_dataplane *dp);
-uint32_t dp_tc_program_id(struct rs_dataplane *dp);
-/* Kernel id of the rs_sockets map: tells our TC filters from others. */
-uint32_t dp_sockets_map_id(struct rs_dataplane *dp);
-/* The same for the rs_sockets map pinned under @root; 0 if none. */
-uint32_t dp_pinned_sockets_map_id(const char *root);
+/* ---- counters (dataplane_stats.c) ---- */
 
-/* Unpin the link and every map under @root and remove the directory. */
-int dp_detach(const char *root);
+/* Per-CPU counters summed over CPUs. */
+int dp_backend_stats(struct rs_dataplane *dp, uint32_t id,
+		     struct rs_backend_stats *out);
+int dp_service_stats(struct rs_dataplane *dp, uint32_t id,
+		     struct rs_service_stats *out);
 
 #endif /* RS_DATAPLANE_H */

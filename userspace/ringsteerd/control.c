@@ -37,20 +37,6 @@ struct control_client {
 	char buf[RS_CONTROL_MAX_REQUEST + 1];
 };
 
-static json_t *error_reply(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-
-static json_t *error_reply(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return json_pack("{s:b, s:s}", "ok", 0, "error", msg);
-}
-
 static void client_close(struct control_client *c)
 {
 	struct ev_loop *loop = c->srv->d->loop;
@@ -90,14 +76,14 @@ static void client_finish(struct control_client *c)
 	json_t *req, *reply;
 
 	if (c->oversized) {
-		reply = error_reply("request larger than %d bytes",
-				    RS_CONTROL_MAX_REQUEST);
+		reply = err_reply("request larger than %d bytes",
+				  RS_CONTROL_MAX_REQUEST);
 	} else {
 		c->buf[c->len] = '\0';
 		req = json_loads(c->buf, JSON_REJECT_DUPLICATES, &jerr);
 		if (!req) {
-			reply = error_reply("malformed request: %s (at %d:%d)",
-					    jerr.text, jerr.line, jerr.column);
+			reply = err_reply("malformed request: %s (at %d:%d)",
+					  jerr.text, jerr.line, jerr.column);
 		} else {
 			reply = control_handle(d, req);
 			json_decref(req);
@@ -151,8 +137,8 @@ static void on_client_timeout(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	client_reply(c, error_reply("request not complete within %.0fs",
-				    CLIENT_TIMEOUT));
+	client_reply(c, err_reply("request not complete within %.0fs",
+				  CLIENT_TIMEOUT));
 	client_close(c);
 }
 
@@ -185,7 +171,7 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents)
 	c->fd = fd;
 	if (!peer_is_root(fd)) {
 		rs_warn("control: refused a request from a non-root peer");
-		client_reply(c, error_reply("permission denied: root only"));
+		client_reply(c, err_reply("permission denied: root only"));
 		close(fd);
 		free(c);
 		return;
@@ -279,9 +265,9 @@ json_t *control_handle(struct daemon *d, json_t *req)
 	const char *cmd;
 
 	if (!json_is_object(req))
-		return error_reply("a request is a JSON object");
+		return err_reply("a request is a JSON object");
 	cmd = json_string_value(json_object_get(req, "cmd"));
 	if (!cmd)
-		return error_reply("missing \"cmd\"");
+		return err_reply("missing \"cmd\"");
 	return control_dispatch(d, cmd, req);
 }

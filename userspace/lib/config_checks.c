@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What no single key can know: keys that only make sense together,
+ * defaults that depend on another key, backends naming services defined
+ * later, and what would collide in the data plane (two listens that are
+ * one rs_binds key, two backends that are one socket, a server ID used
+ * twice, a ring past its size limit). Run once, after the last line.
+ */
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config_internal.h"
+
+static void section_label(char *buf, size_t len, const char *type,
+			  const char *name)
+{
+	snprintf(buf, len, "%s %s", type, name);
+}
+
+/* A refused protocol or cookie is already reported: say nothing more. */
+static void check_quic(struct parser *p, const struct svc_entry *s,
+		       const char *label)
+{
+	const struct rs_service_conf *c = &s->conf;
+	int line = s->key_line[SVC_QUIC_CID_LEN];
+
+	if (c->cookie == RS_COOKIE_QUIC && c->protocol == IPPROTO_TCP)
+		cfg_report(p, s->key_line[SVC_COOKIE], label, "cookie",
+			   "cookie = quic needs protocol = udp");
+	if (s->key_bad[SVC_QUIC_SERVER_ID_LEN] || s->key_bad[SVC_QUIC_CID_LEN])
+		return;
+	if (c->quic_cid_len >= 1 + c->quic_server_id_len)
+		return;
+	cfg_report(
+		p, line ? line : c->line, label, line ? "quic_cid_len" : NULL,
+		"quic_cid_len %u is too short for quic_server_id_len %u (needs "
+		"at least %u)",
+		c->quic_cid_len, c->quic_server_id_len,
+		1u + c->quic_server_id_len);
+}
+
+static void check_services(struct parser *p)
+{
+	char label[LABEL_MAX];
+	size_t i;
+
+	for (i = 0; i < p->n_svcs; i++) {
+		struct svc_entry *s = &p->svcs[i];
+
+		section_label(label, sizeof(label), "service", s->conf.name);
+		if (i == RS_MAX_SERVICES)
+			cfg_report(p, s->conf.line, label, NULL,
+				   "too many services (max %d)",
+				   RS_MAX_SERVICES);
+		if (!s->key_line[SVC_PROTOCOL])
+			cfg_report(p, s->conf.line, label, NULL,
+				   "missing required key 'protocol'");
+		if (!s->key_line[SVC_LISTEN])
+			cfg_report(p, s->conf.line, label, NULL,
+				   "missing required key 'listen'");
+		check_quic(p, s, label);
+	}
+}
+
+static void resolve_backends(struct parser *p)
+{
+	char label[LABEL_MAX];
+	size_t i;
+	int idx;
+
+	for (i = 0; i < p->n_bes; i++) {
+		struct be_entry *b = &p->bes[i];
+
+		section_label(label, sizeof(label), "backend", b->conf.name);
+		if (i == RS_MAX_BACKENDS)
+			cfg_report(p, b->conf.line, label, NULL,
+				   "too many backends (max %d)",
+				   RS_MAX_BACKENDS);
+		if (!b->key_line[BE_SERVICE])
+			cfg_report(p, b->conf.line, label, NULL,
+				   "missing required key 'service'");
+		if (!b->key_line[BE_ADDRESS])
+			cfg_report(p, b->conf.line, label, NULL,
+				   "missing required key 'address'");
+		if (!b->service[0])
+			continue;
+		for (idx = 0; (size_t)idx < p->n_svcs; idx++)
+			if (strcmp(p->svcs[idx].conf.name, b->service) == 0)
+				break;
+		if ((size_t)idx == p->n_svcs) {
+			cfg_report(p, b->key_line[BE_SERVICE], label, "service",
+				   "unknown service '%s'", b->service);
+			continue;
+		}
+		b->conf.service = (size_t)idx;
+		b->resolved = true;
+	}
+}
+
+/* Health check keys that only make sense together. */
+static void check_health(struct parser *p)
+{
+	static const int http_only[] = {BE_CHECK_PATH, BE_CHECK_EXPECT,
+					BE_CHECK_HOST};
+	char label[LABEL_MAX], a[16], b[16];
+	size_t i, k;
+
+	for (i = 0; i < p->n_bes; i++) {
+		struct be_entry *e = &p->bes[i];
+		struct rs_health_conf *h = &e->conf.health;
+		int line = e->key_line[BE_TIMEOUT];
+
+		/*
+		 * Defaults that depend on other keys: a UDP backend is not
+		 * checked unless asked (a TCP connect would fail), and a short
+		 * interval shortens the default timeout with it.
+		 */
+		if (!e->key_line[BE_CHECK] && e->resolved &&
+		    p->svcs[e->conf.service].conf.protocol == IPPROTO_UDP)
+			h->type = RS_CHECK_NONE;
+		if (!line && !e->key_bad[BE_INTERVAL] &&
+		    h->interval_ms < h->timeout_ms)
+			h->timeout_ms = h->interval_ms;
+
+		section_label(label, sizeof(label), "backend", e->conf.name);
+		for (k = 0; k < sizeof(http_only) / sizeof(http_only[0]); k++) {
+			const char *key = cfg_backend_keys[http_only[k]].name;
+
+			if (!e->key_line[http_only[k]] ||
+			    e->key_bad[BE_CHECK] || h->type == RS_CHECK_HTTP ||
+			    h->type == RS_CHECK_HTTPS)
+				continue;
+			cfg_report(p, e->key_line[http_only[k]], label, key,
+				   "%s is only used by check = http or https",
+				   key);
+		}
+		if (e->key_bad[BE_INTERVAL] || e->key_bad[BE_TIMEOUT] ||
+		    h->timeout_ms <= h->interval_ms)
+			continue;
+		cfg_report(p, line ? line : e->conf.line, label,
+			   line ? "timeout" : NULL,
+			   "timeout %s is longer than interval %s",
+			   cfg_fmt_duration(a, sizeof(a), h->timeout_ms),
+			   cfg_fmt_duration(b, sizeof(b), h->interval_ms));
+	}
+}
+
+/* An earlier backend of the same service with the same server ID. */
+static const struct be_entry *same_server_id(const struct parser *p, size_t i)
+{
+	const struct be_entry *b = &p->bes[i];
+
+	for (size_t j = 0; j < i; j++) {
+		const struct be_entry *a = &p->bes[j];
+
+		if (a->conf.has_server_id &&
+		    a->conf.service == b->conf.service &&
+		    !memcmp(a->server_id, b->server_id, sizeof(a->server_id)))
+			return a;
+	}
+	return NULL;
+}
+
+/*
+ * Server IDs need the backend's service (cookie, quic_server_id_len), which
+ * may come later in the file. Values are right-aligned in be_entry and
+ * stored in the first quic_server_id_len bytes of the result.
+ */
+static void check_server_id(struct parser *p, size_t i)
+{
+	struct be_entry *b = &p->bes[i];
+	const struct svc_entry *s = &p->svcs[b->conf.service];
+	unsigned int len = s->conf.quic_server_id_len;
+	int line = b->key_line[BE_SERVER_ID];
+	const struct be_entry *other;
+	char label[LABEL_MAX];
+	unsigned int k;
+
+	section_label(label, sizeof(label), "backend", b->conf.name);
+	if (!line) {
+		if (s->conf.cookie == RS_COOKIE_QUIC)
+			cfg_report(
+				p, b->conf.line, label, NULL,
+				"missing required key 'server_id' (service %s "
+				"uses cookie = quic)",
+				s->conf.name);
+		return;
+	}
+	if (b->key_bad[BE_SERVER_ID] || s->key_bad[SVC_COOKIE])
+		return;
+	if (s->conf.cookie != RS_COOKIE_QUIC) {
+		cfg_report(p, line, label, "server_id",
+			   "server_id needs cookie = quic in [service %s]",
+			   s->conf.name);
+		return;
+	}
+	if (s->key_bad[SVC_QUIC_SERVER_ID_LEN])
+		return;
+	for (k = 0; k < RS_QUIC_MAX_SERVER_ID - len; k++) {
+		if (b->server_id[k]) {
+			cfg_report(p, line, label, "server_id",
+				   "server_id %s does not fit in %u byte%s "
+				   "(quic_server_id_len)",
+				   b->server_id_text, len, len == 1 ? "" : "s");
+			return;
+		}
+	}
+	other = same_server_id(p, i);
+	if (other) {
+		cfg_report(
+			p, line, label, "server_id",
+			"server_id %s is already the server_id of [backend %s] "
+			"at %s:%d",
+			b->server_id_text, other->conf.name, p->file,
+			other->key_line[BE_SERVER_ID]);
+		return;
+	}
+	b->conf.has_server_id = true;
+	memcpy(b->conf.server_id, b->server_id + RS_QUIC_MAX_SERVER_ID - len,
+	       len);
+}
+
+static void check_server_ids(struct parser *p)
+{
+	for (size_t i = 0; i < p->n_bes; i++)
+		if (p->bes[i].resolved)
+			check_server_id(p, i);
+}
+
+static bool same_listen(const struct rs_listen *a, const struct rs_listen *b)
+{
+	return a->family == b->family && a->prefixlen == b->prefixlen &&
+	       a->port == b->port && !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+static const char *proto_name(uint8_t protocol)
+{
+	return protocol == IPPROTO_TCP ? "tcp" : "udp";
+}
+
+/* Two identical keys in rs_binds: the second would replace the first. */
+static void check_listen_pair(struct parser *p, const struct svc_entry *a,
+			      const struct rs_listen *la,
+			      const struct svc_entry *b,
+			      const struct rs_listen *lb)
+{
+	char label[LABEL_MAX], text[RS_ADDR_STRLEN];
+
+	if (!a->conf.protocol || a->conf.protocol != b->conf.protocol ||
+	    !same_listen(la, lb))
+		return;
+	section_label(label, sizeof(label), "service", b->conf.name);
+	rs_addr_format_prefix(lb->family, lb->addr, lb->prefixlen, lb->port,
+			      text, sizeof(text));
+	cfg_report(p, lb->line, label, "listen",
+		   "%s %s overlaps listen at %s:%d in [service %s]",
+		   proto_name(b->conf.protocol), text, p->file, la->line,
+		   a->conf.name);
+}
+
+static void check_listens(struct parser *p)
+{
+	size_t i, j, k, m;
+
+	/* Services are contiguous in the file, so index order is line order. */
+	for (i = 0; i < p->n_svcs; i++) {
+		const struct svc_entry *a = &p->svcs[i];
+
+		for (j = 0; j < a->conf.n_listens; j++) {
+			for (k = i; k < p->n_svcs; k++) {
+				const struct svc_entry *b = &p->svcs[k];
+
+				for (m = k == i ? j + 1 : 0;
+				     m < b->conf.n_listens; m++)
+					check_listen_pair(
+						p, a, &a->conf.listens[j], b,
+						&b->conf.listens[m]);
+			}
+		}
+	}
+}
+
+static uint8_t backend_protocol(const struct parser *p,
+				const struct be_entry *b)
+{
+	return b->resolved ? p->svcs[b->conf.service].conf.protocol : 0;
+}
+
+static bool same_backend_addr(const struct rs_backend_addr *a,
+			      const struct rs_backend_addr *b)
+{
+	return a->family == b->family && a->port == b->port &&
+	       !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+/* The earlier backend address equal to @x with the same protocol, if any. */
+static const struct rs_backend_addr *earlier_socket(
+	const struct parser *p, size_t i, uint8_t proto,
+	const struct rs_backend_addr *x, size_t *owner)
+{
+	for (size_t j = 0; j < i; j++) {
+		const struct be_entry *a = &p->bes[j];
+
+		if (backend_protocol(p, a) != proto)
+			continue;
+		for (size_t k = 0; k < a->conf.n_addrs; k++) {
+			if (same_backend_addr(&a->conf.addrs[k], x)) {
+				*owner = j;
+				return &a->conf.addrs[k];
+			}
+		}
+	}
+	return NULL;
+}
+
+/* The same protocol and address:port would be one and the same socket. */
+static void check_sockets(struct parser *p)
+{
+	char label[LABEL_MAX], text[RS_ADDR_STRLEN];
+
+	for (size_t i = 0; i < p->n_bes; i++) {
+		const struct be_entry *b = &p->bes[i];
+		uint8_t proto = backend_protocol(p, b);
+
+		if (!proto)
+			continue;
+		for (size_t k = 0; k < b->conf.n_addrs; k++) {
+			const struct rs_backend_addr *x = &b->conf.addrs[k];
+			const struct rs_backend_addr *prev;
+			size_t owner = 0;
+
+			prev = earlier_socket(p, i, proto, x, &owner);
+			if (!prev)
+				continue;
+			section_label(label, sizeof(label), "backend",
+				      b->conf.name);
+			rs_addr_format(x->family, x->addr, x->port, text,
+				       sizeof(text));
+			cfg_report(
+				p, x->line, label, "address",
+				"%s %s is already the address of [backend %s] "
+				"at %s:%d",
+				proto_name(proto), text,
+				p->bes[owner].conf.name, p->file, prev->line);
+		}
+	}
+}
+
+static void check_ring_sizes(struct parser *p)
+{
+	char label[LABEL_MAX];
+	size_t i, j;
+
+	for (i = 0; i < p->n_svcs; i++) {
+		const struct svc_entry *s = &p->svcs[i];
+		uint64_t points = 0;
+
+		for (j = 0; j < p->n_bes; j++)
+			if (p->bes[j].resolved && p->bes[j].conf.service == i)
+				points += (uint64_t)p->bes[j].conf.weight *
+					  s->conf.vnodes;
+		if (points <= RS_MAX_RING_POINTS)
+			continue;
+		section_label(label, sizeof(label), "service", s->conf.name);
+		cfg_report(
+			p, s->conf.line, label, NULL,
+			"ring too large: %llu points (weight * vnodes over all "
+			"backends), max %u",
+			(unsigned long long)points, RS_MAX_RING_POINTS);
+	}
+}
+
+void cfg_validate(struct parser *p)
+{
+	check_services(p);
+	resolve_backends(p);
+	check_health(p);
+	check_server_ids(p);
+	check_listens(p);
+	check_sockets(p);
+	check_ring_sizes(p);
+}

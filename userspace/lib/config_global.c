@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The [global] keys: where the pins and the control socket live, which
+ * interfaces get the TC program, where metrics are served. A path or name
+ * the kernel would refuse is refused here, before anything is pinned.
+ */
+#include <string.h>
+#include <sys/un.h>
+
+#include "config_internal.h"
+
+#define SUN_PATH_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
+
+static void set_path(struct parser *p, char *dst, const char *v, size_t max)
+{
+	char why[64];
+
+	if (v[0] != '/') {
+		cfg_bad_value(p, "not an absolute path");
+		return;
+	}
+	if (strlen(v) >= max) {
+		snprintf(why, sizeof(why), "longer than %zu bytes", max - 1);
+		cfg_bad_value(p, why);
+		return;
+	}
+	strcpy(dst, v);
+}
+
+static void set_bpffs(struct parser *p, void *obj, const char *v)
+{
+	struct global_entry *g = obj;
+
+	set_path(p, g->bpffs, v, sizeof(g->bpffs));
+}
+
+/* bind() would fail much later, after maps are pinned, on a longer path. */
+static void set_control_socket(struct parser *p, void *obj, const char *v)
+{
+	struct global_entry *g = obj;
+
+	set_path(p, g->control_socket, v, SUN_PATH_MAX);
+}
+
+static bool valid_ifname(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n >= RS_IFNAME_MAX)
+		return false;
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		      c == '@' || c == ':' || c == '-'))
+			return false;
+	}
+	/* The kernel refuses these two (dev_valid_name()). */
+	return !(n == 1 && s[0] == '.') && !(n == 2 && !strncmp(s, "..", 2));
+}
+
+#define IFNAME_RULE                                                            \
+	"interface names are 1..15 characters of A-Z a-z 0-9 . _ @ : - "       \
+	"(not . or ..)"
+
+/* Blank-separated names; every bad one is reported. */
+static void set_interfaces(struct parser *p, void *obj, const char *v)
+{
+	struct global_entry *g = obj;
+	const char *s = v;
+
+	while (*s) {
+		size_t n = strcspn(s, " \t"), i;
+		bool dup = false;
+
+		if (n == 0) {
+			s++;
+			continue;
+		}
+		if (!valid_ifname(s, n)) {
+			key_error(p, "bad %s '%.*s': %s", p->def->noun, (int)n,
+				  s, IFNAME_RULE);
+			s += n;
+			continue;
+		}
+		for (i = 0; i < g->n_interfaces; i++)
+			if (strlen(g->interfaces[i]) == n &&
+			    !strncmp(g->interfaces[i], s, n))
+				dup = true;
+		if (dup) {
+			key_error(p, "duplicate interface '%.*s'", (int)n, s);
+		} else if (g->n_interfaces == RS_MAX_INTERFACES) {
+			key_error(p, "too many interfaces (max %d)",
+				  RS_MAX_INTERFACES);
+			return;
+		} else {
+			memcpy(g->interfaces[g->n_interfaces], s, n);
+			g->interfaces[g->n_interfaces++][n] = '\0';
+		}
+		s += n;
+	}
+}
+
+static void set_metrics(struct parser *p, void *obj, const char *v)
+{
+	struct global_entry *g = obj;
+	const char *why;
+
+	if (rs_addr_parse(v, 0, &g->metrics, &why)) {
+		cfg_bad_value(p, why);
+		return;
+	}
+	g->has_metrics = true;
+}
+
+const struct key_def cfg_global_keys[] = {
+	{"bpffs", "path", set_bpffs, false},
+	{"control_socket", "path", set_control_socket, false},
+	{"interfaces", "interface name", set_interfaces, false},
+	{"metrics", "metrics address", set_metrics, false},
+	{NULL, NULL, NULL, false},
+};
+
+_Static_assert(sizeof(cfg_global_keys) / sizeof(cfg_global_keys[0]) <=
+		       MAX_KEYS + 1,
+	       "key_line[] too small");

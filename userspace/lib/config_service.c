@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The [service NAME] keys and what a service is when a key is absent.
+ * Ranges are checked here, one key at a time; what depends on other keys
+ * (cookie = quic needs udp, CID and server ID lengths) waits for
+ * config_checks.c, since keys may come in any order.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include "config_internal.h"
+
+static void set_protocol(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+
+	if (strcmp(v, "tcp") == 0)
+		s->conf.protocol = IPPROTO_TCP;
+	else if (strcmp(v, "udp") == 0)
+		s->conf.protocol = IPPROTO_UDP;
+	else
+		cfg_bad_value(p, "expected tcp or udp");
+}
+
+static void set_listen(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+	struct rs_listen *l;
+	struct rs_addr a;
+	const char *why;
+
+	if (rs_addr_parse(v, RS_ADDR_PREFIX | RS_ADDR_PORT_ZERO, &a, &why)) {
+		cfg_bad_value(p, why);
+		return;
+	}
+	if (s->conf.n_listens == RS_MAX_LISTENS) {
+		key_error(p, "too many listen entries (max %d)",
+			  RS_MAX_LISTENS);
+		return;
+	}
+	l = &s->conf.listens[s->conf.n_listens++];
+	l->family = a.family;
+	l->prefixlen = a.prefixlen;
+	l->port = a.port;
+	memcpy(l->addr, a.addr, sizeof(l->addr));
+	l->line = p->line;
+}
+
+static void set_key_policy(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+
+	if (strcmp(v, "src-ip") == 0)
+		s->conf.key_policy = RS_KEY_SRC_IP;
+	else if (strcmp(v, "src-ip-port") == 0)
+		s->conf.key_policy = RS_KEY_SRC_IP_PORT;
+	else
+		cfg_bad_value(p, "expected src-ip or src-ip-port");
+}
+
+static void set_prefix4(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+	uint64_t n;
+
+	if (cfg_parse_ranged(p, v, 0, 32, &n))
+		s->conf.prefix4 = (uint8_t)n;
+}
+
+static void set_prefix6(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+	uint64_t n;
+
+	if (cfg_parse_ranged(p, v, 0, 128, &n))
+		s->conf.prefix6 = (uint8_t)n;
+}
+
+static void set_vnodes(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+	uint64_t n;
+
+	if (cfg_parse_ranged(p, v, 1, 65536, &n))
+		s->conf.vnodes = (uint32_t)n;
+}
+
+static void set_seed(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+	int err = cfg_parse_u64(v, true, &s->conf.seed);
+
+	if (err == -ERANGE)
+		cfg_bad_value(p, "does not fit in 64 bits");
+	else if (err)
+		cfg_bad_value(p, "not a decimal or 0x hex number");
+}
+
+static void set_fallback(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+
+	if (strcmp(v, "pass") == 0)
+		s->conf.fallback = RS_FALLBACK_PASS;
+	else if (strcmp(v, "drop") == 0)
+		s->conf.fallback = RS_FALLBACK_DROP;
+	else
+		cfg_bad_value(p, "expected pass or drop");
+}
+
+/* 30 days: longer-lived affinity is better served by a cookie. */
+#define MAX_STICKY_TTL	   (30u * 24 * 3600)
+#define MAX_STICKY_ENTRIES (64u << 20)
+#define QUIC_MAX_CID_LEN   20 /* RFC 9000: connection IDs are <= 20 bytes */
+#define QUIC_MAX_CONFIG_ID 6  /* 7 is reserved by QUIC-LB */
+
+static void set_sticky_ttl(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+	uint64_t n;
+
+	if (cfg_parse_ranged(p, v, 0, MAX_STICKY_TTL, &n))
+		s->conf.sticky_ttl = (uint32_t)n;
+}
+
+static void set_sticky_max(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+	uint64_t n;
+
+	if (cfg_parse_ranged(p, v, 1, MAX_STICKY_ENTRIES, &n))
+		s->conf.sticky_max = (uint32_t)n;
+}
+
+static void set_cookie(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+
+	if (strcmp(v, "none") == 0)
+		s->conf.cookie = RS_COOKIE_NONE;
+	else if (strcmp(v, "quic") == 0)
+		s->conf.cookie = RS_COOKIE_QUIC;
+	else
+		cfg_bad_value(p, "expected none or quic");
+}
+
+static void set_quic_server_id_len(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+	uint64_t n;
+
+	if (cfg_parse_ranged(p, v, 1, RS_QUIC_MAX_SERVER_ID, &n))
+		s->conf.quic_server_id_len = (uint8_t)n;
+}
+
+static void set_quic_cid_len(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+	uint64_t n;
+
+	if (cfg_parse_ranged(p, v, 1, QUIC_MAX_CID_LEN, &n))
+		s->conf.quic_cid_len = (uint8_t)n;
+}
+
+static void set_quic_config_id(struct parser *p, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+	uint64_t n;
+
+	if (cfg_parse_ranged(p, v, 0, QUIC_MAX_CONFIG_ID, &n))
+		s->conf.quic_config_id = (uint8_t)n;
+}
+
+const struct key_def cfg_service_keys[] = {
+	[SVC_PROTOCOL] = {"protocol", "protocol", set_protocol, false},
+	[SVC_LISTEN] = {"listen", "listen address", set_listen, true},
+	[SVC_COOKIE] = {"cookie", "cookie policy", set_cookie, false},
+	[SVC_QUIC_SERVER_ID_LEN] = {"quic_server_id_len", "quic_server_id_len",
+				    set_quic_server_id_len, false},
+	[SVC_QUIC_CID_LEN] = {"quic_cid_len", "quic_cid_len", set_quic_cid_len,
+			      false},
+	{"key", "key policy", set_key_policy, false},
+	{"prefix4", "prefix4", set_prefix4, false},
+	{"prefix6", "prefix6", set_prefix6, false},
+	{"vnodes", "vnodes", set_vnodes, false},
+	{"seed", "seed", set_seed, false},
+	{"fallback", "fallback", set_fallback, false},
+	{"sticky_ttl", "sticky_ttl", set_sticky_ttl, false},
+	{"sticky_max", "sticky_max", set_sticky_max, false},
+	{"quic_config_id", "quic_config_id", set_quic_config_id, false},
+	{NULL, NULL, NULL, false},
+};
+
+_Static_assert(sizeof(cfg_service_keys) / sizeof(cfg_service_keys[0]) <=
+		       MAX_KEYS + 1,
+	       "key_line[] too small");
+
+/* A [service NAME] section before its keys. */
+const struct svc_entry cfg_service_defaults = {
+	.conf.key_policy = RS_KEY_SRC_IP,
+	.conf.prefix4 = 32,
+	.conf.prefix6 = 64,
+	.conf.vnodes = RS_DEFAULT_VNODES,
+	.conf.fallback = RS_FALLBACK_PASS,
+	.conf.sticky_ttl = 0,
+	.conf.sticky_max = RS_DEFAULT_STICKY_MAX,
+	.conf.cookie = RS_COOKIE_NONE,
+	.conf.quic_server_id_len = RS_DEFAULT_QUIC_SERVER_ID_LEN,
+	.conf.quic_cid_len = RS_DEFAULT_QUIC_CID_LEN,
+	.conf.quic_config_id = 0,
+};

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Which service owns a destination. A listen of one address and one port
+ * goes to a hash table, so the common case costs the program one lookup;
+ * prefixes and port 0 need the LPM trie, which it asks only while rs_meta
+ * says the trie holds anything. Writes are ordered so that a destination
+ * that stays configured is never missing, not even for one lookup.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "dataplane_internal.h"
+#include "log.h"
+
+static bool bind_is_exact(const struct rs_bind_key *k)
+{
+	return k->port != 0 &&
+	       k->prefixlen == 32 + (k->family == AF_INET ? 32u : 128u);
+}
+
+static void exact_key(const struct rs_bind_key *k, struct rs_bind_exact_key *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->protocol = k->protocol;
+	e->family = k->family;
+	e->port = k->port;
+	memcpy(e->addr, k->addr, sizeof(e->addr));
+}
+
+/*
+ * Keys of @fd (of @key_size bytes) that are not among the @nwant keys in
+ * @want: collected before any is deleted, since deleting while iterating
+ * restarts an LPM trie's walk.
+ */
+static void *stale_keys(int fd, size_t key_size, const void *want, size_t nwant,
+			size_t *nstale)
+{
+	char *stale = calloc(RS_MAX_BINDS, key_size);
+	char cur[sizeof(struct rs_bind_key)], next[sizeof(struct rs_bind_key)];
+	const char *w = want;
+
+	*nstale = 0;
+	if (!stale)
+		return NULL;
+	for (int r = bpf_map_get_next_key(fd, NULL, next); r == 0;
+	     r = bpf_map_get_next_key(fd, cur, next)) {
+		bool found = false;
+
+		for (size_t i = 0; i < nwant && !found; i++)
+			found = !memcmp(next, w + i * key_size, key_size);
+		if (!found && *nstale < RS_MAX_BINDS)
+			memcpy(stale + (*nstale)++ * key_size, next, key_size);
+		memcpy(cur, next, key_size);
+	}
+	return stale;
+}
+
+static int delete_keys(int fd, const char *keys, size_t key_size, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (bpf_map_delete_elem(fd, keys + i * key_size) &&
+		    errno != ENOENT) {
+			int err = -errno;
+
+			rs_err("bpf: deleting a stale bind failed: %s",
+			       strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int set_lpm_count(struct rs_dataplane *dp, uint32_t n)
+{
+	int fd = bpf_map__fd(dp->skel->maps.rs_meta);
+	struct rs_meta meta;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, &meta))
+		return -errno;
+	meta.lpm_binds = n;
+	return dp_map_update(dp->skel->maps.rs_meta, &zero, &meta, "rs_meta");
+}
+
+int dp_sync_binds(struct rs_dataplane *dp, const struct rs_bind_key *keys,
+		  const struct rs_bind *values, size_t n)
+{
+	int efd = bpf_map__fd(dp->skel->maps.rs_binds_exact);
+	int lfd = bpf_map__fd(dp->skel->maps.rs_binds);
+	struct rs_bind_exact_key *ekeys = calloc(n + 1, sizeof(*ekeys));
+	struct rs_bind_key *lkeys = calloc(n + 1, sizeof(*lkeys));
+	void *estale = NULL, *lstale = NULL;
+	size_t ne = 0, nl = 0, nes = 0, nls = 0;
+	int err = -ENOMEM;
+
+	if (!ekeys || !lkeys)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		struct bpf_map *m = dp->skel->maps.rs_binds;
+		const void *k = &keys[i];
+
+		if (bind_is_exact(&keys[i])) {
+			exact_key(&keys[i], &ekeys[ne]);
+			k = &ekeys[ne++];
+			m = dp->skel->maps.rs_binds_exact;
+		} else {
+			lkeys[nl++] = keys[i];
+		}
+		err = dp_map_update(m, k, &values[i], "rs_binds");
+		if (err)
+			goto out;
+	}
+	estale = stale_keys(efd, sizeof(*ekeys), ekeys, ne, &nes);
+	lstale = stale_keys(lfd, sizeof(*lkeys), lkeys, nl, &nls);
+	err = -ENOMEM;
+	if (!estale || !lstale)
+		goto out;
+	/* The trie is consulted while it holds anything, stale or new. */
+	err = set_lpm_count(dp, (uint32_t)(nl + nls));
+	if (!err)
+		err = delete_keys(efd, estale, sizeof(*ekeys), nes);
+	if (!err)
+		err = delete_keys(lfd, lstale, sizeof(*lkeys), nls);
+	if (!err)
+		err = set_lpm_count(dp, (uint32_t)nl);
+out:
+	free(estale);
+	free(lstale);
+	free(ekeys);
+	free(lkeys);
+	return err;
+}

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Installed rings never change: every new ring is written into a fresh
+ * inner map sized to it and swapped into rs_rings with one update, so a
+ * lookup walks the old ring or the new one, never a mix. The generation in
+ * the header slot lives with the ring, so it keeps counting across daemon
+ * restarts.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/btf.h>
+
+#include "dataplane_internal.h"
+#include "log.h"
+
+static int ring_map_create(struct rs_dataplane *dp, uint32_t svc_id,
+			   uint32_t nslots)
+{
+	struct btf *btf = bpf_object__btf(dp->skel->obj);
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
+	char name[BPF_OBJ_NAME_LEN];
+	int key_id, val_id, fd;
+
+	key_id = btf__find_by_name_kind(btf, "__u32", BTF_KIND_TYPEDEF);
+	val_id = btf__find_by_name_kind(btf, "rs_ring_slot", BTF_KIND_STRUCT);
+	if (key_id > 0 && val_id > 0) {
+		opts.btf_fd = btf__fd(btf);
+		opts.btf_key_type_id = key_id;
+		opts.btf_value_type_id = val_id;
+	}
+	snprintf(name, sizeof(name), "rs_ring_%u", svc_id);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(__u32),
+			    sizeof(struct rs_ring_slot), nslots, &opts);
+	if (fd < 0) {
+		fd = -errno;
+		rs_err("bpf: cannot create a ring map of %u slots: %s", nslots,
+		       strerror(-fd));
+	}
+	return fd;
+}
+
+/* Points, then the bucket index: see struct rs_ring_buckets. */
+static uint32_t ring_slots(uint32_t npoints, uint8_t bits)
+{
+	return npoints + 1 + (bits ? ((1u << bits) + 1 + 3) / 4 : 0);
+}
+
+static int ring_map_fill(int fd, const struct rs_ring *ring, uint8_t bits,
+			 uint64_t gen)
+{
+	uint32_t count = ring_slots(ring->npoints, bits), *first = NULL;
+	struct rs_ring_slot *slots;
+	__u32 *keys;
+	int err = 0;
+
+	slots = calloc(count, sizeof(*slots));
+	keys = calloc(count, sizeof(*keys));
+	if (bits)
+		first = calloc((1u << bits) + 1, sizeof(*first));
+	if (!slots || !keys || (bits && !first)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	slots[0].hdr.generation = gen;
+	slots[0].hdr.npoints = ring->npoints;
+	slots[0].hdr.magic = RS_RING_MAGIC;
+	slots[0].hdr.bucket_bits = bits;
+	for (uint32_t i = 0; i < count; i++)
+		keys[i] = i;
+	for (uint32_t i = 0; i < ring->npoints; i++)
+		slots[i + 1].point = ring->points[i];
+	if (bits) {
+		ring_buckets(ring, bits, first);
+		for (uint32_t b = 0; b <= (1u << bits); b++)
+			slots[ring->npoints + 1 + b / 4].buckets.first[b % 4] =
+				first[b];
+	}
+	if (bpf_map_update_batch(fd, keys, slots, &count, NULL)) {
+		err = -errno;
+		rs_err("bpf: filling a ring map failed: %s", strerror(-err));
+	}
+out:
+	free(first);
+	free(slots);
+	free(keys);
+	return err;
+}
+
+uint64_t dp_ring_generation(struct rs_dataplane *dp, uint32_t svc_id)
+{
+	int outer = bpf_map__fd(dp->skel->maps.rs_rings);
+	struct rs_ring_slot hdr;
+	__u32 inner_id, zero = 0;
+	uint64_t gen = 0;
+	int fd;
+
+	if (bpf_map_lookup_elem(outer, &svc_id, &inner_id))
+		return 0;
+	fd = bpf_map_get_fd_by_id(inner_id);
+	if (fd < 0)
+		return 0;
+	if (!bpf_map_lookup_elem(fd, &zero, &hdr) &&
+	    hdr.hdr.magic == RS_RING_MAGIC)
+		gen = hdr.hdr.generation;
+	close(fd);
+	return gen;
+}
+
+int64_t dp_swap_ring(struct rs_dataplane *dp, uint32_t svc_id,
+		     const struct rs_ring *ring)
+{
+	int outer = bpf_map__fd(dp->skel->maps.rs_rings);
+	uint64_t gen = dp_ring_generation(dp, svc_id) + 1;
+	uint8_t bits = ring_bucket_bits(ring->npoints);
+	int fd, err;
+
+	fd = ring_map_create(dp, svc_id, ring_slots(ring->npoints, bits));
+	if (fd < 0)
+		return fd;
+	err = ring_map_fill(fd, ring, bits, gen);
+	if (!err && bpf_map_update_elem(outer, &svc_id, &fd, BPF_ANY)) {
+		err = -errno;
+		rs_err("bpf: swapping the ring of service %u failed: %s",
+		       svc_id, strerror(-err));
+	}
+	/* The outer map holds its own reference; ours is no longer needed. */
+	close(fd);
+	return err ? err : (int64_t)gen;
+}
+
+int dp_read_ring(struct rs_dataplane *dp, uint32_t svc_id, struct rs_ring *ring,
+		 uint64_t *generation)
+{
+	int fd = dp_inner_map_fd(dp, dp->skel->maps.rs_rings, svc_id);
+	struct rs_ring_slot slot;
+	__u32 zero = 0;
+	int err = 0;
+
+	memset(ring, 0, sizeof(*ring));
+	*generation = 0;
+	if (fd < 0)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(fd, &zero, &slot) ||
+	    slot.hdr.magic != RS_RING_MAGIC) {
+		close(fd);
+		return -EINVAL;
+	}
+	*generation = slot.hdr.generation;
+	ring->points = calloc(slot.hdr.npoints ? slot.hdr.npoints : 1,
+			      sizeof(*ring->points));
+	if (!ring->points) {
+		close(fd);
+		return -ENOMEM;
+	}
+	ring->npoints = slot.hdr.npoints;
+	for (__u32 i = 0; i < ring->npoints && !err; i++) {
+		__u32 key = i + 1;
+
+		if (bpf_map_lookup_elem(fd, &key, &slot))
+			err = -errno;
+		else
+			ring->points[i] = slot.point;
+	}
+	close(fd);
+	if (err)
+		ring_free(ring);
+	return err;
+}
+
+int dp_delete_ring(struct rs_dataplane *dp, uint32_t svc_id)
+{
+	int outer = bpf_map__fd(dp->skel->maps.rs_rings);
+
+	if (bpf_map_delete_elem(outer, &svc_id) && errno != ENOENT)
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The programs count per CPU, so that counting needs no atomics; readers
+ * want one number, so the sum over CPUs is taken here.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataplane_internal.h"
+
+static int percpu_sum(struct bpf_map *map, uint32_t id, void *out, size_t words)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *vals, *sum = out;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	vals = calloc((size_t)ncpu * words, sizeof(__u64));
+	if (!vals)
+		return -ENOMEM;
+	memset(out, 0, words * sizeof(__u64));
+	if (bpf_map_lookup_elem(bpf_map__fd(map), &id, vals)) {
+		int err = -errno;
+
+		free(vals);
+		return err;
+	}
+	for (int c = 0; c < ncpu; c++)
+		for (size_t w = 0; w < words; w++)
+			sum[w] += vals[(size_t)c * words + w];
+	free(vals);
+	return 0;
+}
+
+int dp_backend_stats(struct rs_dataplane *dp, uint32_t id,
+		     struct rs_backend_stats *out)
+{
+	return percpu_sum(dp->skel->maps.rs_backend_stats, id, out,
+			  sizeof(*out) / sizeof(__u64));
+}
+
+int dp_service_stats(struct rs_dataplane *dp, uint32_t id,
+		     struct rs_service_stats *out)
+{
+	return percpu_sum(dp->skel->maps.rs_service_stats, id, out,
+			  sizeof(*out) / sizeof(__u64));
+}

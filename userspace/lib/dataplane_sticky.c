@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Sticky tables: one LRU inner map of rs_sticky per service, so that each
+ * service has its own sticky_max. A table is never resized in place; a
+ * new size is a fresh, empty table.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/btf.h>
+
+#include "dataplane_internal.h"
+#include "log.h"
+
+int dp_sticky_create(struct rs_dataplane *dp, uint32_t svc_id,
+		     uint32_t max_entries)
+{
+	struct btf *btf = bpf_object__btf(dp->skel->obj);
+	LIBBPF_OPTS(bpf_map_create_opts, opts);
+	int outer = bpf_map__fd(dp->skel->maps.rs_sticky);
+	char name[BPF_OBJ_NAME_LEN];
+	int key_id, val_id, fd, err = 0;
+
+	key_id =
+		btf__find_by_name_kind(btf, "rs_affinity_key", BTF_KIND_STRUCT);
+	val_id =
+		btf__find_by_name_kind(btf, "rs_sticky_entry", BTF_KIND_STRUCT);
+	if (key_id > 0 && val_id > 0) {
+		opts.btf_fd = btf__fd(btf);
+		opts.btf_key_type_id = key_id;
+		opts.btf_value_type_id = val_id;
+	}
+	snprintf(name, sizeof(name), "rs_sticky_%u", svc_id);
+	fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, name,
+			    sizeof(struct rs_affinity_key),
+			    sizeof(struct rs_sticky_entry), max_entries, &opts);
+	if (fd < 0) {
+		err = -errno;
+		rs_err("bpf: cannot create a sticky table of %u entries: %s",
+		       max_entries, strerror(-err));
+		return err;
+	}
+	if (bpf_map_update_elem(outer, &svc_id, &fd, BPF_ANY)) {
+		err = -errno;
+		rs_err("bpf: installing the sticky table of service %u failed: "
+		       "%s",
+		       svc_id, strerror(-err));
+	}
+	close(fd);
+	return err;
+}
+
+int dp_sticky_remove(struct rs_dataplane *dp, uint32_t svc_id)
+{
+	int outer = bpf_map__fd(dp->skel->maps.rs_sticky);
+
+	if (bpf_map_delete_elem(outer, &svc_id) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+uint32_t dp_sticky_size(struct rs_dataplane *dp, uint32_t svc_id)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd = dp_inner_map_fd(dp, dp->skel->maps.rs_sticky, svc_id);
+	uint32_t size = 0;
+
+	if (fd < 0)
+		return 0;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		size = info.max_entries;
+	close(fd);
+	return size;
+}
+
+int dp_sticky_forget_backend(struct rs_dataplane *dp, uint32_t svc_id,
+			     uint32_t backend)
+{
+	int fd = dp_inner_map_fd(dp, dp->skel->maps.rs_sticky, svc_id);
+	struct rs_affinity_key cur, next;
+	struct rs_sticky_entry e;
+	int r;
+
+	if (fd < 0)
+		return 0;
+	/* Deleting the current key would restart the walk: delete behind. */
+	for (r = bpf_map_get_next_key(fd, NULL, &next); r == 0;) {
+		cur = next;
+		r = bpf_map_get_next_key(fd, &cur, &next);
+		if (!bpf_map_lookup_elem(fd, &cur, &e) && e.backend == backend)
+			bpf_map_delete_elem(fd, &cur);
+	}
+	close(fd);
+	return 0;
+}
+
+int dp_sticky_lookup(struct rs_dataplane *dp, uint32_t svc_id,
+		     const struct rs_affinity_key *key,
+		     struct rs_sticky_entry *out)
+{
+	int fd = dp_inner_map_fd(dp, dp->skel->maps.rs_sticky, svc_id), err = 0;
+
+	if (fd < 0)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(fd, key, out))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+long dp_sticky_each(struct rs_dataplane *dp, uint32_t svc_id,
+		    void (*fn)(const struct rs_affinity_key *key,
+			       const struct rs_sticky_entry *e, void *arg),
+		    void *arg)
+{
+	int fd = dp_inner_map_fd(dp, dp->skel->maps.rs_sticky, svc_id);
+	struct rs_affinity_key cur, next;
+	struct rs_sticky_entry e;
+	long n = 0;
+	int r;
+
+	if (fd < 0)
+		return 0;
+	for (r = bpf_map_get_next_key(fd, NULL, &next); r == 0;
+	     r = bpf_map_get_next_key(fd, &cur, &next)) {
+		cur = next;
+		if (bpf_map_lookup_elem(fd, &cur, &e))
+			continue;
+		fn(&cur, &e, arg);
+		n++;
+	}
+	close(fd);
+	return n;
+}

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Backends as operators see and change them. The view of one backend
+ * (state word, counters, share of its service's hash space) is shared with
+ * the metrics, so `ringsteer backends` and /metrics never disagree.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "addr.h"
+#include "control_cmds_internal.h"
+#include "ring_stats.h"
+
+static json_t *addr_json(uint8_t family, const uint8_t *addr, uint16_t port)
+{
+	char buf[RS_ADDR_STRLEN];
+
+	rs_addr_format(family, addr, port, buf, sizeof(buf));
+	return json_string(buf);
+}
+
+double *service_shares(struct daemon *d, size_t svc, double *lost)
+{
+	struct rs_ring_view view = {0};
+	struct rs_backend *words;
+	double *share;
+	bool *has;
+
+	share = calloc(RS_MAX_BACKENDS, sizeof(*share));
+	if (!share || daemon_ring_view(d, &words, &has, &view.nbackends)) {
+		free(share);
+		return NULL;
+	}
+	view.backends = words;
+	view.has_socket = has;
+	*lost = ring_shares(&d->svcs[svc].ring, &view, share);
+	free(words);
+	free(has);
+	return share;
+}
+
+int backend_view_get(struct daemon *d, size_t idx, const double *shares,
+		     struct backend_view *out)
+{
+	const struct be_rt *be = &d->bes[idx];
+
+	memset(out, 0, sizeof(*out));
+	daemon_backend_word(d, be, &out->word);
+	dp_backend_stats(&d->dp, be->id, &out->stats);
+	out->share = shares ? shares[be->id] : 0;
+	return 0;
+}
+
+/* "0x0002": the server ID as the configuration writes it; NULL if none. */
+json_t *server_id_json(const struct daemon *d, size_t i)
+{
+	const struct rs_backend_conf *bc = &d->cfg.backends[i];
+	const struct rs_service_conf *sc = &d->cfg.services[bc->service];
+	char buf[2 + 2 * RS_QUIC_MAX_SERVER_ID + 1] = "0x";
+
+	if (!bc->has_server_id || sc->cookie != RS_COOKIE_QUIC)
+		return json_null();
+	hex_bytes(buf + 2, sizeof(buf) - 2, bc->server_id,
+		  sc->quic_server_id_len, "");
+	return json_string(buf);
+}
+
+static json_t *backend_json(struct daemon *d, size_t i, const double *shares)
+{
+	const struct rs_backend_conf *bc = &d->cfg.backends[i];
+	const struct be_rt *be = &d->bes[i];
+	json_t *addrs = json_array(), *o;
+	struct backend_view v;
+
+	backend_view_get(d, i, shares, &v);
+	for (size_t a = 0; a < bc->n_addrs; a++)
+		json_array_append_new(addrs, addr_json(bc->addrs[a].family,
+						       bc->addrs[a].addr,
+						       bc->addrs[a].port));
+	o = json_pack(
+		"{s:s, s:i, s:s, s:o, s:s, s:s, s:s, s:b, s:i, s:i, s:i, s:f,"
+		" s:b, s:b, s:I, s:I, s:I, s:I, s:s, s:f, s:I}",
+		"name", bc->name, "id", (int)be->id, "service",
+		d->cfg.services[bc->service].name, "addresses", addrs, "state",
+		rs_backend_state_name(v.word.state), "op",
+		rs_op_state_name(be->op), "health",
+		be->health.up ? "up" : "down", "weight_override",
+		be->weight_override, "weight", (int)be->weight, "active_points",
+		(int)v.word.active_points, "built_points",
+		(int)be->built_points, "share", v.share, "has_socket",
+		be->has_socket, "slow_start", be->up_since > 0, "assigned",
+		(json_int_t)v.stats.assigned, "sticky_hits",
+		(json_int_t)v.stats.sticky_hits, "spills",
+		(json_int_t)v.stats.spills, "cookie_hits",
+		(json_int_t)v.stats.cookie_hits, "last_check",
+		be->health.last_result, "check_latency_ms",
+		be->health.last_latency_ms, "checks",
+		(json_int_t)be->health.checks);
+	json_object_set_new(o, "server_id", server_id_json(d, i));
+	return o;
+}
+
+json_t *cmd_backends(struct daemon *d, json_t *req)
+{
+	const char *only = req_str(req, "service");
+	json_t *arr = json_array();
+	int want = -1;
+
+	if (only) {
+		want = daemon_find_service(d, only);
+		if (want < 0) {
+			json_decref(arr);
+			return err_reply("no service '%s'", only);
+		}
+	}
+	for (size_t s = 0; s < d->cfg.n_services; s++) {
+		double lost, *shares;
+
+		if (want >= 0 && (size_t)want != s)
+			continue;
+		shares = service_shares(d, s, &lost);
+		for (size_t i = 0; i < d->cfg.n_backends; i++)
+			if (d->cfg.backends[i].service == s)
+				json_array_append_new(
+					arr, backend_json(d, i, shares));
+		free(shares);
+	}
+	return json_pack("{s:b, s:o}", "ok", 1, "backends", arr);
+}
+
+json_t *cmd_backend(struct daemon *d, json_t *req)
+{
+	const char *action = req_str(req, "action");
+	const char *name = req_str(req, "name");
+	json_t *w = json_object_get(req, "weight");
+	int err, i;
+
+	if (!action || !name)
+		return err_reply("backend needs \"action\" and \"name\"");
+	i = daemon_find_backend(d, name);
+	if (i < 0)
+		return err_reply("no backend '%s'", name);
+	if (!strcmp(action, "drain"))
+		err = daemon_set_op(d, name, RS_OP_DRAIN);
+	else if (!strcmp(action, "undrain") || !strcmp(action, "up"))
+		err = daemon_set_op(d, name, RS_OP_UP);
+	else if (!strcmp(action, "down"))
+		err = daemon_set_op(d, name, RS_OP_DOWN);
+	else if (!strcmp(action, "weight")) {
+		if (!json_is_integer(w) || json_integer_value(w) < 0 ||
+		    json_integer_value(w) > RS_MAX_WEIGHT)
+			return err_reply("weight must be an integer 0..%d",
+					 RS_MAX_WEIGHT);
+		err = daemon_set_weight(d, name,
+					(uint32_t)json_integer_value(w));
+	} else
+		return err_reply("unknown backend action '%s' (drain, "
+				 "undrain, up, down, weight)",
+				 action);
+	json_t *reply;
+
+	if (err)
+		return err_reply("backend %s: %s", name, strerror(-err));
+	reply = backend_json(d, (size_t)i, NULL);
+	json_object_set_new(reply, "ok", json_true());
+	return reply;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * For the control_*.c command files only: the helpers several subjects
+ * share and the commands the table in control_cmds.c dispatches to. The
+ * rest of the daemon knows control_cmds.h.
+ */
+#ifndef RS_CONTROL_CMDS_INTERNAL_H
+#define RS_CONTROL_CMDS_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "control_cmds.h"
+
+/* ---- helpers (control_cmds.c) ---- */
+
+/* {"ok": false, "error": "..."} */
+/* The string member @key of @req; NULL when absent or not a string. */
+const char *req_str(json_t *req, const char *key);
+/* @n bytes as hex, @sep between them, cut to what fits in @len. */
+void hex_bytes(char *buf, size_t len, const uint8_t *b, size_t n,
+	       const char *sep);
+/* Name of the backend with id @id, "?" when none has it. */
+const char *backend_name_of(struct daemon *d, uint32_t id);
+
+/* ---- version, status, services (control_status.c) ---- */
+
+json_t *cmd_version(struct daemon *d, json_t *req);
+json_t *cmd_status(struct daemon *d, json_t *req);
+json_t *cmd_services(struct daemon *d, json_t *req);
+
+/* ---- backends, backend ACTION (control_backends.c) ---- */
+
+json_t *cmd_backends(struct daemon *d, json_t *req);
+json_t *cmd_backend(struct daemon *d, json_t *req);
+/* Backend @i's QUIC server ID as the configuration writes it, or null. */
+json_t *server_id_json(const struct daemon *d, size_t i);
+
+/* ---- ring show/stats/rebuild, lookup, sim (control_ring.c) ---- */
+
+json_t *cmd_ring(struct daemon *d, json_t *req);
+json_t *cmd_lookup(struct daemon *d, json_t *req);
+json_t *cmd_sim(struct daemon *d, json_t *req);
+
+/* ---- cid, cid decode (control_cid.c) ---- */
+
+json_t *cmd_cid(struct daemon *d, json_t *req);
+
+#endif /* RS_CONTROL_CMDS_INTERNAL_H */

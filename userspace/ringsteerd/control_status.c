@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What the daemon runs: its version, its programs and where they are
+ * attached, its services with their rings and counters. Nothing here
+ * changes anything, so these are the commands to poll.
+ */
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include "addr.h"
+#include "control_cmds_internal.h"
+#include "tc_attach.h"
+#include "version.h"
+
+static const char *proto_name(uint8_t p)
+{
+	return p == IPPROTO_UDP ? "udp" : "tcp";
+}
+
+json_t *cmd_version(struct daemon *d, json_t *req)
+{
+	(void)d;
+	(void)req;
+	return json_pack("{s:b, s:s, s:i}", "ok", 1, "version", RS_VERSION,
+			 "abi", RS_ABI_VERSION);
+}
+
+static bool any_cookie_service(const struct daemon *d)
+{
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		if (d->cfg.services[s].cookie == RS_COOKIE_QUIC)
+			return true;
+	return false;
+}
+
+/* steer_tc and where it is attached; the interfaces in config order. */
+static json_t *tc_program_json(struct daemon *d)
+{
+	json_t *ifs = json_array();
+
+	for (size_t i = 0; i < d->tc.n; i++) {
+		const struct tc_iface *ti = &d->tc.ifs[i];
+		const char *state = ti->ifindex		   ? "attached"
+				    : ti->last_err	   ? "error"
+				    : ti->reported_missing ? "missing"
+							   : "detached";
+
+		json_array_append_new(
+			ifs, json_pack("{s:s, s:i, s:s, s:s?, s:I}", "name",
+				       ti->name, "ifindex", ti->ifindex,
+				       "state", state, "error",
+				       !ti->ifindex && ti->last_err
+					       ? tc_strerror(ti->last_err)
+					       : NULL,
+				       "attaches", (json_int_t)ti->attaches));
+	}
+	return json_pack("{s:s, s:i, s:s, s:i, s:i, s:o}", "name", "steer_tc",
+			 "id", (int)dp_tc_program_id(&d->dp), "attach",
+			 "tc ingress", "priority", RS_TC_PRIORITY, "handle",
+			 RS_TC_HANDLE, "interfaces", ifs);
+}
+
+json_t *cmd_status(struct daemon *d, json_t *req)
+{
+	json_t *svcs = json_array(), *progs = json_array();
+
+	(void)req;
+	json_array_append_new(
+		progs, json_pack("{s:s, s:i, s:s, s:s}", "name", "steer_lookup",
+				 "id", (int)dp_program_id(&d->dp), "attach",
+				 "sk_lookup", "link", RS_LINK_PIN_NAME));
+	if (any_cookie_service(d))
+		json_array_append_new(progs, tc_program_json(d));
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		json_array_append_new(
+			svcs, json_pack("{s:s, s:i, s:I, s:i, s:b}", "name",
+					d->cfg.services[s].name, "id",
+					(int)d->svcs[s].id, "generation",
+					(json_int_t)d->svcs[s].generation,
+					"points", (int)d->svcs[s].ring.npoints,
+					"compact", d->svcs[s].compact));
+	return json_pack("{s:b, s:s, s:i, s:f, s:s, s:s, s:o, s:o, s:I, s:I}",
+			 "ok", 1, "version", RS_VERSION, "pid", (int)getpid(),
+			 "uptime_s", ev_now(d->loop) - d->started, "config",
+			 d->config_path, "bpffs", d->cfg.bpffs, "programs",
+			 progs, "services", svcs, "reloads",
+			 (json_int_t)d->reloads, "reload_failures",
+			 (json_int_t)d->reload_failures);
+}
+
+static json_t *service_json(struct daemon *d, size_t s)
+{
+	const struct rs_service_conf *sc = &d->cfg.services[s];
+	struct rs_service_stats st = {0};
+	json_t *listens = json_array(), *o;
+	size_t nbe = 0;
+
+	for (size_t l = 0; l < sc->n_listens; l++) {
+		char buf[RS_ADDR_STRLEN];
+
+		rs_addr_format_prefix(sc->listens[l].family,
+				      sc->listens[l].addr,
+				      sc->listens[l].prefixlen,
+				      sc->listens[l].port, buf, sizeof(buf));
+		json_array_append_new(listens, json_string(buf));
+	}
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		nbe += d->cfg.backends[i].service == s;
+	dp_service_stats(&d->dp, d->svcs[s].id, &st);
+	o = json_pack(
+		"{s:s, s:i, s:s, s:o, s:s, s:i, s:i, s:i, s:I, s:s, s:i, s:s,"
+		" s:I, s:i, s:b, s:I, s:i, s:{s:I, s:I, s:I, s:I, s:I, s:I,"
+		" s:I, s:I}}",
+		"name", sc->name, "id", (int)d->svcs[s].id, "protocol",
+		proto_name(sc->protocol), "listen", listens, "key",
+		sc->key_policy == RS_KEY_SRC_IP_PORT ? "src-ip-port" : "src-ip",
+		"prefix4", sc->prefix4, "prefix6", sc->prefix6, "vnodes",
+		(int)sc->vnodes, "seed", (json_int_t)sc->seed, "fallback",
+		sc->fallback == RS_FALLBACK_DROP ? "drop" : "pass",
+		"sticky_ttl", (int)sc->sticky_ttl, "cookie",
+		sc->cookie == RS_COOKIE_QUIC ? "quic" : "none", "generation",
+		(json_int_t)d->svcs[s].generation, "points",
+		(int)d->svcs[s].ring.npoints, "compact", d->svcs[s].compact,
+		"rebuilds", (json_int_t)d->svcs[s].rebuilds, "backends",
+		(int)nbe, "stats", "lookups", (json_int_t)st.lookups,
+		"no_backend", (json_int_t)st.no_backend, "errors",
+		(json_int_t)st.errors, "walk_limit", (json_int_t)st.walk_limit,
+		"cookie_none", (json_int_t)st.cookie_none, "cookie_unknown",
+		(json_int_t)st.cookie_unknown, "cookie_down",
+		(json_int_t)st.cookie_down, "cookie_malformed",
+		(json_int_t)st.cookie_malformed);
+	if (sc->cookie == RS_COOKIE_QUIC) {
+		json_object_set_new(o, "quic_server_id_len",
+				    json_integer(sc->quic_server_id_len));
+		json_object_set_new(o, "quic_cid_len",
+				    json_integer(sc->quic_cid_len));
+		json_object_set_new(o, "quic_config_id",
+				    json_integer(sc->quic_config_id));
+	}
+	return o;
+}
+
+json_t *cmd_services(struct daemon *d, json_t *req)
+{
+	json_t *arr = json_array();
+
+	(void)req;
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		json_array_append_new(arr, service_json(d, s));
+	return json_pack("{s:b, s:o}", "ok", 1, "services", arr);
+}
