@@ -77,6 +77,28 @@ struct result {
 	bool done;
 };
 
+/*
+ * One key's owners: @o now, @ol with backend @rm removed, @om with backend
+ * @n added. The minimum is @rm's own keys; anything else that moves did
+ * not need to.
+ */
+static void tally_key(struct result *res, unsigned int o, unsigned int ol,
+		      unsigned int om, unsigned int rm, unsigned int n)
+{
+	if (o == rm)
+		res->rm_min++;
+	if (ol != o) {
+		res->rm_moved++;
+		if (o != rm)
+			res->rm_extra++;
+	}
+	if (om != o) {
+		res->add_moved++;
+		if (om != n)
+			res->add_extra++;
+	}
+}
+
 static struct opts g_opt = {
 	.keys = 10000000,
 	.backends = {4, 10, 32, 100},
@@ -211,6 +233,7 @@ static int run_ring(struct result *res)
 	unsigned long count[MAX_N + 1] = {0};
 	struct ring_ctx *base, *less, *more;
 	double t[BUILD_REPS], mm, cv, acv = 0, amm = 0;
+	uint8_t bits;
 	int rc = -1;
 
 	base = malloc(sizeof(*base));
@@ -238,8 +261,11 @@ static int run_ring(struct result *res)
 	    ring_ctx_init(less, rm_ids, n - 1, p) ||
 	    ring_ctx_init(more, ids, n + 1, p))
 		goto out;
-	res->bytes =
-		((size_t)base->ring.npoints + 1) * sizeof(struct rs_ring_slot);
+	/* As the data plane holds it: header, points, bucket index. */
+	bits = ring_bucket_bits(base->ring.npoints);
+	res->bytes = ((size_t)base->ring.npoints + 1 +
+		      (bits ? ((1u << bits) + 1 + 3) / 4 : 0)) *
+		     sizeof(struct rs_ring_slot);
 	for (unsigned long k = 0; k < g_opt.keys; k++) {
 		uint64_t h = g_hash[k];
 		unsigned int o = ring_owner(base, h);
@@ -247,18 +273,7 @@ static int run_ring(struct result *res)
 		unsigned int om = ring_owner(more, h);
 
 		count[o]++;
-		if (o == rm)
-			res->rm_min++;
-		if (ol != o) {
-			res->rm_moved++;
-			if (o != rm)
-				res->rm_extra++;
-		}
-		if (om != o) {
-			res->add_moved++;
-			if (om != n)
-				res->add_extra++;
-		}
+		tally_key(res, o, ol, om, rm, n);
 	}
 	balance(count, n, &res->max_mean, &res->cv);
 	for (unsigned int s = 1; s <= g_opt.seeds; s++) {
@@ -370,18 +385,7 @@ static int run_maglev(struct result *res)
 		unsigned int o = base[slot], ol = less[slot], om = more[slot];
 
 		count[o]++;
-		if (o == rm)
-			res->rm_min++;
-		if (ol != o) {
-			res->rm_moved++;
-			if (o != rm)
-				res->rm_extra++;
-		}
-		if (om != o) {
-			res->add_moved++;
-			if (om != n)
-				res->add_extra++;
-		}
+		tally_key(res, o, ol, om, rm, n);
 	}
 	balance(count, n, &res->max_mean, &res->cv);
 	free(base);
@@ -408,18 +412,7 @@ static int run_modn(struct result *res)
 		unsigned int om = h % (n + 1);
 
 		count[o]++;
-		if (o == rm)
-			res->rm_min++;
-		if (ol != o) {
-			res->rm_moved++;
-			if (o != rm)
-				res->rm_extra++;
-		}
-		if (om != o) {
-			res->add_moved++;
-			if (om != n)
-				res->add_extra++;
-		}
+		tally_key(res, o, ol, om, rm, n);
 	}
 	balance(count, n, &res->max_mean, &res->cv);
 	return 0;

@@ -123,4 +123,17 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } rs_service_stats SEC(".maps");
 
+/*
+ * Never called. The map-in-map templates above name key and value types
+ * that a program may use nowhere else; clang then emits only forward
+ * declarations for them and libbpf cannot size the inner maps. Parameters
+ * of those types make clang emit them in full, at no cost to any program.
+ */
+static __attribute__((used, noinline)) int rs_btf_anchor(
+	const struct rs_ring_slot *ring, const struct rs_affinity_key *key,
+	const struct rs_sticky_entry *sticky)
+{
+	return ring && key && sticky;
+}
+
 #endif /* RS_BPF_MAPS_H */

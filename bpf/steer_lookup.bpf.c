@@ -67,14 +67,8 @@ static __always_inline void build_key(struct bpf_sk_lookup *ctx,
 	w[3] = ctx->remote_ip6[3] & prefix_mask32(svc->prefix6 - 96);
 }
 
-/*
- * A real (noinline) function on purpose: clang emits only a forward
- * declaration for a type reachable solely through a map-in-map template, and
- * libbpf then cannot size the inner map. A parameter of this type makes clang
- * emit it in full.
- */
-static __attribute__((noinline)) __u32 ring_npoints(
-	const struct rs_ring_slot *hdr)
+/* Points of a ring whose header checks out, else 0. */
+static __always_inline __u32 ring_npoints(const struct rs_ring_slot *hdr)
 {
 	if (!hdr || hdr->hdr.magic != RS_RING_MAGIC)
 		return 0;
@@ -229,14 +223,10 @@ static __attribute__((noinline)) int steer_sticky(
 	return 0;
 }
 
-/*
- * noinline for the same BTF reason as ring_npoints: these parameter types
- * are otherwise reachable only through the rs_sticky map-in-map template.
- * A full LRU evicts its oldest entry: steering stays correct.
- */
-static __attribute__((noinline)) int sticky_store(
-	void *sticky, const struct rs_affinity_key *key,
-	const struct rs_sticky_entry *entry)
+/* A full LRU evicts its oldest entry: steering stays correct. */
+static __always_inline int sticky_store(void *sticky,
+					const struct rs_affinity_key *key,
+					const struct rs_sticky_entry *entry)
 {
 	return bpf_map_update_elem(sticky, key, entry, BPF_ANY);
 }

@@ -49,20 +49,6 @@ struct udp_flow {
 };
 
 /*
- * Never called. maps.bpf.h declares map-in-map templates whose key and
- * value types this program uses nowhere else; clang then emits only
- * forward declarations for them and libbpf cannot size the inner maps.
- * Parameters of those types make clang emit them in full (the same trick
- * as ring_npoints in steer_lookup.bpf.c), at no cost to the program.
- */
-static __attribute__((used, noinline)) int btf_anchor(
-	const struct rs_ring_slot *ring, const struct rs_affinity_key *key,
-	const struct rs_sticky_entry *sticky)
-{
-	return ring && key && sticky;
-}
-
-/*
  * An unfragmented IPv4 UDP datagram whose UDP header is in the frame.
  * Options are skipped through ihl. Fragments are left alone: only the
  * first carries the ports, and sk_lookup sees the reassembled datagram.

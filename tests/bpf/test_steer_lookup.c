@@ -402,6 +402,29 @@ static void set_sticky(uint32_t ttl)
 			      0);
 }
 
+struct entry_count {
+	uint32_t backend; /* RS_MAX_BACKENDS: every entry */
+	int n;
+};
+
+static void count_backend_entry(const struct rs_affinity_key *key,
+				const struct rs_sticky_entry *e, void *arg)
+{
+	struct entry_count *c = arg;
+
+	(void)key;
+	if (c->backend == RS_MAX_BACKENDS || e->backend == c->backend)
+		c->n++;
+}
+
+static int sticky_entries_of(uint32_t backend)
+{
+	struct entry_count c = {.backend = backend};
+
+	dp_sticky_each(&dp, SVC_WEB, count_backend_entry, &c);
+	return c.n;
+}
+
 /*
  * Sticky clients keep their backend while it is UP or DRAIN, even when the
  * ring now says otherwise; DRAIN takes no new clients; DOWN ends it.
@@ -409,6 +432,7 @@ static void set_sticky(uint32_t ttl)
 static void test_sticky_table(void)
 {
 	int first[200], moved_sticky = 0, new_to_drain = 0, back = 0;
+	int before1, before_all;
 	struct rs_ring_member m[NBACKENDS - 1];
 	struct rs_ring without0;
 	char src[32];
@@ -453,7 +477,13 @@ static void test_sticky_table(void)
 	CU_ASSERT_FATAL(dp_swap_ring(&dp, SVC_WEB, &ring_web) > 0);
 
 	/* Forgetting a backend drops exactly its entries. */
+	before1 = sticky_entries_of(1);
+	before_all = sticky_entries_of(RS_MAX_BACKENDS);
+	CU_ASSERT(before1 > 0);
 	CU_ASSERT_EQUAL(dp_sticky_forget_backend(&dp, SVC_WEB, 1), 0);
+	CU_ASSERT_EQUAL(sticky_entries_of(1), 0);
+	CU_ASSERT_EQUAL(sticky_entries_of(RS_MAX_BACKENDS),
+			before_all - before1);
 	set_sticky(0);
 	ring_free(&without0);
 }
@@ -494,14 +524,6 @@ static void test_sticky_ttl_lapses(void)
 	ring_free(&only2);
 }
 
-static void count_entry(const struct rs_affinity_key *key,
-			const struct rs_sticky_entry *e, void *arg)
-{
-	(void)key;
-	(void)e;
-	(*(int *)arg)++;
-}
-
 /* A full table evicts its oldest entries and the ring keeps deciding. */
 static void test_sticky_table_full(void)
 {
@@ -519,7 +541,7 @@ static void test_sticky_table_full(void)
 						  src, has);
 		}
 	}
-	dp_sticky_each(&dp, SVC_WEB, count_entry, &entries);
+	entries = sticky_entries_of(RS_MAX_BACKENDS);
 	CU_ASSERT_EQUAL(wrong, 0);
 	CU_ASSERT(entries > 0 && entries <= 8 + 2 * 4); /* LRU per-CPU slack */
 	CU_ASSERT_EQUAL(dp_sticky_remove(&dp, SVC_WEB), 0);

@@ -76,6 +76,23 @@ static void test_counters_reset_on_transition(void)
 	CU_ASSERT_EQUAL(h.transitions, 2);
 }
 
+/* Unproven: up at once, out at its first failure, then rise as usual. */
+static void test_unproven_start(void)
+{
+	struct rs_health h;
+	struct rs_health_conf none = conf;
+
+	health_init_unproven(&h, &conf);
+	CU_ASSERT_TRUE(h.up);
+	CU_ASSERT_EQUAL(feed(&h, "-"), RS_HEALTH_WENT_DOWN);
+	health_init_unproven(&h, &conf);
+	CU_ASSERT_EQUAL(feed(&h, "+--"), RS_HEALTH_NO_CHANGE);
+	CU_ASSERT_TRUE(h.up);
+	none.type = RS_CHECK_NONE;
+	health_init_unproven(&h, &none);
+	CU_ASSERT_EQUAL(h.failures, 0);
+}
+
 static void test_slow_start_ramp(void)
 {
 	/* No window, or past it: full weight. */
@@ -111,6 +128,7 @@ int main(void)
 		    test_flapping_below_thresholds_changes_nothing);
 	CU_add_test(s, "streaks reset on transition",
 		    test_counters_reset_on_transition);
+	CU_add_test(s, "unproven start", test_unproven_start);
 	CU_add_test(s, "slow-start ramp", test_slow_start_ramp);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();

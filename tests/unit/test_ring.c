@@ -325,10 +325,20 @@ static void test_max_skip_run(void)
 	v.be[5].state = RS_BACKEND_DOWN;
 	CU_ASSERT_EQUAL(ring_max_skip_run(&r, &v.view), r.npoints);
 	/* A run that wraps around the end of the ring counts as one. */
-	for (int i = 0; i < 6; i++)
-		v.be[i].state = RS_BACKEND_UP;
-	v.be[r.points[0].backend].state = RS_BACKEND_DOWN;
-	CU_ASSERT(ring_max_skip_run(&r, &v.view) >= 1);
+	{
+		struct rs_point pts[6] = {
+			{.pos = 10, .backend = 0}, {.pos = 20, .backend = 1},
+			{.pos = 30, .backend = 1}, {.pos = 40, .backend = 0},
+			{.pos = 50, .backend = 0}, {.pos = 60, .backend = 0},
+		};
+		struct rs_ring hand = {.points = pts, .npoints = 6};
+
+		for (int i = 0; i < 6; i++)
+			v.be[i].state = RS_BACKEND_UP;
+		v.be[0].state = RS_BACKEND_DOWN;
+		/* Down at 40, 50, 60 and, past the end, 10: four in a row. */
+		CU_ASSERT_EQUAL(ring_max_skip_run(&hand, &v.view), 4);
+	}
 	ring_free(&r);
 	ring_free(&r5);
 }

@@ -174,13 +174,16 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 	rt->nslots = 0;
 	backend_sock_addr(cfg, bc, ba, &sa);
 	err = sock_diag_find(&sa, &found);
-	if (err == 0 &&
-	    slots_hold(dp, slots, target_slots(bc, id, ba, &found, slots),
-		       found.cookie)) {
-		rt->has_socket = true;
-		rt->cookie = found.cookie;
-		rt->nslots = target_slots(bc, id, ba, &found, rt->slots);
-		return;
+	if (err == 0) {
+		size_t n = target_slots(bc, id, ba, &found, slots);
+
+		if (slots_hold(dp, slots, n, found.cookie)) {
+			rt->has_socket = true;
+			rt->cookie = found.cookie;
+			rt->nslots = n;
+			memcpy(rt->slots, slots, sizeof(rt->slots));
+			return;
+		}
 	}
 	rs_addr_format(ba->family, ba->addr, ba->port, where, sizeof(where));
 	if (err == 0)

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <xxhash.h>
 
+#include "addr.h"
 #include "hash.h"
 
 uint64_t rs_hash_key(const struct rs_affinity_key *key, uint64_t seed)
@@ -24,18 +25,6 @@ uint64_t rs_vnode_pos(const char *name, uint32_t ordinal, uint64_t seed)
 	return XXH64(buf, (size_t)len, seed);
 }
 
-static void mask_bits(uint8_t *addr, unsigned int nbytes, unsigned int bits)
-{
-	for (unsigned int i = 0; i < nbytes; i++) {
-		if (bits >= 8) {
-			bits -= 8;
-			continue;
-		}
-		addr[i] &= (uint8_t)(0xff00u >> bits);
-		bits = 0;
-	}
-}
-
 void rs_affinity_key_build(struct rs_affinity_key *key,
 			   const struct rs_service *svc, uint8_t family,
 			   const uint8_t addr[16], uint16_t port)
@@ -45,11 +34,7 @@ void rs_affinity_key_build(struct rs_affinity_key *key,
 	key->family = family;
 	if (svc->key_policy == RS_KEY_SRC_IP_PORT)
 		key->port = port;
-	if (family == AF_INET) {
-		memcpy(key->addr, addr, 4);
-		mask_bits(key->addr, 4, svc->prefix4);
-	} else {
-		memcpy(key->addr, addr, 16);
-		mask_bits(key->addr, 16, svc->prefix6);
-	}
+	memcpy(key->addr, addr, family == AF_INET ? 4 : 16);
+	rs_addr_mask(family, key->addr,
+		     family == AF_INET ? svc->prefix4 : svc->prefix6);
 }

@@ -12,6 +12,14 @@ void health_init(struct rs_health *h, bool up)
 	snprintf(h->last_result, sizeof(h->last_result), "none yet");
 }
 
+void health_init_unproven(struct rs_health *h,
+			  const struct rs_health_conf *conf)
+{
+	health_init(h, true);
+	if (conf->type != RS_CHECK_NONE && conf->fall > 1)
+		h->failures = conf->fall - 1;
+}
+
 enum rs_health_event health_on_result(struct rs_health *h,
 				      const struct rs_health_conf *conf,
 				      bool ok, const char *reason,

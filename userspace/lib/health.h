@@ -34,6 +34,14 @@ enum rs_health_event {
 void health_init(struct rs_health *h, bool up);
 
 /*
+ * A backend nothing is known about yet (first start, added by a reload):
+ * up, so it takes clients at once, but its first failed check takes it
+ * down rather than the fall-th.
+ */
+void health_init_unproven(struct rs_health *h,
+			  const struct rs_health_conf *conf);
+
+/*
  * Count one check result. DOWN after @conf->fall consecutive failures while
  * up, UP after @conf->rise consecutive successes while down; anything less
  * changes nothing, so a flapping backend below the thresholds moves nobody.

@@ -96,46 +96,61 @@ static void backend_metrics(struct daemon *d, struct buf *b)
 	};
 	static const char *const states[] = {"DOWN", "UP", "DRAIN"};
 
+	struct backend_view *views;
+
+	/*
+	 * Counters, words and shares once per scrape, not once per metric
+	 * name: shares walk the whole ring.
+	 */
+	views = calloc(d->cfg.n_backends ? d->cfg.n_backends : 1,
+		       sizeof(*views));
+	if (!views)
+		return;
+	for (size_t s = 0; s < d->cfg.n_services; s++) {
+		double lost, *shares = service_shares(d, s, &lost);
+
+		for (size_t i = 0; i < d->cfg.n_backends; i++)
+			if (d->cfg.backends[i].service == s)
+				backend_view_get(d, i, shares, &views[i]);
+		free(shares);
+	}
 	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
 		help(b, m[k].name, m[k].type, m[k].help);
 		for (size_t s = 0; s < d->cfg.n_services; s++) {
-			double lost, *shares = service_shares(d, s, &lost);
-
 			for (size_t i = 0; i < d->cfg.n_backends; i++) {
 				const struct be_rt *be = &d->bes[i];
-				struct backend_view v;
+				const struct backend_view *vp = &views[i];
 				char lbl[256];
 				double val = 0;
 
 				if (d->cfg.backends[i].service != s)
 					continue;
-				backend_view_get(d, i, shares, &v);
 				snprintf(lbl, sizeof(lbl),
 					 "service=\"%s\",backend=\"%s\"",
 					 d->cfg.services[s].name,
 					 d->cfg.backends[i].name);
 				switch (k) {
 				case 0:
-					val = v.stats.assigned;
+					val = vp->stats.assigned;
 					break;
 				case 1:
-					val = v.stats.sticky_hits;
+					val = vp->stats.sticky_hits;
 					break;
 				case 2:
-					val = v.stats.spills;
+					val = vp->stats.spills;
 					break;
 				case 3:
-					val = v.stats.cookie_hits;
+					val = vp->stats.cookie_hits;
 					break;
 				case 4:
-					val = v.word.state == RS_BACKEND_UP;
+					val = vp->word.state == RS_BACKEND_UP;
 					break;
 				case 5:
 					for (int st = 0; st < 3; st++)
 						put(b,
 						    "%s{%s,state=\"%s\"} %d\n",
 						    m[k].name, lbl, states[st],
-						    (int)v.word.state == st);
+						    (int)vp->word.state == st);
 					continue;
 				case 6:
 					val = be->health.up;
@@ -144,10 +159,10 @@ static void backend_metrics(struct daemon *d, struct buf *b)
 					val = be->weight;
 					break;
 				case 8:
-					val = v.word.active_points;
+					val = vp->word.active_points;
 					break;
 				case 9:
-					val = v.share;
+					val = vp->share;
 					break;
 				case 10:
 					val = be->health.last_latency_ms /
@@ -159,9 +174,9 @@ static void backend_metrics(struct daemon *d, struct buf *b)
 				}
 				put(b, "%s{%s} %.17g\n", m[k].name, lbl, val);
 			}
-			free(shares);
 		}
 	}
+	free(views);
 }
 
 static void service_metrics(struct daemon *d, struct buf *b)
@@ -183,21 +198,28 @@ static void service_metrics(struct daemon *d, struct buf *b)
 		"Malformed or truncated packets on a cookie service.",
 	};
 
+	struct rs_service_stats *st;
+
+	_Static_assert(sizeof(names) / sizeof(names[0]) ==
+			       sizeof(struct rs_service_stats) / sizeof(__u64),
+		       "one name per counter of struct rs_service_stats");
+	st = calloc(d->cfg.n_services ? d->cfg.n_services : 1, sizeof(*st));
+	if (!st)
+		return;
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		dp_service_stats(&d->dp, d->svcs[s].id, &st[s]);
 	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
 		char name[96];
 
 		snprintf(name, sizeof(name), "ringsteer_service_%s_total",
 			 names[k]);
 		help(b, name, "counter", helps[k]);
-		for (size_t s = 0; s < d->cfg.n_services; s++) {
-			struct rs_service_stats st = {0};
-
-			dp_service_stats(&d->dp, d->svcs[s].id, &st);
+		for (size_t s = 0; s < d->cfg.n_services; s++)
 			put(b, "%s{service=\"%s\"} %llu\n", name,
 			    d->cfg.services[s].name,
-			    (unsigned long long)((__u64 *)&st)[k]);
-		}
+			    (unsigned long long)((__u64 *)&st[s])[k]);
 	}
+	free(st);
 	help(b, "ringsteer_ring_generation", "gauge",
 	     "Generation of the installed ring.");
 	for (size_t s = 0; s < d->cfg.n_services; s++)

@@ -458,21 +458,14 @@ struct id_tables {
 
 /* ---- start ---- */
 
-static void init_backend(struct daemon *d, size_t i, bool up)
+static void init_backend(struct daemon *d, size_t i)
 {
 	struct be_rt *be = &d->bes[i];
-	const struct rs_health_conf *hc = &d->cfg.backends[i].health;
 
 	be->d = d;
 	be->idx = i;
 	be->weight = d->cfg.backends[i].weight;
-	health_init(&be->health, up);
-	/*
-	 * Optimistic start: a new backend takes clients at once, but its
-	 * first failed check takes it out rather than the fall-th.
-	 */
-	if (up && hc->type != RS_CHECK_NONE && hc->fall > 1)
-		be->health.failures = hc->fall - 1;
+	health_init_unproven(&be->health, &d->cfg.backends[i].health);
 }
 
 static int sticky_apply(struct daemon *d, size_t s)
@@ -598,12 +591,14 @@ static void adopt_backends(struct daemon *d, const struct pinned *p)
 		bool adopted = old->name[0] &&
 			       !strcmp(old->name, d->cfg.backends[i].name);
 
-		init_backend(d, i, adopted ? old->health != 0 : true);
+		init_backend(d, i);
 		be->built_points = full_points(d, be);
 		if (!adopted)
 			continue;
 		be->op = old->op_state <= RS_OP_DOWN ? old->op_state : RS_OP_UP;
-		be->health.failures = 0;
+		/* Health as the data plane shows it: a restart flaps nothing.
+		 */
+		health_init(&be->health, old->health != 0);
 		/* An operator's weight outlives a restart, as drain does. */
 		if (old->weight_set && old->weight <= RS_MAX_WEIGHT) {
 			be->weight = old->weight;
@@ -880,7 +875,7 @@ static void carry_backends(struct daemon *d, struct daemon *old)
 		const struct rs_backend_conf *obc;
 		struct be_rt *ob;
 
-		init_backend(d, i, true);
+		init_backend(d, i);
 		be->built_points = full_points(d, be);
 		if (o < 0)
 			continue;
