@@ -47,32 +47,31 @@ static __always_inline struct rs_bind *match_bind(struct bpf_sk_lookup *ctx)
 	return rs_match_bind(ctx->protocol, ctx->family, ctx->local_port, addr);
 }
 
-static __always_inline void build_key(struct bpf_sk_lookup *ctx,
-				      const struct rs_service *svc,
+/* The key as the ring's header says to build it (see rs_ring_header). */
+static __always_inline void build_key(struct bpf_sk_lookup *ctx, __u32 svc_id,
+				      const struct rs_ring_header *h,
 				      struct rs_affinity_key *key)
 {
 	__u32 *w = (__u32 *)key->addr;
 
-	key->service = svc->id;
+	key->service = svc_id;
 	key->family = ctx->family;
-	if (svc->key_policy == RS_KEY_SRC_IP_PORT)
+	if (h->key_policy == RS_KEY_SRC_IP_PORT)
 		key->port = bpf_ntohs(ctx->remote_port);
 	if (ctx->family == AF_INET) {
-		w[0] = ctx->remote_ip4 & prefix_mask32(svc->prefix4);
+		w[0] = ctx->remote_ip4 & prefix_mask32(h->prefix4);
 		return;
 	}
-	w[0] = ctx->remote_ip6[0] & prefix_mask32(svc->prefix6);
-	w[1] = ctx->remote_ip6[1] & prefix_mask32(svc->prefix6 - 32);
-	w[2] = ctx->remote_ip6[2] & prefix_mask32(svc->prefix6 - 64);
-	w[3] = ctx->remote_ip6[3] & prefix_mask32(svc->prefix6 - 96);
+	w[0] = ctx->remote_ip6[0] & prefix_mask32(h->prefix6);
+	w[1] = ctx->remote_ip6[1] & prefix_mask32(h->prefix6 - 32);
+	w[2] = ctx->remote_ip6[2] & prefix_mask32(h->prefix6 - 64);
+	w[3] = ctx->remote_ip6[3] & prefix_mask32(h->prefix6 - 96);
 }
 
 /* Points of a ring whose header checks out, else 0. */
 static __always_inline __u32 ring_npoints(const struct rs_ring_slot *hdr)
 {
-	if (!hdr || hdr->hdr.magic != RS_RING_MAGIC)
-		return 0;
-	if (hdr->hdr.npoints > RS_MAX_RING_POINTS)
+	if (!hdr || hdr->hdr.npoints > RS_MAX_RING_POINTS)
 		return 0;
 	return hdr->hdr.npoints;
 }
@@ -274,15 +273,20 @@ static __always_inline void walk_point(struct walk_state *w)
 
 /*
  * The rest of the walk runs through bpf_loop() so the verifier checks this
- * body once instead of unrolling RS_WALK_MAX copies of it for every path
- * that leads into the walk.
+ * body once instead of unrolling a copy of it for every path that leads
+ * into the walk. That also lets the walk go round the whole ring: it never
+ * gives up while any point's backend can take the connection, whatever
+ * mix of weights and states the daemon has not yet rebuilt the ring for.
  */
 static long walk_step(__u32 step, struct walk_state *w)
 {
-	(void)step;
 	walk_point(w);
-	/* bpf_loop() wants exactly 0 or 1 from the callback. */
-	return w->stop ? 1 : 0;
+	/*
+	 * bpf_loop() wants exactly 0 or 1 from the callback. Its own index
+	 * counts the points, not a counter in @w: the verifier would track
+	 * such a counter's every value and never see the loop converge.
+	 */
+	return w->stop || step + 2 >= w->npoints ? 1 : 0;
 }
 
 /* Clockwise from @idx; returns the backend assigned, or RS_NONE. */
@@ -300,16 +304,21 @@ static __always_inline __u32 ring_walk(struct bpf_sk_lookup *ctx, void *ring,
 		.rejected = RS_NONE,
 		.chosen = RS_NONE,
 	};
+	long steps = 1;
 
 	/* Nearly every decision ends at its first point: no loop for it. */
 	walk_point(&w);
-	if (!w.stop)
-		bpf_loop(RS_WALK_MAX - 1, walk_step, &w, 0);
-	if (w.chosen == RS_NONE) {
-		if (sst)
-			sst->walk_limit++;
+	/*
+	 * A constant count, the loop ending itself after npoints: with a
+	 * variable one the verifier cannot prune the states around it.
+	 */
+	if (!w.stop && npoints > 1)
+		steps += bpf_loop(RS_MAX_RING_POINTS, walk_step, &w, 0);
+	/* Slow, not wrong: the daemon rebuilds rings to keep this at 0. */
+	if (steps > RS_WALK_MAX && sst)
+		sst->walk_limit++;
+	if (w.chosen == RS_NONE)
 		return RS_NONE;
-	}
 	count_assigned(w.chosen, w.chosen != w.primary);
 	return w.chosen;
 }
@@ -328,23 +337,27 @@ static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 	svc = bpf_map_lookup_elem(&rs_services, &svc_id);
 	if (!svc || !svc->enabled)
 		return -1;
-	build_key(ctx, svc, &key);
-	if (svc->sticky_ttl)
-		sticky = bpf_map_lookup_elem(&rs_sticky, &svc_id);
-	if (sticky && steer_sticky(ctx, &key, sticky, sst) == 0)
-		return 0;
-
+	/*
+	 * The ring first: its header says how to build and hash the key, so
+	 * the sticky table and the ring see the same key in any reload.
+	 */
 	ring = bpf_map_lookup_elem(&rs_rings, &svc_id);
 	if (!ring)
 		return -1;
 	hdr = bpf_map_lookup_elem(ring, &zero);
 	if (!hdr)
 		return -1;
+	build_key(ctx, svc_id, &hdr->hdr, &key);
+	if (svc->sticky_ttl)
+		sticky = bpf_map_lookup_elem(&rs_sticky, &svc_id);
+	if (sticky && steer_sticky(ctx, &key, sticky, sst) == 0)
+		return 0;
+
 	npoints = ring_npoints(hdr);
 	if (npoints == 0)
 		return -1;
 
-	hash = rs_xxh64_key(&key, svc->seed);
+	hash = rs_xxh64_key(&key, hdr->hdr.seed);
 	if (ring_lower_bound(ring, npoints, hdr->hdr.bucket_bits, hash, &idx))
 		return -1;
 

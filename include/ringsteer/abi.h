@@ -10,7 +10,7 @@
 
 #include <linux/types.h>
 
-#define RS_ABI_VERSION 2
+#define RS_ABI_VERSION 3
 
 #define RS_NAME_MAX	64
 #define RS_MAX_SERVICES 64
@@ -20,10 +20,13 @@
 #define RS_MAX_RING_POINTS (1u << 20)
 /* ceil(log2(RS_MAX_RING_POINTS + 1)): bound of the lower-bound search. */
 #define RS_SEARCH_STEPS 21
-/* Points visited clockwise before giving up on a lookup. */
+/*
+ * A walk longer than this many points is counted (walk_limit): it still
+ * finds its backend, since the walk covers the whole ring if it must, but
+ * the daemon keeps rings in which walks stay well below it.
+ */
 #define RS_WALK_MAX 64
 
-#define RS_RING_MAGIC 0x5253 /* "RS" */
 /*
  * Bucket index in front of the sorted points: bucket b (the top
  * bucket_bits of a hash) holds the index of the first point at or after
@@ -99,6 +102,12 @@ struct rs_bind_exact_key {
 
 /* rs_services (ARRAY, index = service id). */
 struct rs_service {
+	/*
+	 * seed, key_policy, prefix4 and prefix6 are copied into every ring
+	 * header (struct rs_ring_header), and the data plane reads them
+	 * there: a ring swap then changes the key, its hash and the points
+	 * in one step. They are kept here for readers of this map.
+	 */
 	__u64 seed;
 	__u32 id;
 	__u8 enabled;
@@ -178,17 +187,29 @@ struct rs_affinity_key {
 	__u8 addr[16]; /* masked client address, network byte order */
 };
 
+/*
+ * Slot 0 of a ring map: everything a lookup needs to agree with the points,
+ * so that one swap of the ring changes all of it at once (a reload that
+ * changes the seed, the key or the points is never seen half done).
+ */
 struct rs_ring_header {
-	__u64 generation;
+	__u64 seed; /* the service's hash seed the points were built with */
 	__u32 npoints;
-	__u16 magic;	  /* RS_RING_MAGIC */
 	__u8 bucket_bits; /* 0: no index, search all points */
-	__u8 pad;
+	__u8 key_policy;  /* enum rs_key_policy */
+	__u8 prefix4;	  /* client address bits kept in the key */
+	__u8 prefix6;
+};
+
+/* Last slot of a ring map, read by userspace only. */
+struct rs_ring_trailer {
+	__u64 generation; /* counts swaps of this service's ring */
+	__u64 pad;
 };
 
 /*
  * Slots npoints + 1 onwards: the bucket index, four buckets per slot, then
- * one more entry (npoints + 1) closing the last bucket.
+ * one more entry (npoints + 1) closing the last bucket; then the trailer.
  */
 struct rs_ring_buckets {
 	__u32 first[4]; /* slot index of the bucket's first point */
@@ -206,6 +227,7 @@ struct rs_ring_slot {
 		struct rs_ring_header hdr;
 		struct rs_point point;
 		struct rs_ring_buckets buckets;
+		struct rs_ring_trailer trailer;
 	};
 };
 
@@ -222,7 +244,7 @@ struct rs_service_stats {
 	__u64 lookups;	  /* sk_lookup runs that matched this service */
 	__u64 no_backend; /* no backend could take it: fallback applied */
 	__u64 errors;	  /* missing ring, failed sk_assign, ... */
-	__u64 walk_limit; /* gave up after RS_WALK_MAX points */
+	__u64 walk_limit; /* walked past RS_WALK_MAX points (slow path) */
 	/*
 	 * TC QUIC cookie path (bpf/steer_tc.bpf.c, docs/quic.md): datagrams
 	 * to a cookie service that were left to sk_lookup, by reason.

@@ -84,6 +84,7 @@ static int setup(void)
 	if (ring_build(m, NBACKENDS, services[SVC_WEB].seed, &ring_web) ||
 	    ring_build(m, NBACKENDS, services[SVC_WIDE].seed, &wide))
 		return -1;
+	ring_set_key(&wide, &services[SVC_WIDE]);
 	if (dp_swap_ring(&dp, SVC_WEB, &ring_web) < 0 ||
 	    dp_swap_ring(&dp, SVC_WIDE, &wide) < 0 ||
 	    dp_swap_ring(&dp, SVC_UDP, &none) < 0)

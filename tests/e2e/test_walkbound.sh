@@ -54,7 +54,7 @@ e2e_eq "all by the backend left" "$(awk '$2 != "cache-16"' "$OUT/down" | wc -l)"
 e2e_eq "ring without the unavailable backends installed" "$(rsjson status | jq .services[0].compact)" true
 e2e_eq "no walk gave up" "$(rsjson services | jq .services[0].stats.walk_limit)" 0
 e2e_eq "no lookup without a backend" "$(rsjson services | jq .services[0].stats.no_backend)" 0
-e2e_check "the switch was logged" grep -q "walks past unavailable backends too long" "$(rs_bg_err daemon)"
+e2e_check "the switch was logged" grep -q "walks past unused points too long" "$(rs_bg_err daemon)"
 
 for i in $(seq $((N - 1))); do
 	build/ringsteer -s "$SOCK" backend up "web-$i" >/dev/null

@@ -2,8 +2,9 @@
 /*
  * Installed rings never change: every new ring is written into a fresh
  * inner map sized to it and swapped into rs_rings with one update, so a
- * lookup walks the old ring or the new one, never a mix. The generation in
- * the header slot lives with the ring, so it keeps counting across daemon
+ * lookup walks the old ring or the new one, never a mix. The header carries
+ * the key parameters and seed with the points; the generation in the
+ * trailer slot lives with the ring, so it keeps counting across daemon
  * restarts.
  */
 #include <errno.h>
@@ -43,10 +44,10 @@ static int ring_map_create(struct rs_dataplane *dp, uint32_t svc_id,
 	return fd;
 }
 
-/* Points, then the bucket index: see struct rs_ring_buckets. */
+/* Header, points, the bucket index (struct rs_ring_buckets), trailer. */
 static uint32_t ring_slots(uint32_t npoints, uint8_t bits)
 {
-	return npoints + 1 + (bits ? ((1u << bits) + 1 + 3) / 4 : 0);
+	return npoints + 1 + (bits ? ((1u << bits) + 1 + 3) / 4 : 0) + 1;
 }
 
 static int ring_map_fill(int fd, const struct rs_ring *ring, uint8_t bits,
@@ -65,10 +66,13 @@ static int ring_map_fill(int fd, const struct rs_ring *ring, uint8_t bits,
 		err = -ENOMEM;
 		goto out;
 	}
-	slots[0].hdr.generation = gen;
+	slots[0].hdr.seed = ring->seed;
 	slots[0].hdr.npoints = ring->npoints;
-	slots[0].hdr.magic = RS_RING_MAGIC;
 	slots[0].hdr.bucket_bits = bits;
+	slots[0].hdr.key_policy = ring->key_policy;
+	slots[0].hdr.prefix4 = ring->prefix4;
+	slots[0].hdr.prefix6 = ring->prefix6;
+	slots[count - 1].trailer.generation = gen;
 	for (uint32_t i = 0; i < count; i++)
 		keys[i] = i;
 	for (uint32_t i = 0; i < ring->npoints; i++)
@@ -90,22 +94,30 @@ out:
 	return err;
 }
 
+/* The generation in ring map @fd's trailer, 0 when it has none. */
+static uint64_t ring_map_generation(int fd)
+{
+	struct rs_ring_slot hdr, trailer;
+	__u32 zero = 0, last;
+
+	if (bpf_map_lookup_elem(fd, &zero, &hdr) ||
+	    hdr.hdr.npoints > RS_MAX_RING_POINTS ||
+	    hdr.hdr.bucket_bits > RS_MAX_BUCKET_BITS)
+		return 0;
+	last = ring_slots(hdr.hdr.npoints, hdr.hdr.bucket_bits) - 1;
+	if (bpf_map_lookup_elem(fd, &last, &trailer))
+		return 0;
+	return trailer.trailer.generation;
+}
+
 uint64_t dp_ring_generation(struct rs_dataplane *dp, uint32_t svc_id)
 {
-	int outer = bpf_map__fd(dp->skel->maps.rs_rings);
-	struct rs_ring_slot hdr;
-	__u32 inner_id, zero = 0;
-	uint64_t gen = 0;
-	int fd;
+	int fd = dp_inner_map_fd(dp, dp->skel->maps.rs_rings, svc_id);
+	uint64_t gen;
 
-	if (bpf_map_lookup_elem(outer, &svc_id, &inner_id))
-		return 0;
-	fd = bpf_map_get_fd_by_id(inner_id);
 	if (fd < 0)
 		return 0;
-	if (!bpf_map_lookup_elem(fd, &zero, &hdr) &&
-	    hdr.hdr.magic == RS_RING_MAGIC)
-		gen = hdr.hdr.generation;
+	gen = ring_map_generation(fd);
 	close(fd);
 	return gen;
 }
@@ -144,12 +156,15 @@ int dp_read_ring(struct rs_dataplane *dp, uint32_t svc_id, struct rs_ring *ring,
 	*generation = 0;
 	if (fd < 0)
 		return -ENOENT;
-	if (bpf_map_lookup_elem(fd, &zero, &slot) ||
-	    slot.hdr.magic != RS_RING_MAGIC) {
+	*generation = ring_map_generation(fd);
+	if (bpf_map_lookup_elem(fd, &zero, &slot) || *generation == 0) {
 		close(fd);
 		return -EINVAL;
 	}
-	*generation = slot.hdr.generation;
+	ring->seed = slot.hdr.seed;
+	ring->key_policy = slot.hdr.key_policy;
+	ring->prefix4 = slot.hdr.prefix4;
+	ring->prefix6 = slot.hdr.prefix6;
 	ring->points = calloc(slot.hdr.npoints ? slot.hdr.npoints : 1,
 			      sizeof(*ring->points));
 	if (!ring->points) {

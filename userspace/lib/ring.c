@@ -37,6 +37,10 @@ int ring_build(const struct rs_ring_member *members, size_t n, uint64_t seed,
 	size_t k = 0;
 
 	memset(ring, 0, sizeof(*ring));
+	ring->seed = seed;
+	ring->key_policy = RS_KEY_SRC_IP;
+	ring->prefix4 = 32;
+	ring->prefix6 = 64;
 	for (size_t i = 0; i < n; i++)
 		total += members[i].points;
 	if (total > RS_MAX_RING_POINTS)
@@ -71,6 +75,14 @@ int ring_build(const struct rs_ring_member *members, size_t n, uint64_t seed,
 	return 0;
 }
 
+void ring_set_key(struct rs_ring *ring, const struct rs_service *svc)
+{
+	ring->seed = svc->seed;
+	ring->key_policy = svc->key_policy;
+	ring->prefix4 = svc->prefix4;
+	ring->prefix6 = svc->prefix6;
+}
+
 void ring_free(struct rs_ring *ring)
 {
 	free(ring->points);
@@ -100,7 +112,7 @@ int ring_lookup(const struct rs_ring *ring, const struct rs_ring_view *view,
 	if (ring->npoints == 0)
 		return -ENOENT;
 	idx = ring_lower_bound(ring, hash);
-	for (uint32_t step = 0; step < RS_WALK_MAX; step++) {
+	for (uint32_t step = 0; step < ring->npoints; step++) {
 		const struct rs_point *p = &ring->points[idx];
 		const struct rs_backend *be;
 		uint32_t b = p->backend;
@@ -163,9 +175,36 @@ uint32_t ring_max_skip_run(const struct rs_ring *ring,
 	return run + first > best ? run + first : best;
 }
 
+int ring_trim(const struct rs_ring *ring, const struct rs_ring_view *view,
+	      bool usable_only, struct rs_ring *out)
+{
+	uint32_t n = 0;
+
+	*out = *ring;
+	out->points =
+		calloc(ring->npoints ? ring->npoints : 1, sizeof(*out->points));
+	out->npoints = 0;
+	if (!out->points)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < ring->npoints; i++) {
+		const struct rs_point *p = &ring->points[i];
+
+		if (p->backend >= view->nbackends ||
+		    p->ordinal >= view->backends[p->backend].active_points)
+			continue;
+		if (usable_only && !point_usable(p, view))
+			continue;
+		out->points[n++] = *p;
+	}
+	out->npoints = n;
+	return 0;
+}
+
 bool ring_equal(const struct rs_ring *a, const struct rs_ring *b)
 {
-	return a->npoints == b->npoints &&
+	return a->seed == b->seed && a->key_policy == b->key_policy &&
+	       a->prefix4 == b->prefix4 && a->prefix6 == b->prefix6 &&
+	       a->npoints == b->npoints &&
 	       (a->npoints == 0 ||
 		!memcmp(a->points, b->points, a->npoints * sizeof(*a->points)));
 }

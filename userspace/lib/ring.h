@@ -22,11 +22,19 @@ struct rs_ring_member {
 struct rs_ring {
 	struct rs_point *points; /* sorted by pos, then name, then ordinal */
 	uint32_t npoints;
+	/* What the ring header carries beside the points (rs_ring_header). */
+	uint64_t seed;
+	uint8_t key_policy, prefix4, prefix6;
 };
 
-/* Returns 0, -EINVAL (too many points), or -ENOMEM. */
+/*
+ * Returns 0, -EINVAL (too many points), or -ENOMEM. The key parameters
+ * are those of a default service (src-ip, /32, /64) until ring_set_key().
+ */
 int ring_build(const struct rs_ring_member *members, size_t n, uint64_t seed,
 	       struct rs_ring *ring);
+/* The key the data plane builds for @ring: @svc's policy and prefixes. */
+void ring_set_key(struct rs_ring *ring, const struct rs_service *svc);
 void ring_free(struct rs_ring *ring);
 
 /* Index (0-based) of the first point with pos >= hash, wrapping to 0. */
@@ -50,18 +58,30 @@ struct rs_ring_choice {
 
 /*
  * The data plane's walk, replicated: returns 0 and fills @choice, or
- * -ENOENT when no backend within RS_WALK_MAX points may take the key.
+ * -ENOENT when no point of the ring has a backend that may take the key.
  */
 int ring_lookup(const struct rs_ring *ring, const struct rs_ring_view *view,
 		uint64_t hash, struct rs_ring_choice *choice);
 
 /*
  * Longest run of consecutive points (around the ring) that the walk would
- * skip under @view. The data plane gives up after RS_WALK_MAX points, so
- * the daemon rebuilds before a run gets near that.
+ * skip under @view. Walks past RS_WALK_MAX points are slow (and counted),
+ * so the daemon rebuilds before a run gets near that.
  */
 uint32_t ring_max_skip_run(const struct rs_ring *ring,
 			   const struct rs_ring_view *view);
+
+/*
+ * @ring without the points the walk skips under @view: those at or past
+ * their backend's active_points and, with @usable_only, every point of a
+ * backend that cannot take new clients (not UP, or no socket). Since a
+ * point depends only on its backend's name and ordinal, the result maps
+ * every key exactly as @ring does under @view, and as it does under any
+ * view with the same states and at least as many active points. Returns
+ * 0 or -ENOMEM.
+ */
+int ring_trim(const struct rs_ring *ring, const struct rs_ring_view *view,
+	      bool usable_only, struct rs_ring *out);
 
 bool ring_equal(const struct rs_ring *a, const struct rs_ring *b);
 

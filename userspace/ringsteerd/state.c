@@ -132,15 +132,11 @@ int daemon_ring_view(const struct daemon *d, struct rs_backend **backends,
 	return 0;
 }
 
-/*
- * Members of service @s: every backend with points at its built maximum,
- * or, @compact, only those that can take new clients now.
- */
-static int build_ring(struct daemon *d, size_t s, bool compact,
-		      const struct rs_backend *words, const bool *has_socket,
-		      struct rs_ring *ring)
+/* Service @s's ring with every backend at its built (maximum) points. */
+static int build_full_ring(struct daemon *d, size_t s, struct rs_ring *ring)
 {
 	struct rs_ring_member *m;
+	struct rs_service svc;
 	size_t n = 0;
 	int err;
 
@@ -152,9 +148,6 @@ static int build_ring(struct daemon *d, size_t s, bool compact,
 
 		if (d->cfg.backends[i].service != s || !be->built_points)
 			continue;
-		if (compact && (words[be->id].state != RS_BACKEND_UP ||
-				!has_socket[be->id]))
-			continue;
 		m[n].name = d->cfg.backends[i].name;
 		m[n].backend = be->id;
 		m[n].points = be->built_points;
@@ -162,7 +155,11 @@ static int build_ring(struct daemon *d, size_t s, bool compact,
 	}
 	err = ring_build(m, n, d->cfg.services[s].seed, ring);
 	free(m);
-	return err;
+	if (err)
+		return err;
+	rs_service_from_conf(&d->cfg, s, d->svcs[s].id, &svc);
+	ring_set_key(ring, &svc);
+	return 0;
 }
 
 static int install_ring(struct daemon *d, size_t s, struct rs_ring *ring,
@@ -183,25 +180,47 @@ static int install_ring(struct daemon *d, size_t s, struct rs_ring *ring,
 	svc->rebuilds++;
 	rs_info("service %s: ring generation %llu, %u points%s (%s)",
 		d->cfg.services[s].name, (unsigned long long)gen,
-		svc->ring.npoints,
-		compact ? ", without unavailable backends" : "", why);
+		svc->ring.npoints, compact ? ", only the points in use" : "",
+		why);
 	return 0;
 }
 
+/* Install @ring unless the same ring is in place already. */
+static int install_if_changed(struct daemon *d, size_t s, struct rs_ring *ring,
+			      bool compact, bool force, const char *why)
+{
+	struct svc_rt *svc = &d->svcs[s];
+
+	if (!force && svc->generation && ring_equal(ring, &svc->ring)) {
+		ring_free(ring);
+		svc->compact = compact;
+		return 0;
+	}
+	return install_ring(d, s, ring, compact, why);
+}
+
+enum refresh {
+	REFRESH_CHECK,	 /* only if the installed ring is no longer right */
+	REFRESH_REBUILD, /* built points changed: rebuild, swap if it differs */
+	REFRESH_FORCE,	 /* rebuild and swap even if nothing changed */
+};
+
 /*
- * Keep the walk bound from ever being why a client finds no backend: if
- * the skipped points of the full ring would make a walk too long, install
- * a ring without the backends that cannot take clients; go back to the
- * full ring once it is safe again.
+ * Keep the installed ring of service @s right for the words in force:
+ * the full ring (every backend at its built points) while no walk meets
+ * a long run of skipped points, else the full ring trimmed to the points
+ * in use (ring_trim()), which maps every key the same way. The data plane
+ * walks the whole ring if it must, so this is about speed, never about
+ * whether a client finds its backend.
  */
-static int check_walk(struct daemon *d, size_t s)
+static int ring_refresh(struct daemon *d, size_t s, enum refresh how,
+			const char *why)
 {
 	struct svc_rt *svc = &d->svcs[s];
 	struct rs_ring_view view = {0};
-	struct rs_ring full = {0}, compact = {0};
+	struct rs_ring full = {0}, trimmed = {0};
 	struct rs_backend *words;
 	bool *has_socket;
-	uint32_t run;
 	int err;
 
 	err = daemon_ring_view(d, &words, &has_socket, &view.nbackends);
@@ -209,72 +228,39 @@ static int check_walk(struct daemon *d, size_t s)
 		return err;
 	view.backends = words;
 	view.has_socket = has_socket;
-	if (!svc->compact) {
-		run = ring_max_skip_run(&svc->ring, &view);
-		if (run <= WALK_SAFE_RUN || svc->ring.npoints == 0)
-			goto out;
-	} else {
-		err = build_ring(d, s, false, words, has_socket, &full);
-		if (err)
-			goto out;
-		if (ring_max_skip_run(&full, &view) <= WALK_SAFE_RUN) {
-			err = install_ring(d, s, &full, false,
-					   "all backends back in reach");
-			goto out;
-		}
+	if (how == REFRESH_CHECK && !svc->compact && svc->generation &&
+	    ring_max_skip_run(&svc->ring, &view) <= WALK_SAFE_RUN)
+		goto out;
+	err = build_full_ring(d, s, &full);
+	if (err)
+		goto out;
+	if (full.npoints == 0 ||
+	    ring_max_skip_run(&full, &view) <= WALK_SAFE_RUN) {
+		err = install_if_changed(d, s, &full, false,
+					 how == REFRESH_FORCE, why);
+		goto out;
 	}
-	err = build_ring(d, s, true, words, has_socket, &compact);
-	if (!err && (!svc->compact || !ring_equal(&compact, &svc->ring)))
-		err = install_ring(d, s, &compact, true,
-				   "walks past unavailable backends too long");
+	err = ring_trim(&full, &view, true, &trimmed);
+	if (!err)
+		err = install_if_changed(
+			d, s, &trimmed, true, how == REFRESH_FORCE,
+			how == REFRESH_CHECK
+				? "walks past unused points too long"
+				: why);
 out:
 	ring_free(&full);
-	ring_free(&compact);
+	ring_free(&trimmed);
 	free(words);
 	free(has_socket);
 	return err;
 }
 
-/* Rebuild @s's full ring; install it if it differs or @force. */
-static int rebuild_full(struct daemon *d, size_t s, bool force, const char *why)
-{
-	struct rs_backend *words;
-	struct rs_ring ring;
-	bool *has_socket;
-	uint32_t n;
-	int err;
-
-	err = daemon_ring_view(d, &words, &has_socket, &n);
-	if (err)
-		return err;
-	err = build_ring(d, s, false, words, has_socket, &ring);
-	free(words);
-	free(has_socket);
-	if (err)
-		return err;
-	if (!force && !d->svcs[s].compact &&
-	    ring_equal(&ring, &d->svcs[s].ring)) {
-		ring_free(&ring);
-		return 0;
-	}
-	err = install_ring(d, s, &ring, false, why);
-	return err ? err : check_walk(d, s);
-}
-
-static void push_service_backends(struct daemon *d, size_t s)
-{
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		if (d->cfg.backends[i].service == s)
-			push_backend(d, &d->bes[i]);
-}
-
-/* A backend's state changed: write its word, then mind the walk bound. */
+/* A backend's state changed: write its word, then mind the walk. */
 static void backend_changed(struct daemon *d, struct be_rt *be)
 {
 	push_backend(d, be);
-	check_walk(d, d->cfg.backends[be->idx].service);
-	/* A compact ring may have dropped or regained this backend. */
-	push_service_backends(d, d->cfg.backends[be->idx].service);
+	ring_refresh(d, d->cfg.backends[be->idx].service, REFRESH_CHECK,
+		     "backend state");
 }
 
 /* ---- health ---- */
@@ -338,12 +324,17 @@ static void on_ramp(struct ev_loop *loop, ev_timer *w, int revents)
 				d->cfg.backends[i].name);
 		}
 		push_backend(d, be);
+		/* A trimmed ring holds only the points in use until now. */
+		if (d->svcs[d->cfg.backends[i].service].compact)
+			ring_refresh(d, d->cfg.backends[i].service,
+				     REFRESH_CHECK, "slow start");
 	}
 }
 
 /* ---- sockets ---- */
 
-void daemon_reconcile_sockets(struct daemon *d)
+/* @refresh: rings are in place and follow who has a socket. */
+static void reconcile_sockets(struct daemon *d, bool refresh)
 {
 	for (size_t i = 0; i < d->cfg.n_backends; i++) {
 		struct be_rt *be = &d->bes[i];
@@ -351,9 +342,15 @@ void daemon_reconcile_sockets(struct daemon *d)
 
 		be->has_socket = sockets_reconcile_backend(&d->dp, &d->cfg, i,
 							   be->id, &be->sock);
-		if (had != be->has_socket)
-			check_walk(d, d->cfg.backends[i].service);
+		if (refresh && had != be->has_socket)
+			ring_refresh(d, d->cfg.backends[i].service,
+				     REFRESH_CHECK, "backend socket");
 	}
+}
+
+void daemon_reconcile_sockets(struct daemon *d)
+{
+	reconcile_sockets(d, true);
 }
 
 static void on_reconcile(struct ev_loop *loop, ev_timer *w, int revents)
@@ -613,11 +610,10 @@ static void adopt_backends(struct daemon *d, const struct pinned *p)
 	}
 }
 
-static int adopt_or_build_rings(struct daemon *d)
+/* What a previous ringsteerd left installed becomes the ring in place. */
+static void read_pinned_rings(struct daemon *d)
 {
-	int err = 0;
-
-	for (size_t s = 0; s < d->cfg.n_services && !err; s++) {
+	for (size_t s = 0; s < d->cfg.n_services; s++) {
 		struct svc_rt *svc = &d->svcs[s];
 		struct rs_ring pinned;
 		uint64_t gen;
@@ -625,17 +621,100 @@ static int adopt_or_build_rings(struct daemon *d)
 		if (!dp_read_ring(&d->dp, svc->id, &pinned, &gen)) {
 			svc->ring = pinned;
 			svc->generation = gen;
+			/* Unknown shape: let the first refresh decide. */
+			svc->compact = true;
 		}
-		err = rebuild_full(d, s, false, "configuration");
-		if (!err && svc->rebuilds == 0 && svc->generation)
-			rs_info("service %s: adopted ring generation %llu, %u "
-				"points",
-				d->cfg.services[s].name,
-				(unsigned long long)svc->generation,
-				svc->ring.npoints);
-		else if (!err && svc->generation == 0)
-			err = install_ring(d, s, &pinned, false, "empty");
 	}
+}
+
+/* A view over @words (RS_MAX_BACKENDS of them, by id), sockets unknown. */
+static struct rs_ring_view words_view(const struct rs_backend *words)
+{
+	return (struct rs_ring_view){.backends = words,
+				     .nbackends = RS_MAX_BACKENDS};
+}
+
+/* Install @ring of service @s trimmed to the points @words use. */
+static int install_trimmed(struct daemon *d, size_t s,
+			   const struct rs_ring *ring,
+			   const struct rs_backend *words, const char *why)
+{
+	struct rs_ring_view view = words_view(words);
+	struct rs_ring trimmed;
+	int err = ring_trim(ring, &view, false, &trimmed);
+
+	if (err)
+		return err;
+	return install_if_changed(d, s, &trimmed, true, false, why);
+}
+
+/*
+ * Bring the data plane from what it holds now (the rings in
+ * d->svcs[].ring, the words @before, by id) to the configuration in @d
+ * without a lookup ever seeing a mix of the two. A ring's points are
+ * interpreted through the words' active_points, so ring and words cannot
+ * change in one write; instead (docs/architecture.md, "Reloads"):
+ *  1. each installed ring is trimmed to the points its words use now
+ *     (same mapping);
+ *  2. every word takes the larger of its old and new active_points, which
+ *     leaves every point of either trimmed ring in use (same mapping);
+ *  3. sticky tables and service entries (key, seed and points travel
+ *     with the ring, not here);
+ *  4. each service's new ring, trimmed to its new words, replaces the old
+ *     one in a single update: the switch;
+ *  5. every word gets its new active_points (no point of the trimmed
+ *     rings is skipped by that);
+ *  6. each ring becomes the full one where the walk allows (same mapping).
+ * Binds and cookies come after this, and removed ids after them.
+ */
+static int apply_config(struct daemon *d, const struct rs_backend *before)
+{
+	struct rs_backend *words = calloc(RS_MAX_BACKENDS, sizeof(*words));
+	struct rs_ring *next = calloc(d->cfg.n_services ? d->cfg.n_services : 1,
+				      sizeof(*next));
+	int err = 0;
+
+	if (!words || !next) {
+		free(words);
+		free(next);
+		return -ENOMEM;
+	}
+	for (size_t s = 0; s < d->cfg.n_services && !err; s++)
+		if (d->svcs[s].generation && d->svcs[s].ring.npoints)
+			err = install_trimmed(d, s, &d->svcs[s].ring, before,
+					      "reload: points in use only");
+	for (size_t i = 0; i < d->cfg.n_backends && !err; i++) {
+		struct be_rt *be = &d->bes[i];
+		const struct rs_backend *old = &before[be->id];
+
+		daemon_backend_word(d, be, &words[be->id]);
+		if (old->name[0] && !strcmp(old->name, words[be->id].name) &&
+		    old->active_points > words[be->id].active_points) {
+			struct rs_backend mid = words[be->id];
+
+			mid.active_points = old->active_points;
+			err = dp_set_backend(&d->dp, be->id, &mid);
+			be->pushed_valid = false;
+		} else {
+			err = push_backend(d, be);
+		}
+	}
+	if (!err)
+		err = services_push(d);
+	for (size_t s = 0; s < d->cfg.n_services && !err; s++) {
+		err = build_full_ring(d, s, &next[s]);
+		if (!err)
+			err = install_trimmed(d, s, &next[s], words,
+					      "configuration");
+	}
+	for (size_t i = 0; i < d->cfg.n_backends && !err; i++)
+		err = push_backend(d, &d->bes[i]);
+	for (size_t s = 0; s < d->cfg.n_services && !err; s++)
+		err = ring_refresh(d, s, REFRESH_REBUILD, "configuration");
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		ring_free(&next[s]);
+	free(next);
+	free(words);
 	return err;
 }
 
@@ -755,18 +834,17 @@ int daemon_start(struct daemon *d)
 	if (err)
 		goto out;
 	adopt_backends(d, p);
-	/* Sockets first: the walk-bound check needs to know who has one. */
-	daemon_reconcile_sockets(d);
-	for (size_t i = 0; i < d->cfg.n_backends && !err; i++)
-		err = push_backend(d, &d->bes[i]);
-	if (!err)
-		err = services_push(d);
-	if (!err)
-		err = adopt_or_build_rings(d);
-	for (size_t s = 0; s < d->cfg.n_services && !err; s++) {
-		err = check_walk(d, s);
-		push_service_backends(d, s);
-	}
+	/* Sockets first: which ring fits depends on who has one. */
+	reconcile_sockets(d, false);
+	read_pinned_rings(d);
+	err = apply_config(d, p->bes);
+	for (size_t s = 0; s < d->cfg.n_services && !err; s++)
+		if (d->svcs[s].rebuilds == 0)
+			rs_info("service %s: adopted ring generation %llu, %u "
+				"points",
+				d->cfg.services[s].name,
+				(unsigned long long)d->svcs[s].generation,
+				d->svcs[s].ring.npoints);
 	if (!err)
 		err = lookups_push(d);
 	if (err) {
@@ -851,7 +929,8 @@ int daemon_set_weight(struct daemon *d, const char *backend, uint32_t weight)
 	be->built_points = full_points(d, be);
 	be->pushed_valid = false;
 	push_backend(d, be);
-	return rebuild_full(d, s, false, "weight raised above the built one");
+	return ring_refresh(d, s, REFRESH_REBUILD,
+			    "weight raised above the built one");
 }
 
 int daemon_rebuild(struct daemon *d, const char *service)
@@ -860,7 +939,7 @@ int daemon_rebuild(struct daemon *d, const char *service)
 
 	if (s < 0)
 		return s;
-	return rebuild_full(d, (size_t)s, true, "operator request");
+	return ring_refresh(d, (size_t)s, REFRESH_FORCE, "operator request");
 }
 
 /* ---- reload ---- */
@@ -987,15 +1066,22 @@ static void retire_removed(struct daemon *d, struct daemon *old)
 	}
 }
 
-static bool service_params_changed(const struct rs_service_conf *a,
-				   const struct rs_service_conf *b)
+/* The words @old has in the data plane, by id (RS_MAX_BACKENDS). */
+static int old_words(const struct daemon *old, struct rs_backend **out)
 {
-	return a->seed != b->seed || a->vnodes != b->vnodes;
+	*out = calloc(RS_MAX_BACKENDS, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	for (size_t i = 0; i < old->cfg.n_backends; i++)
+		if (old->bes[i].pushed_valid)
+			(*out)[old->bes[i].id] = old->bes[i].pushed;
+	return 0;
 }
 
 int daemon_reload(struct daemon *d, char *err_text, size_t errlen)
 {
 	struct daemon next = *d, old = *d;
+	struct rs_backend *before = NULL;
 	struct rs_config_diff diff;
 	int err;
 
@@ -1037,20 +1123,16 @@ int daemon_reload(struct daemon *d, char *err_text, size_t errlen)
 	d->cfg = next.cfg;
 	d->svcs = next.svcs;
 	d->bes = next.bes;
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		push_backend(d, &d->bes[i]);
-	err = services_push(d);
-	for (size_t s = 0; s < d->cfg.n_services && !err; s++) {
-		int o = daemon_find_service(&old, d->cfg.services[s].name);
-		bool force =
-			o < 0 || service_params_changed(&old.cfg.services[o],
-							&d->cfg.services[s]);
-
-		err = rebuild_full(d, s, force, "configuration reloaded");
-		if (!err)
-			err = check_walk(d, s);
-		push_service_backends(d, s);
-	}
+	/*
+	 * New backends' sockets before the switch: a ring member without
+	 * one would pass its keys to its neighbour, a third owner that a
+	 * sticky table would then keep for the whole TTL.
+	 */
+	reconcile_sockets(d, false);
+	err = old_words(&old, &before);
+	if (!err)
+		err = apply_config(d, before);
+	free(before);
 	if (!err)
 		err = lookups_push(d);
 	retire_removed(d, &old);
