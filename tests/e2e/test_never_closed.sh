@@ -4,7 +4,8 @@
 # End to end: steering never fails closed while a backend can take the
 # connection.
 #   1. Weights lowered by every path (operator 256 -> 1 and -> 0, a reload
-#      from 200 to 1, `ring rebuild`, a daemon restart): every fresh client
+#      from 200 to 1, `ring rebuild`, a daemon restart, slow start at
+#      weight 256): every fresh client
 #      is served, and the daemon leaves a ring whose walks stay short.
 #   2. Reloads that change every parameter of a service (vnodes, seed,
 #      prefix, sticky table on/off and its size, weights, membership,
@@ -109,6 +110,21 @@ for i in 2 3 4; do backend_conf "web-$i" "818$i" 1; done
 rsctl reload >/dev/null
 fresh && clients reload200to1
 e2e_eq "reload weight 200 -> 1: refused" "$(refused reload200to1)" 0
+e2e_eq "no walk went long" "$(walk_limit)" 0
+
+head_conf "fallback = drop"
+for i in 2 3 4; do backend_conf "web-$i" "818$i" 1; done
+backend_conf web-1 8181 256
+echo "slow_start = 60s" >>"$CONF"
+rsctl reload >/dev/null
+rsctl backend down web-1 >/dev/null
+rsctl backend up web-1 >/dev/null
+sleep 1
+fresh && clients slowstart
+e2e_eq "slow start at weight 256: refused" "$(refused slowstart)" 0
+e2e_check "slow start: web-1 ramping, not yet at full share" \
+	test "$(to slowstart cache-1)" -lt 50
+e2e_eq "slow start: a trimmed ring in place" "$(rsjson status | jq .services[0].compact)" true
 e2e_eq "no walk went long" "$(walk_limit)" 0
 
 echo "# 2. reloads changing every parameter, under load"
