@@ -486,7 +486,41 @@ static void test_sticky_table(void)
 	CU_ASSERT_EQUAL(sticky_entries_of(RS_MAX_BACKENDS),
 			before_all - before1);
 	set_sticky(0);
+	CU_ASSERT_EQUAL(dp_sticky_remove(&dp, SVC_WEB), 0);
 	ring_free(&without0);
+}
+
+/* A reload that resizes the table keeps its clients where they were. */
+static void test_sticky_resize_keeps_clients(void)
+{
+	struct rs_ring_member m[1] = {
+		{.name = names[1], .backend = 1, .points = 160}};
+	int first[100], moved = 0, elsewhere = 0;
+	struct rs_ring only1;
+	char src[32];
+
+	CU_ASSERT_EQUAL_FATAL(dp_sticky_create(&dp, SVC_WEB, 1024), 0);
+	set_sticky(60);
+	for (int i = 0; i < 100; i++) {
+		client_addr(src, sizeof(src), 700 + i);
+		first[i] = web_backend(src);
+		elsewhere += first[i] != 1;
+	}
+	CU_ASSERT_EQUAL_FATAL(ring_build(m, 1, services[SVC_WEB].seed, &only1),
+			      0);
+	CU_ASSERT_FATAL(dp_swap_ring(&dp, SVC_WEB, &only1) > 0);
+	CU_ASSERT_EQUAL_FATAL(dp_sticky_create(&dp, SVC_WEB, 4096), 0);
+	CU_ASSERT_EQUAL(dp_sticky_size(&dp, SVC_WEB), 4096);
+	for (int i = 0; i < 100; i++) {
+		client_addr(src, sizeof(src), 700 + i);
+		moved += web_backend(src) != first[i];
+	}
+	CU_ASSERT(elsewhere > 40); /* the ring alone would move these */
+	CU_ASSERT_EQUAL(moved, 0);
+	CU_ASSERT_FATAL(dp_swap_ring(&dp, SVC_WEB, &ring_web) > 0);
+	CU_ASSERT_EQUAL(dp_sticky_remove(&dp, SVC_WEB), 0);
+	set_sticky(0);
+	ring_free(&only1);
 }
 
 /* The timeout slides with use and then lapses. */
@@ -595,6 +629,8 @@ static const struct fixture_test tests[] = {
 	{"fallback pass and drop", test_fallback_pass_and_drop},
 	{"sticky table: DRAIN keeps, ring change keeps, DOWN ends",
 	 test_sticky_table},
+	{"sticky table: resize keeps its clients",
+	 test_sticky_resize_keeps_clients},
 	{"sticky table: TTL lapses", test_sticky_ttl_lapses},
 	{"sticky table full: the ring decides", test_sticky_table_full},
 	{"per-service and per-backend counters", test_counters},

@@ -115,8 +115,9 @@ uint64_t dp_ring_generation(struct rs_dataplane *dp, uint32_t svc_id);
 /* ---- sticky tables (dataplane_sticky.c) ---- */
 
 /*
- * The service's sticky table: a fresh, empty LRU map of @max_entries swapped
- * into rs_sticky (a size change therefore forgets stickiness), or none.
+ * The service's sticky table: a fresh LRU map of @max_entries, filled with
+ * the entries of the table it replaces (as many as fit), swapped into
+ * rs_sticky.
  */
 int dp_sticky_create(struct rs_dataplane *dp, uint32_t svc_id,
 		     uint32_t max_entries);

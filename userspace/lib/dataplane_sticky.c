@@ -2,10 +2,12 @@
 /*
  * Sticky tables: one LRU inner map of rs_sticky per service, so that each
  * service has its own sticky_max. A table is never resized in place; a
- * new size is a fresh, empty table.
+ * new size is a fresh table that takes over the old one's entries before
+ * it replaces it, so a reload that resizes it moves no sticky client.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -14,6 +16,46 @@
 #include "dataplane_internal.h"
 #include "log.h"
 
+#define STICKY_COPY_BATCH 4096
+
+/*
+ * Copy the entries of @from into @to, as many as fit. Best effort: a
+ * client whose entry is not copied goes where the ring says.
+ */
+static void sticky_copy(int from, int to, uint32_t max_entries)
+{
+	struct rs_affinity_key *keys;
+	struct rs_sticky_entry *vals;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 batch, count, copied = 0;
+	void *in = NULL;
+	int err;
+
+	keys = calloc(STICKY_COPY_BATCH, sizeof(*keys));
+	vals = calloc(STICKY_COPY_BATCH, sizeof(*vals));
+	if (!keys || !vals)
+		goto out;
+	do {
+		count = STICKY_COPY_BATCH;
+		err = bpf_map_lookup_batch(from, in, &batch, keys, vals, &count,
+					   &opts);
+		if (err && errno != ENOENT)
+			break;
+		if (count > max_entries - copied)
+			count = max_entries - copied;
+		if (count && bpf_map_update_batch(to, keys, vals, &count, NULL))
+			break;
+		copied += count;
+		in = &batch;
+	} while (!err && copied < max_entries);
+	if (copied)
+		rs_info("sticky table resized to %u entries: %u carried over",
+			max_entries, copied);
+out:
+	free(keys);
+	free(vals);
+}
+
 int dp_sticky_create(struct rs_dataplane *dp, uint32_t svc_id,
 		     uint32_t max_entries)
 {
@@ -21,7 +63,7 @@ int dp_sticky_create(struct rs_dataplane *dp, uint32_t svc_id,
 	LIBBPF_OPTS(bpf_map_create_opts, opts);
 	int outer = bpf_map__fd(dp->skel->maps.rs_sticky);
 	char name[BPF_OBJ_NAME_LEN];
-	int key_id, val_id, fd, err = 0;
+	int key_id, val_id, fd, old, err = 0;
 
 	key_id =
 		btf__find_by_name_kind(btf, "rs_affinity_key", BTF_KIND_STRUCT);
@@ -41,6 +83,11 @@ int dp_sticky_create(struct rs_dataplane *dp, uint32_t svc_id,
 		rs_err("bpf: cannot create a sticky table of %u entries: %s",
 		       max_entries, strerror(-err));
 		return err;
+	}
+	old = dp_inner_map_fd(dp, dp->skel->maps.rs_sticky, svc_id);
+	if (old >= 0) {
+		sticky_copy(old, fd, max_entries);
+		close(old);
 	}
 	if (bpf_map_update_elem(outer, &svc_id, &fd, BPF_ANY)) {
 		err = -errno;
