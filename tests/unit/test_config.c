@@ -403,6 +403,8 @@ static void test_sample_keys(void)
 		"timeout",	"rise",
 		"fall",		"slow_start",
 		"server_id",	"check_port",
+		"control_clients_max", "metrics_clients_max",
+		"client_idle_timeout",
 	};
 	char *text = NULL, pattern[64];
 	size_t len = 0, i;
@@ -546,6 +548,9 @@ static void test_defaults(void)
 	CU_ASSERT_FALSE(cfg.has_metrics);
 	CU_ASSERT_EQUAL(cfg.metrics_family, 0);
 	CU_ASSERT_EQUAL(cfg.metrics_port, 0);
+	CU_ASSERT_EQUAL(cfg.control_clients_max, RS_DEFAULT_CONTROL_CLIENTS);
+	CU_ASSERT_EQUAL(cfg.metrics_clients_max, RS_DEFAULT_METRICS_CLIENTS);
+	CU_ASSERT_EQUAL(cfg.client_idle_ms, RS_DEFAULT_CLIENT_IDLE_MS);
 	CU_ASSERT_EQUAL_FATAL(cfg.n_services, 1);
 	CU_ASSERT_EQUAL_FATAL(cfg.n_backends, 1);
 
@@ -1380,6 +1385,42 @@ static void test_server_ids(void)
 	CU_ASSERT_FALSE(cfg.backends[2].has_server_id);
 }
 
+/* The client caps and the idle timeout: values, bounds, file:line. */
+static void test_client_keys(void)
+{
+	EXPECT_LOADED("[global]\ncontrol_clients_max = 1\n"
+		      "metrics_clients_max = 4096\n"
+		      "client_idle_timeout = 100ms\n");
+	CU_ASSERT_EQUAL(cfg.control_clients_max, 1);
+	CU_ASSERT_EQUAL(cfg.metrics_clients_max, 4096);
+	CU_ASSERT_EQUAL(cfg.client_idle_ms, 100);
+	EXPECT_LOADED("[global]\nclient_idle_timeout = 2\n");
+	CU_ASSERT_EQUAL(cfg.client_idle_ms, 2000);
+
+	EXPECT_ERROR("[global]\ncontrol_clients_max = 0\n",
+		     "t.conf:2: [global] control_clients_max: ",
+		     "bad client count '0': out of range 1..4096");
+	EXPECT_ERROR("[global]\n\nmetrics_clients_max = 4097\n",
+		     "t.conf:3: [global] metrics_clients_max: ",
+		     "bad client count '4097': out of range 1..4096");
+	EXPECT_ERROR("[global]\nmetrics_clients_max = many\n",
+		     "t.conf:2: [global] metrics_clients_max: ",
+		     "bad client count 'many': not a decimal number");
+	EXPECT_ERROR("[global]\nclient_idle_timeout = 99ms\n",
+		     "t.conf:2: [global] client_idle_timeout: ",
+		     "bad duration '99ms': out of range 100ms..60m");
+	EXPECT_ERROR("[global]\nclient_idle_timeout = 61m\n",
+		     "t.conf:2: [global] client_idle_timeout: ",
+		     "out of range 100ms..60m");
+	EXPECT_ERROR("[global]\nclient_idle_timeout = soon\n",
+		     "t.conf:2: [global] client_idle_timeout: ",
+		     "expected a number with ms, s or m");
+	EXPECT_ERROR("[global]\ncontrol_clients_max = 8\n"
+		     "control_clients_max = 9\n",
+		     "t.conf:3: [global] control_clients_max: ",
+		     "duplicate key (first set at t.conf:2)");
+}
+
 static void test_bad_global(void)
 {
 	char text[512];
@@ -1829,6 +1870,7 @@ static const struct test config_tests[] = {
 	{"bad numbers", test_bad_numbers},
 	{"bad references", test_bad_references},
 	{"global keys", test_global_keys},
+	{"client caps and idle timeout", test_client_keys},
 	{"service keys", test_service_keys},
 	{"health check keys", test_health_keys},
 	{"server IDs", test_server_ids},
