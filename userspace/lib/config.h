@@ -17,11 +17,11 @@
 #define RS_DEFAULT_BPFFS	  "/sys/fs/bpf/ringsteer"
 #define RS_DEFAULT_CONTROL_SOCKET "/run/ringsteer/ringsteerd.sock"
 /* Concurrent clients of the control socket and of the metrics endpoint. */
-#define RS_DEFAULT_CONTROL_CLIENTS    32
-#define RS_DEFAULT_METRICS_CLIENTS    32
-#define RS_MAX_CLIENTS		      4096
+#define RS_DEFAULT_CONTROL_CLIENTS 32
+#define RS_DEFAULT_METRICS_CLIENTS 32
+#define RS_MAX_CLIENTS		   4096
 /* A client that neither sends nor reads for this long is dropped. */
-#define RS_DEFAULT_CLIENT_IDLE_MS     10000
+#define RS_DEFAULT_CLIENT_IDLE_MS 10000
 #define RS_DEFAULT_VNODES	  160
 #define RS_MAX_WEIGHT		  256
 #define RS_MAX_LISTENS		  64 /* per service */

@@ -2,8 +2,8 @@
 /*
  * The [global] keys: where the pins and the control socket live, which
  * interfaces get the TC program, where metrics are served, how many
- * clients the control socket and the metrics endpoint take at once. A path or name
- * the kernel would refuse is refused here, before anything is pinned.
+ * clients the control socket and the metrics endpoint take at once. A path or
+ * name the kernel would refuse is refused here, before anything is pinned.
  */
 #include <string.h>
 #include <sys/un.h>

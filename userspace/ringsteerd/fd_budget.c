@@ -129,7 +129,8 @@ int daemon_fd_budget(struct daemon *d)
 	} else {
 		/* Shared in proportion to what was asked, at least 1 each. */
 		d->control_clients_max = min_u32(
-			room * want_c / ((unsigned long)want_c + want_m), want_c);
+			room * want_c / ((unsigned long)want_c + want_m),
+			want_c);
 		if (!d->control_clients_max)
 			d->control_clients_max = 1;
 		d->metrics_clients_max =

@@ -134,8 +134,8 @@ int main(int argc, char **argv)
 				return 2;
 			break;
 		case 'f':
-			if (tool_parse_ulong("rs_idle", "--connect-for",
-					     optarg, 1, 3600, &secs))
+			if (tool_parse_ulong("rs_idle", "--connect-for", optarg,
+					     1, 3600, &secs))
 				return 2;
 			break;
 		default:
