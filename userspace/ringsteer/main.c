@@ -109,6 +109,12 @@ static json_t *call(json_t *req)
 		n = read(fd, buf + len, cap - len - 1);
 		if (n < 0 && errno == EINTR)
 			continue;
+		/*
+		 * A refusal is sent before our request is read; closing with
+		 * it unread resets the connection after the reply.
+		 */
+		if (n < 0 && errno == ECONNRESET && len)
+			break;
 		if (n < 0) {
 			fail("reading the reply: %s", strerror(errno));
 			close(fd);

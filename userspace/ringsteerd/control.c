@@ -88,6 +88,7 @@ static void lru_append(struct control_client *c)
 	srv->lru_tail = c;
 }
 
+/* @c is in the list: it is appended once accepted, unlinked when closed. */
 static void client_touch(struct control_client *c)
 {
 	struct daemon *d = c->srv->d;
@@ -345,6 +346,7 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents)
 	ev_io_start(loop, &c->io);
 	ev_init(&c->idle, on_client_idle);
 	c->idle.data = c;
+	lru_append(c);
 	client_touch(c);
 }
 
