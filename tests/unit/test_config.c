@@ -404,6 +404,12 @@ static void test_sample_keys(void)
 		"fall",		"slow_start",
 		"server_id",	"check_port",
 	};
+	/* Apart from the table above, which keeps its layout this way. */
+	static const char *const client_keys[] = {
+		"control_clients_max",
+		"metrics_clients_max",
+		"client_idle_timeout",
+	};
 	char *text = NULL, pattern[64];
 	size_t len = 0, i;
 	FILE *f = fopen(SAMPLE, "r");
@@ -414,6 +420,10 @@ static void test_sample_keys(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		snprintf(pattern, sizeof(pattern), "\n%s = ", keys[i]);
+		CU_ASSERT_PTR_NOT_NULL(strstr(text, pattern));
+	}
+	for (i = 0; i < sizeof(client_keys) / sizeof(client_keys[0]); i++) {
+		snprintf(pattern, sizeof(pattern), "\n%s = ", client_keys[i]);
 		CU_ASSERT_PTR_NOT_NULL(strstr(text, pattern));
 	}
 	free(text);
@@ -546,6 +556,9 @@ static void test_defaults(void)
 	CU_ASSERT_FALSE(cfg.has_metrics);
 	CU_ASSERT_EQUAL(cfg.metrics_family, 0);
 	CU_ASSERT_EQUAL(cfg.metrics_port, 0);
+	CU_ASSERT_EQUAL(cfg.control_clients_max, RS_DEFAULT_CONTROL_CLIENTS);
+	CU_ASSERT_EQUAL(cfg.metrics_clients_max, RS_DEFAULT_METRICS_CLIENTS);
+	CU_ASSERT_EQUAL(cfg.client_idle_ms, RS_DEFAULT_CLIENT_IDLE_MS);
 	CU_ASSERT_EQUAL_FATAL(cfg.n_services, 1);
 	CU_ASSERT_EQUAL_FATAL(cfg.n_backends, 1);
 
@@ -1380,6 +1393,42 @@ static void test_server_ids(void)
 	CU_ASSERT_FALSE(cfg.backends[2].has_server_id);
 }
 
+/* The client caps and the idle timeout: values, bounds, file:line. */
+static void test_client_keys(void)
+{
+	EXPECT_LOADED("[global]\ncontrol_clients_max = 1\n"
+		      "metrics_clients_max = 4096\n"
+		      "client_idle_timeout = 100ms\n");
+	CU_ASSERT_EQUAL(cfg.control_clients_max, 1);
+	CU_ASSERT_EQUAL(cfg.metrics_clients_max, 4096);
+	CU_ASSERT_EQUAL(cfg.client_idle_ms, 100);
+	EXPECT_LOADED("[global]\nclient_idle_timeout = 2\n");
+	CU_ASSERT_EQUAL(cfg.client_idle_ms, 2000);
+
+	EXPECT_ERROR("[global]\ncontrol_clients_max = 0\n",
+		     "t.conf:2: [global] control_clients_max: ",
+		     "bad client count '0': out of range 1..4096");
+	EXPECT_ERROR("[global]\n\nmetrics_clients_max = 4097\n",
+		     "t.conf:3: [global] metrics_clients_max: ",
+		     "bad client count '4097': out of range 1..4096");
+	EXPECT_ERROR("[global]\nmetrics_clients_max = many\n",
+		     "t.conf:2: [global] metrics_clients_max: ",
+		     "bad client count 'many': not a decimal number");
+	EXPECT_ERROR("[global]\nclient_idle_timeout = 99ms\n",
+		     "t.conf:2: [global] client_idle_timeout: ",
+		     "bad duration '99ms': out of range 100ms..60m");
+	EXPECT_ERROR("[global]\nclient_idle_timeout = 61m\n",
+		     "t.conf:2: [global] client_idle_timeout: ",
+		     "out of range 100ms..60m");
+	EXPECT_ERROR("[global]\nclient_idle_timeout = soon\n",
+		     "t.conf:2: [global] client_idle_timeout: ",
+		     "expected a number with ms, s or m");
+	EXPECT_ERROR("[global]\ncontrol_clients_max = 8\n"
+		     "control_clients_max = 9\n",
+		     "t.conf:3: [global] control_clients_max: ",
+		     "duplicate key (first set at t.conf:2)");
+}
+
 static void test_bad_global(void)
 {
 	char text[512];
@@ -1829,6 +1878,7 @@ static const struct test config_tests[] = {
 	{"bad numbers", test_bad_numbers},
 	{"bad references", test_bad_references},
 	{"global keys", test_global_keys},
+	{"client caps and idle timeout", test_client_keys},
 	{"service keys", test_service_keys},
 	{"health check keys", test_health_keys},
 	{"server IDs", test_server_ids},

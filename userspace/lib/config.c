@@ -45,6 +45,9 @@ static int export_config(struct parser *p, struct rs_config *cfg)
 		       sizeof(cfg->metrics_addr));
 		cfg->metrics_port = p->global.metrics.port;
 	}
+	cfg->control_clients_max = p->global.control_clients_max;
+	cfg->metrics_clients_max = p->global.metrics_clients_max;
+	cfg->client_idle_ms = p->global.client_idle_ms;
 	for (i = 0; i < p->n_svcs; i++)
 		cfg->services[i] = p->svcs[i].conf;
 	for (i = 0; i < p->n_bes; i++)
@@ -73,6 +76,9 @@ static int parse(struct parser *p, struct rs_config *cfg, char *err,
 
 	strcpy(p->global.bpffs, RS_DEFAULT_BPFFS);
 	strcpy(p->global.control_socket, RS_DEFAULT_CONTROL_SOCKET);
+	p->global.control_clients_max = RS_DEFAULT_CONTROL_CLIENTS;
+	p->global.metrics_clients_max = RS_DEFAULT_METRICS_CLIENTS;
+	p->global.client_idle_ms = RS_DEFAULT_CLIENT_IDLE_MS;
 	/*
 	 * inih only gets lines that it can parse, so a line number returned
 	 * here means a handler failure, and ours never fail.

@@ -16,6 +16,12 @@
 
 #define RS_DEFAULT_BPFFS	  "/sys/fs/bpf/ringsteer"
 #define RS_DEFAULT_CONTROL_SOCKET "/run/ringsteer/ringsteerd.sock"
+/* Concurrent clients of the control socket and of the metrics endpoint. */
+#define RS_DEFAULT_CONTROL_CLIENTS 32
+#define RS_DEFAULT_METRICS_CLIENTS 32
+#define RS_MAX_CLIENTS		   4096
+/* A client that neither sends nor reads for this long is dropped. */
+#define RS_DEFAULT_CLIENT_IDLE_MS 10000
 #define RS_DEFAULT_VNODES	  160
 #define RS_MAX_WEIGHT		  256
 #define RS_MAX_LISTENS		  64 /* per service */
@@ -121,6 +127,9 @@ struct rs_config {
 	uint8_t metrics_family;
 	uint8_t metrics_addr[16];
 	uint16_t metrics_port;
+	uint32_t control_clients_max; /* 1..RS_MAX_CLIENTS */
+	uint32_t metrics_clients_max; /* 1..RS_MAX_CLIENTS */
+	uint32_t client_idle_ms;
 	struct rs_service_conf *services;
 	size_t n_services;
 	struct rs_backend_conf *backends;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The [global] keys: where the pins and the control socket live, which
- * interfaces get the TC program, where metrics are served. A path or name
- * the kernel would refuse is refused here, before anything is pinned.
+ * interfaces get the TC program, where metrics are served, how many
+ * clients the control socket and the metrics endpoint take at once. A path or
+ * name the kernel would refuse is refused here, before anything is pinned.
  */
 #include <string.h>
 #include <sys/un.h>
@@ -114,11 +115,40 @@ static void set_metrics(struct parser *p, void *obj, const char *v)
 	g->has_metrics = true;
 }
 
+static void set_control_clients_max(struct parser *p, void *obj, const char *v)
+{
+	struct global_entry *g = obj;
+	uint64_t n;
+
+	if (cfg_parse_ranged(p, v, 1, RS_MAX_CLIENTS, &n))
+		g->control_clients_max = (uint32_t)n;
+}
+
+static void set_metrics_clients_max(struct parser *p, void *obj, const char *v)
+{
+	struct global_entry *g = obj;
+	uint64_t n;
+
+	if (cfg_parse_ranged(p, v, 1, RS_MAX_CLIENTS, &n))
+		g->metrics_clients_max = (uint32_t)n;
+}
+
+/* Under 100 ms a CLI on a busy host could be dropped mid-request. */
+static void set_client_idle_timeout(struct parser *p, void *obj, const char *v)
+{
+	struct global_entry *g = obj;
+
+	cfg_parse_ranged_duration(p, v, 100, &g->client_idle_ms);
+}
+
 const struct key_def cfg_global_keys[] = {
 	{"bpffs", "path", set_bpffs, false},
 	{"control_socket", "path", set_control_socket, false},
 	{"interfaces", "interface name", set_interfaces, false},
 	{"metrics", "metrics address", set_metrics, false},
+	{"control_clients_max", "client count", set_control_clients_max, false},
+	{"metrics_clients_max", "client count", set_metrics_clients_max, false},
+	{"client_idle_timeout", "duration", set_client_idle_timeout, false},
 	{NULL, NULL, NULL, false},
 };
 

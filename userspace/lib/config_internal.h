@@ -48,6 +48,9 @@ struct global_entry {
 	size_t n_interfaces;
 	bool has_metrics;
 	struct rs_addr metrics;
+	uint32_t control_clients_max;
+	uint32_t metrics_clients_max;
+	uint32_t client_idle_ms;
 	int line;
 	int key_line[MAX_KEYS];
 	bool key_bad[MAX_KEYS];

@@ -86,19 +86,41 @@ static json_t *call(json_t *req)
 		}
 	}
 	shutdown(fd, SHUT_WR);
+	/*
+	 * The daemon writes a reply of any size as the socket takes it and
+	 * then closes: read to the end, however long it is.
+	 */
 	for (;;) {
 		ssize_t n;
 
 		if (len + 1 >= cap) {
 			char *q = realloc(buf, cap * 2);
 
-			if (!q)
-				break;
+			if (!q) {
+				fail("out of memory for a reply of over %zu "
+				     "bytes",
+				     len);
+				close(fd);
+				goto out;
+			}
 			buf = q;
 			cap *= 2;
 		}
 		n = read(fd, buf + len, cap - len - 1);
-		if (n <= 0)
+		if (n < 0 && errno == EINTR)
+			continue;
+		/*
+		 * A refusal is sent before our request is read; closing with
+		 * it unread resets the connection after the reply.
+		 */
+		if (n < 0 && errno == ECONNRESET && len)
+			break;
+		if (n < 0) {
+			fail("reading the reply: %s", strerror(errno));
+			close(fd);
+			goto out;
+		}
+		if (n == 0)
 			break;
 		len += (size_t)n;
 	}

@@ -2,7 +2,10 @@
 /*
  * Control socket server, in the daemon's event loop. Each connection sends
  * one JSON object (terminated by a newline or by closing its write side),
- * gets one JSON object back and is closed.
+ * gets one JSON object back and is closed. At most control_clients_max
+ * clients at once (the longest idle makes room for a new one), each
+ * dropped after client_idle_timeout without progress: idle clients cannot
+ * take the descriptors the health checks need.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,55 +21,163 @@
 #include "control_cmds.h"
 #include "log.h"
 
-#define CLIENT_TIMEOUT 5.0
+/* After EMFILE/ENFILE on accept: the listener rests this long. */
+#define ACCEPT_BACKOFF 0.1
+/* At most one "clients dropped at the cap" warning per this many seconds. */
+#define DROP_WARN_INTERVAL 60.0
+
+struct control_client;
 
 struct control_server {
 	struct daemon *d;
 	int fd;
 	ev_io accept_io;
+	ev_timer backoff;
+	bool accept_failing; /* logged; cleared by the next accept */
+	/* Least recently active first: the first to go at the cap. */
+	struct control_client *lru_head, *lru_tail;
+	unsigned int n;
+	uint64_t dropped; /* at the cap, since the last warning */
+	ev_tstamp drop_warned;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 
+/*
+ * A client reads one request into buf, then gets its reply from out,
+ * written as the socket takes it: a reply of any size arrives whole
+ * without blocking the loop.
+ */
 struct control_client {
 	struct control_server *srv;
+	struct control_client *prev, *next;
 	int fd;
 	ev_io io;
-	ev_timer timeout;
+	ev_timer idle; /* restarted by every byte read or written */
+	char *out;     /* the reply, NULL while reading */
+	size_t out_len, out_off;
 	size_t len;
 	bool oversized;
 	char buf[RS_CONTROL_MAX_REQUEST + 1];
 };
 
-static void client_close(struct control_client *c)
+static void lru_unlink(struct control_client *c)
 {
-	struct ev_loop *loop = c->srv->d->loop;
+	struct control_server *srv = c->srv;
 
-	ev_io_stop(loop, &c->io);
-	ev_timer_stop(loop, &c->timeout);
-	close(c->fd);
-	free(c);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		srv->lru_head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		srv->lru_tail = c->prev;
+	c->prev = c->next = NULL;
 }
 
-/* Replies are small; a blocking write with a send timeout is enough. */
-static void client_reply(struct control_client *c, json_t *reply)
+static void lru_append(struct control_client *c)
+{
+	struct control_server *srv = c->srv;
+
+	c->prev = srv->lru_tail;
+	c->next = NULL;
+	if (srv->lru_tail)
+		srv->lru_tail->next = c;
+	else
+		srv->lru_head = c;
+	srv->lru_tail = c;
+}
+
+/* @c is in the list: it is appended once accepted, unlinked when closed. */
+static void client_touch(struct control_client *c)
+{
+	struct daemon *d = c->srv->d;
+
+	c->idle.repeat = d->cfg.client_idle_ms / 1000.0;
+	ev_timer_again(d->loop, &c->idle);
+	lru_unlink(c);
+	lru_append(c);
+}
+
+static void client_close(struct control_client *c)
+{
+	struct control_server *srv = c->srv;
+	struct daemon *d = srv->d;
+
+	ev_io_stop(d->loop, &c->io);
+	ev_timer_stop(d->loop, &c->idle);
+	lru_unlink(c);
+	srv->n--;
+	close(c->fd);
+	free(c->out);
+	free(c);
+	/* The reply to "detach" is out (or its reader gone): now stop. */
+	if (d->detach_requested)
+		ev_break(d->loop, EVBREAK_ALL);
+}
+
+/* One try, for short error replies to clients that are let go at once. */
+static void send_once(int fd, json_t *reply)
 {
 	char *text = json_dumps(reply, JSON_COMPACT);
-	size_t off = 0, len;
 
 	json_decref(reply);
 	if (!text)
 		return;
-	len = strlen(text);
-	text[len] = '\0';
-	while (off < len) {
-		ssize_t n = send(c->fd, text + off, len - off, MSG_NOSIGNAL);
+	if (send(fd, text, strlen(text), MSG_NOSIGNAL | MSG_DONTWAIT) > 0)
+		send(fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	free(text);
+}
 
+/* Write what the socket takes; close when all is out or the peer is gone. */
+static void client_flush(struct control_client *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + c->out_off,
+				 c->out_len - c->out_off, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
 		if (n <= 0)
 			break;
-		off += (size_t)n;
+		c->out_off += (size_t)n;
+		client_touch(c);
 	}
-	send(c->fd, "\n", 1, MSG_NOSIGNAL);
-	free(text);
+	client_close(c);
+}
+
+static void on_client_write(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	client_flush(w->data);
+}
+
+static void client_queue_reply(struct control_client *c, json_t *reply)
+{
+	struct ev_loop *loop = c->srv->d->loop;
+	char *text = json_dumps(reply, JSON_COMPACT);
+	size_t len = text ? strlen(text) : 0;
+	char *out = text ? realloc(text, len + 2) : NULL;
+
+	json_decref(reply);
+	if (!out) {
+		rs_err("control: out of memory for a reply of %zu bytes", len);
+		free(text);
+		client_close(c);
+		return;
+	}
+	out[len] = '\n';
+	out[len + 1] = '\0';
+	c->out = out;
+	c->out_len = len + 1;
+	ev_io_stop(loop, &c->io);
+	ev_io_set(&c->io, c->fd, EV_WRITE);
+	c->io.cb = on_client_write;
+	ev_io_start(loop, &c->io);
+	client_flush(c);
 }
 
 static void client_finish(struct control_client *c)
@@ -89,10 +200,7 @@ static void client_finish(struct control_client *c)
 			json_decref(req);
 		}
 	}
-	client_reply(c, reply);
-	client_close(c);
-	if (d->detach_requested)
-		ev_break(d->loop, EVBREAK_ALL);
+	client_queue_reply(c, reply);
 }
 
 static void on_client_read(struct ev_loop *loop, ev_io *w, int revents)
@@ -109,6 +217,10 @@ static void on_client_read(struct ev_loop *loop, ev_io *w, int revents)
 		/* Keep reading to the end so the reply is not a reset. */
 		c->oversized = true;
 		n = recv(c->fd, sink, sizeof(sink), 0);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n > 0)
+			client_touch(c);
 		if (n > 0 && !memchr(sink, '\n', (size_t)n))
 			return;
 		client_finish(c);
@@ -125,20 +237,25 @@ static void on_client_read(struct ev_loop *loop, ev_io *w, int revents)
 		client_finish(c);
 		return;
 	}
+	client_touch(c);
 	nl = memchr(c->buf + c->len, '\n', (size_t)n);
 	c->len += (size_t)n;
 	if (nl)
 		client_finish(c);
 }
 
-static void on_client_timeout(struct ev_loop *loop, ev_timer *w, int revents)
+static void on_client_idle(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct control_client *c = w->data;
 
 	(void)loop;
 	(void)revents;
-	client_reply(c, err_reply("request not complete within %.0fs",
-				  CLIENT_TIMEOUT));
+	if (!c->out && c->len)
+		send_once(c->fd,
+			  err_reply("request not complete within %.1fs",
+				    c->srv->d->cfg.client_idle_ms / 1000.0));
+	rs_debug("control: dropped a client idle for %.1fs",
+		 c->srv->d->cfg.client_idle_ms / 1000.0);
 	client_close(c);
 }
 
@@ -152,6 +269,49 @@ static bool peer_is_root(int fd)
 	return cred.uid == 0;
 }
 
+/* The cap is reached: the client that did nothing for longest goes. */
+static void drop_oldest(struct control_server *srv)
+{
+	ev_tstamp now = ev_now(srv->d->loop);
+
+	client_close(srv->lru_head);
+	srv->dropped++;
+	if (srv->drop_warned && now - srv->drop_warned < DROP_WARN_INTERVAL)
+		return;
+	rs_warn("control: %u clients at once (control_clients_max); dropped "
+		"the longest idle (%llu so far)",
+		srv->d->control_clients_max, (unsigned long long)srv->dropped);
+	srv->drop_warned = now;
+	srv->dropped = 0;
+}
+
+static void on_backoff(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct control_server *srv = w->data;
+
+	(void)revents;
+	ev_io_start(loop, &srv->accept_io);
+}
+
+/*
+ * Out of descriptors, the listener stays readable: polling it again at
+ * once would spin. It rests briefly; the clients already in keep running.
+ */
+static void accept_failed(struct control_server *srv, int err)
+{
+	struct ev_loop *loop = srv->d->loop;
+
+	if (err != EMFILE && err != ENFILE && err != ENOBUFS && err != ENOMEM)
+		return;
+	if (!srv->accept_failing)
+		rs_warn("control: accept: %s; pausing new clients for %.1fs",
+			strerror(err), ACCEPT_BACKOFF);
+	srv->accept_failing = true;
+	ev_io_stop(loop, &srv->accept_io);
+	ev_timer_set(&srv->backoff, ACCEPT_BACKOFF, 0.);
+	ev_timer_start(loop, &srv->backoff);
+}
+
 static void on_accept(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct control_server *srv = w->data;
@@ -160,28 +320,41 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents)
 
 	(void)revents;
 	fd = accept4(srv->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		accept_failed(srv, errno);
 		return;
+	}
+	srv->accept_failing = false;
+	if (!peer_is_root(fd)) {
+		rs_warn("control: refused a request from a non-root peer");
+		send_once(fd, err_reply("permission denied: root only"));
+		close(fd);
+		return;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
 		return;
 	}
+	if (srv->n >= srv->d->control_clients_max && srv->lru_head)
+		drop_oldest(srv);
 	c->srv = srv;
 	c->fd = fd;
-	if (!peer_is_root(fd)) {
-		rs_warn("control: refused a request from a non-root peer");
-		client_reply(c, err_reply("permission denied: root only"));
-		close(fd);
-		free(c);
-		return;
-	}
+	srv->n++;
 	ev_io_init(&c->io, on_client_read, fd, EV_READ);
 	c->io.data = c;
 	ev_io_start(loop, &c->io);
-	ev_timer_init(&c->timeout, on_client_timeout, CLIENT_TIMEOUT, 0.);
-	c->timeout.data = c;
-	ev_timer_start(loop, &c->timeout);
+	ev_init(&c->idle, on_client_idle);
+	c->idle.data = c;
+	lru_append(c);
+	client_touch(c);
+}
+
+unsigned int control_clients(const struct daemon *d)
+{
+	const struct control_server *srv = d->control;
+
+	return srv ? srv->n : 0;
 }
 
 static int mkdir_parent(const char *path)
@@ -235,6 +408,8 @@ int control_start(struct daemon *d)
 	}
 	ev_io_init(&srv->accept_io, on_accept, srv->fd, EV_READ);
 	srv->accept_io.data = srv;
+	ev_timer_init(&srv->backoff, on_backoff, ACCEPT_BACKOFF, 0.);
+	srv->backoff.data = srv;
 	ev_io_start(d->loop, &srv->accept_io);
 	d->control = srv;
 	rs_info("control socket %s", srv->path);
@@ -254,6 +429,10 @@ void control_stop(struct daemon *d)
 	if (!srv)
 		return;
 	ev_io_stop(d->loop, &srv->accept_io);
+	ev_timer_stop(d->loop, &srv->backoff);
+	/* Not a detach: the loop has already left. */
+	while (srv->lru_head)
+		client_close(srv->lru_head);
 	close(srv->fd);
 	unlink(srv->path);
 	free(srv);

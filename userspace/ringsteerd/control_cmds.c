@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "control_cmds_internal.h"
+#include "fd_budget.h"
 #include "log.h"
 
 json_t *err_reply(const char *fmt, ...)
@@ -62,6 +63,7 @@ static json_t *cmd_reload(struct daemon *d, json_t *req)
 		rs_err("reload refused: nothing changed");
 		return err_reply("%s", errs);
 	}
+	daemon_fd_budget(d); /* more backends, other caps */
 	return ok_reply();
 }
 

@@ -81,6 +81,8 @@ struct daemon {
 	bool detach_requested;
 	void *control; /* struct control_server */
 	void *metrics; /* struct MHD_Daemon */
+	/* Client caps in force, from fd_budget.c (0: not computed yet). */
+	uint32_t control_clients_max, metrics_clients_max;
 	struct tc_state tc;
 };
 

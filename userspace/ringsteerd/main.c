@@ -16,6 +16,7 @@
 
 #include "control.h"
 #include "daemon.h"
+#include "fd_budget.h"
 #include "log.h"
 #include "metrics.h"
 #include "version.h"
@@ -79,6 +80,7 @@ static void on_reload(struct ev_loop *loop, ev_signal *w, int revents)
 		return;
 	}
 	rs_info("reload: done");
+	daemon_fd_budget(d); /* more backends, other caps */
 }
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt,
@@ -116,7 +118,9 @@ static int run(struct daemon *d)
 			"interfaces",
 			dp_tc_program_id(&d->dp), on, d->tc.n);
 	}
-	err = control_start(d);
+	err = daemon_fd_budget(d);
+	if (!err)
+		err = control_start(d);
 	if (!err)
 		err = metrics_start(d);
 	if (err) {

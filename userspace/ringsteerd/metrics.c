@@ -23,6 +23,7 @@ struct metrics_server {
 	struct MHD_Daemon *mhd;
 	ev_io io;
 	ev_timer timer;
+	uint32_t clients_max; /* fixed at start: the library cannot change it */
 };
 
 struct buf {
@@ -349,7 +350,7 @@ int metrics_start(struct daemon *d)
 	const union MHD_DaemonInfo *info;
 	struct metrics_server *ms;
 	char where[RS_ADDR_STRLEN];
-	unsigned int flags = MHD_USE_EPOLL;
+	unsigned int flags = MHD_USE_EPOLL, per_ip, idle_s;
 
 	if (!d->cfg.has_metrics)
 		return 0;
@@ -373,10 +374,21 @@ int metrics_start(struct daemon *d)
 	}
 	rs_addr_format(d->cfg.metrics_family, d->cfg.metrics_addr,
 		       d->cfg.metrics_port, where, sizeof(where));
-	ms->mhd = MHD_start_daemon(flags, d->cfg.metrics_port, NULL, NULL,
-				   on_request, ms, MHD_OPTION_SOCK_ADDR, &ss,
-				   MHD_OPTION_CONNECTION_TIMEOUT, 10u,
-				   MHD_OPTION_END);
+	/*
+	 * The library's own limits bound the descriptors clients hold: at
+	 * the cap it stops accepting (new clients wait in the listen queue),
+	 * one address gets a quarter of the cap and anything over it is
+	 * closed at once, and a connection idle for the timeout (whole
+	 * seconds only, rounded up) is closed.
+	 */
+	per_ip = d->metrics_clients_max / 4 ? d->metrics_clients_max / 4 : 1;
+	idle_s = (d->cfg.client_idle_ms + 999) / 1000;
+	ms->mhd = MHD_start_daemon(
+		flags, d->cfg.metrics_port, NULL, NULL, on_request, ms,
+		MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned int)d->metrics_clients_max,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
+		MHD_OPTION_CONNECTION_TIMEOUT, idle_s, MHD_OPTION_END);
 	if (!ms->mhd) {
 		rs_err("metrics: cannot listen on %s", where);
 		free(ms);
@@ -389,7 +401,10 @@ int metrics_start(struct daemon *d)
 	ev_timer_init(&ms->timer, on_mhd_timer, 0., 0.);
 	ms->timer.data = ms;
 	d->metrics = ms;
-	rs_info("metrics on http://%s/metrics", where);
+	ms->clients_max = d->metrics_clients_max;
+	rs_info("metrics on http://%s/metrics (up to %u clients, %u per "
+		"address)",
+		where, ms->clients_max, per_ip);
 	return 0;
 }
 
@@ -404,4 +419,23 @@ void metrics_stop(struct daemon *d)
 	MHD_stop_daemon(ms->mhd);
 	free(ms);
 	d->metrics = NULL;
+}
+
+unsigned int metrics_clients(const struct daemon *d)
+{
+	const struct metrics_server *ms = d->metrics;
+	const union MHD_DaemonInfo *info;
+
+	if (!ms)
+		return 0;
+	info = MHD_get_daemon_info(ms->mhd,
+				   MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	return info ? info->num_connections : 0;
+}
+
+uint32_t metrics_clients_max(const struct daemon *d)
+{
+	const struct metrics_server *ms = d->metrics;
+
+	return ms ? ms->clients_max : 0;
 }

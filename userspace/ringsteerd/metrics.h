@@ -10,6 +10,9 @@
 
 int metrics_start(struct daemon *d);
 void metrics_stop(struct daemon *d);
+/* Clients connected now, and the cap the server runs with (0: off). */
+unsigned int metrics_clients(const struct daemon *d);
+uint32_t metrics_clients_max(const struct daemon *d);
 
 /* The exposition text (caller frees). */
 char *metrics_render(struct daemon *d);

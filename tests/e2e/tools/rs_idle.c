@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rs_idle: a hostile client that opens many connections and sends nothing.
+ *
+ *   rs_idle (--tcp ADDR:PORT | --unix PATH) --count N [--connect-for S]
+ *
+ * Connects N sockets without blocking; a connect refused for a full unix
+ * listen queue (EAGAIN) is retried until all N are in or --connect-for
+ * seconds (default 10) have passed. Then prints "connected K" and "ready",
+ * and every 200 ms "open M": how many of them the server has not closed
+ * (EOF, reset or error counts as closed). Runs until SIGTERM.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tool_net.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: rs_idle (--tcp ADDR:PORT | --unix PATH) --count N "
+	      "[--connect-for S]\n",
+	      f);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* One connection: the fd, or -1 when it could not be made. */
+static int connect_one(const struct sockaddr_storage *ss, socklen_t len,
+		       double deadline)
+{
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		if (!connect(fd, (const struct sockaddr *)ss, len) ||
+		    errno == EINPROGRESS)
+			return fd;
+		if (errno != EAGAIN || now() > deadline || stop)
+			break;
+		usleep(1000);
+	}
+	close(fd);
+	return -1;
+}
+
+/* Close and forget every connection the server has closed. */
+static unsigned long reap(struct pollfd *pfd, unsigned long n)
+{
+	unsigned long open = 0, i;
+	char c;
+
+	if (poll(pfd, n, 0) < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		if (pfd[i].fd < 0)
+			continue;
+		if (pfd[i].revents &&
+		    (pfd[i].revents & (POLLHUP | POLLERR | POLLRDHUP) ||
+		     recv(pfd[i].fd, &c, 1, MSG_DONTWAIT) <= 0)) {
+			close(pfd[i].fd);
+			pfd[i].fd = -1;
+			continue;
+		}
+		open++;
+	}
+	return open;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"tcp", required_argument, NULL, 't'},
+		{"unix", required_argument, NULL, 'u'},
+		{"count", required_argument, NULL, 'n'},
+		{"connect-for", required_argument, NULL, 'f'},
+		TOOL_OPTS_END,
+	};
+	struct sockaddr_storage ss = {0};
+	socklen_t len = 0;
+	unsigned long count = 0, secs = 10, i, made = 0;
+	struct pollfd *pfd;
+	double deadline;
+	int c;
+
+	while ((c = tool_getopt(argc, argv, opts, usage)) != -1) {
+		switch (c) {
+		case 't':
+			if (tool_parse_hostport(optarg, &ss, &len)) {
+				fprintf(stderr, "rs_idle: bad --tcp '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'u': {
+			struct sockaddr_un *un = (struct sockaddr_un *)&ss;
+
+			if (strlen(optarg) >= sizeof(un->sun_path)) {
+				fprintf(stderr, "rs_idle: --unix too long\n");
+				return 2;
+			}
+			un->sun_family = AF_UNIX;
+			strcpy(un->sun_path, optarg);
+			len = sizeof(*un);
+			break;
+		}
+		case 'n':
+			if (tool_parse_ulong("rs_idle", "--count", optarg, 1,
+					     1000000, &count))
+				return 2;
+			break;
+		case 'f':
+			if (tool_parse_ulong("rs_idle", "--connect-for", optarg,
+					     1, 3600, &secs))
+				return 2;
+			break;
+		default:
+			return 2;
+		}
+	}
+	if (optind != argc || !len || !count) {
+		usage(stderr);
+		return 2;
+	}
+	tool_raise_nofile();
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	signal(SIGPIPE, SIG_IGN);
+	pfd = calloc(count, sizeof(*pfd));
+	if (!pfd)
+		return 1;
+	deadline = now() + (double)secs;
+	for (i = 0; i < count && !stop; i++) {
+		pfd[i].fd = connect_one(&ss, len, deadline);
+		pfd[i].events = POLLIN | POLLRDHUP;
+		made += pfd[i].fd >= 0;
+	}
+	for (; i < count; i++)
+		pfd[i].fd = -1;
+	printf("connected %lu\nready\n", made);
+	fflush(stdout);
+	while (!stop) {
+		printf("open %lu\n", reap(pfd, count));
+		fflush(stdout);
+		usleep(200000);
+	}
+	for (i = 0; i < count; i++)
+		if (pfd[i].fd >= 0)
+			close(pfd[i].fd);
+	free(pfd);
+	return 0;
+}
