@@ -16,6 +16,7 @@
 
 #include "control.h"
 #include "control_cmds.h"
+#include "guard.h"
 #include "log.h"
 
 #define CLIENT_TIMEOUT 5.0
@@ -24,6 +25,7 @@ struct control_server {
 	struct daemon *d;
 	int fd;
 	ev_io accept_io;
+	ino_t ino; /* of the socket file we bound: only that one is removed */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 
@@ -227,9 +229,15 @@ int control_start(struct daemon *d)
 		goto fail;
 	}
 	/* A stale socket from a previous run would make bind() fail. */
-	unlink(srv->path);
-	if (bind(srv->fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    chmod(srv->path, 0600) || listen(srv->fd, 64)) {
+	err = control_path_claim(srv->path);
+	if (err)
+		goto fail;
+	if (bind(srv->fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err = -errno;
+		goto fail;
+	}
+	srv->ino = control_path_ino(srv->path);
+	if (chmod(srv->path, 0600) || listen(srv->fd, 64)) {
 		err = -errno;
 		goto fail;
 	}
@@ -243,6 +251,7 @@ fail:
 	rs_err("control: cannot listen on %s: %s", srv->path, strerror(-err));
 	if (srv->fd >= 0)
 		close(srv->fd);
+	control_path_release(srv->path, srv->ino);
 	free(srv);
 	return err;
 }
@@ -255,7 +264,7 @@ void control_stop(struct daemon *d)
 		return;
 	ev_io_stop(d->loop, &srv->accept_io);
 	close(srv->fd);
-	unlink(srv->path);
+	control_path_release(srv->path, srv->ino);
 	free(srv);
 	d->control = NULL;
 }

@@ -82,6 +82,7 @@ struct daemon {
 	void *control; /* struct control_server */
 	void *metrics; /* struct MHD_Daemon */
 	struct tc_state tc;
+	struct rs_pins_lock pins_lock; /* guard.c: one daemon per bpffs */
 };
 
 /* state.c */
@@ -89,6 +90,8 @@ int daemon_start(struct daemon *d);
 int daemon_reload(struct daemon *d, char *err, size_t errlen);
 void daemon_stop(struct daemon *d);
 void daemon_reconcile_sockets(struct daemon *d);
+/* guard.c, once a second: pin again what was unpinned under us. */
+void daemon_check_pins(struct daemon *d);
 
 /*
  * Operator actions. Return 0, -ENOENT (no such backend) or -EINVAL (bad
