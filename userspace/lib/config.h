@@ -16,6 +16,7 @@
 
 #define RS_DEFAULT_BPFFS	  "/sys/fs/bpf/ringsteer"
 #define RS_DEFAULT_CONTROL_SOCKET "/run/ringsteer/ringsteerd.sock"
+#define RS_DEFAULT_CONFIG	  "/etc/ringsteer/ringsteer.conf"
 #define RS_DEFAULT_VNODES	  160
 #define RS_MAX_WEIGHT		  256
 #define RS_MAX_LISTENS		  64 /* per service */

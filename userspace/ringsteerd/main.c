@@ -21,7 +21,7 @@
 #include "metrics.h"
 #include "version.h"
 
-#define DEFAULT_CONFIG "/etc/ringsteer/ringsteer.conf"
+#define DEFAULT_CONFIG RS_DEFAULT_CONFIG
 
 static void usage(FILE *f)
 {
