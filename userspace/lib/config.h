@@ -22,6 +22,7 @@
 #define RS_MAX_CLIENTS		   4096
 /* A client that neither sends nor reads for this long is dropped. */
 #define RS_DEFAULT_CLIENT_IDLE_MS 10000
+#define RS_DEFAULT_CONFIG	  "/etc/ringsteer/ringsteer.conf"
 #define RS_DEFAULT_VNODES	  160
 #define RS_MAX_WEIGHT		  256
 #define RS_MAX_LISTENS		  64 /* per service */

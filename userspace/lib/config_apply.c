@@ -149,6 +149,34 @@ static int install_socket(struct rs_dataplane *dp,
 	return err;
 }
 
+/*
+ * The usual reason nothing listens on a specific backend address: the
+ * backend listens on the wildcard of its port. That socket is not taken (it
+ * may belong to another program than the one configured), but the operator
+ * is told: true with the wildcard's "addr:port" in @buf.
+ */
+static bool wildcard_listener(const struct rs_sock_addr *sa, char *buf,
+			      size_t len)
+{
+	static const uint8_t zero[16];
+	struct rs_sock_found found;
+	struct rs_sock_addr w = *sa;
+
+	if (!memcmp(sa->addr, zero, sizeof(zero)))
+		return false;
+	memset(w.addr, 0, sizeof(w.addr));
+	if (sock_diag_find(&w, &found)) {
+		/* A dual-stack [::] socket takes IPv4 clients too. */
+		if (sa->family != AF_INET)
+			return false;
+		w.family = AF_INET6;
+		if (sock_diag_find(&w, &found) || found.v6only)
+			return false;
+	}
+	rs_addr_format(w.family, w.addr, w.port, buf, len);
+	return true;
+}
+
 static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 			   size_t idx, uint32_t id, size_t a,
 			   struct rs_addr_rt *rt)
@@ -202,9 +230,21 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 		rt->nslots = target_slots(bc, id, ba, &found, rt->slots);
 		return;
 	}
-	if (rt->has_socket || !rt->reported_missing)
-		rs_warn("backend %s: no usable socket on %s (%s); retrying",
-			bc->name, where, strerror(-err));
+	if (rt->has_socket || !rt->reported_missing) {
+		char wild[80];
+
+		if (err == -ENOENT &&
+		    wildcard_listener(&sa, wild, sizeof(wild)))
+			rs_warn("backend %s: nothing listens on %s, but a "
+				"wildcard socket on %s does: not taken, only "
+				"a socket bound to the configured address is "
+				"(configure address = %s to use it); retrying",
+				bc->name, where, wild, wild);
+		else
+			rs_warn("backend %s: no usable socket on %s (%s); "
+				"retrying",
+				bc->name, where, strerror(-err));
+	}
 	rt->has_socket = false;
 	rt->reported_missing = true;
 }

@@ -54,7 +54,7 @@ static int check_bpffs(const char *root)
 	return 0;
 }
 
-static int prepare_root(const char *root)
+int dp_prepare_root(const char *root)
 {
 	int err = mkdir_p(root);
 
@@ -103,7 +103,7 @@ int dp_open(struct rs_dataplane *dp, const char *root)
 	dp->link_fd = -1;
 	if (root) {
 		snprintf(dp->root, sizeof(dp->root), "%s", root);
-		err = prepare_root(root);
+		err = dp_prepare_root(root);
 		if (err)
 			return err;
 	}

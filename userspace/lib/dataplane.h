@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <ringsteer/abi.h>
 
@@ -52,6 +53,40 @@ uint32_t dp_program_id(struct rs_dataplane *dp);
 
 /* Unpin the link and every map under @root and remove the directory. */
 int dp_detach(const char *root);
+
+/* ---- one daemon per pinned state (dataplane_pins.c) ---- */
+
+/*
+ * An exclusive flock() on the pin directory itself (it works on bpffs), so
+ * the lock dies with its holder and cannot go stale. The directory's
+ * identity is kept: one removed and made again is a different lock.
+ */
+struct rs_pins_lock {
+	int fd; /* O_DIRECTORY, holding the lock; -1 when not held */
+	dev_t dev;
+	ino_t ino;
+	bool failing; /* taking a re-made directory failed; logged once */
+};
+
+/*
+ * Lock the pin directory @root, made first when @create. -EBUSY when
+ * another process holds it, *@holder then being its pid (0 when it cannot
+ * be told); -ENOENT when @root is missing and !@create. Only failures other
+ * than these two are logged: refusing is the caller's decision.
+ */
+int dp_pins_lock(struct rs_pins_lock *lk, const char *root, bool create,
+		 pid_t *holder);
+void dp_pins_unlock(struct rs_pins_lock *lk);
+
+/*
+ * The running daemon's periodic repair of what was unpinned under it: the
+ * directory (made again and locked), each map's pin, the link's pin, and a
+ * link detached behind its back (attached again). The daemon still holds
+ * every fd, so nothing is lost but the names that let a restarted daemon,
+ * the CLI and bpftool find them. Each repair is logged. Returns the number
+ * of repairs or a negative errno.
+ */
+int dp_pins_check(struct rs_dataplane *dp, struct rs_pins_lock *lk);
 
 /* ---- steer_tc next to steer_lookup (dataplane_tc.c) ---- */
 

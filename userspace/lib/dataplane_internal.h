@@ -26,4 +26,10 @@ int dp_map_update(struct bpf_map *map, const void *key, const void *val,
 int dp_inner_map_fd(struct rs_dataplane *dp, struct bpf_map *outer,
 		    uint32_t svc_id);
 
+/*
+ * Create the pin directory @root if missing and check it is on a bpffs;
+ * failures are logged here.
+ */
+int dp_prepare_root(const char *root);
+
 #endif /* RS_DATAPLANE_INTERNAL_H */

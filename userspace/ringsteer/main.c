@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <limits.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -21,6 +22,9 @@
 #include "version.h"
 
 static const char *socket_path = RS_DEFAULT_CONTROL_SOCKET;
+static const char *socket_from = "the built-in default";
+static char config_socket[PATH_MAX];
+static char config_from[PATH_MAX + 32];
 static bool json_out;
 
 struct cmd {
@@ -65,9 +69,9 @@ static json_t *call(json_t *req)
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", socket_path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		fail("cannot reach ringsteerd at %s: %s (is it running? -s "
-		     "SOCKET)",
-		     socket_path, strerror(errno));
+		fail("cannot reach ringsteerd at %s (%s): %s (is it running? "
+		     "-s SOCKET)",
+		     socket_path, socket_from, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		goto out;
@@ -337,17 +341,18 @@ static void backends_table(json_t *r)
 	json_array_foreach(json_object_get(r, "backends"), i, v)
 	{
 		json_t *a = json_array_get(json_object_get(v, "addresses"), 0);
+		/* An empty SOCKMAP slot is DOWN to the data plane. */
+		bool sock = json_is_true(json_object_get(v, "has_socket"));
 
 		printf("%-14s %-10s %-22s %-5s %-5s %-6s %6lld %6lld %6.1f%% "
 		       "%10lld  %s%s\n",
 		       jstr(v, "name"), jstr(v, "service"),
-		       a ? json_string_value(a) : "-", jstr(v, "state"),
-		       jstr(v, "op"), jstr(v, "health"), jint(v, "weight"),
+		       a ? json_string_value(a) : "-",
+		       sock ? jstr(v, "state") : "DOWN", jstr(v, "op"),
+		       jstr(v, "health"), jint(v, "weight"),
 		       jint(v, "active_points"), 100 * jnum(v, "share"),
 		       jint(v, "assigned"), jstr(v, "last_check"),
-		       json_is_true(json_object_get(v, "has_socket"))
-			       ? ""
-			       : " (no socket)");
+		       sock ? "" : " (no socket: not serving)");
 	}
 	cookie_backends_table(r);
 }
@@ -700,13 +705,61 @@ static const struct cmd *find_cmd(const char *name)
 	return NULL;
 }
 
+/*
+ * The control socket, first found of: -s, RINGSTEER_SOCKET, control_socket
+ * in the configuration (-c FILE, or the default file when readable), the
+ * built-in default. An explicit -c FILE that cannot be read is an error; a
+ * broken default file is passed over, as if there were none.
+ */
+static int find_socket(const char *opt_socket, const char *opt_config)
+{
+	const char *env = getenv("RINGSTEER_SOCKET");
+	const char *path = opt_config ? opt_config : RS_DEFAULT_CONFIG;
+	struct rs_config cfg;
+	char errs[4096];
+
+	if (opt_socket) {
+		socket_path = opt_socket;
+		socket_from = "-s";
+		return 0;
+	}
+	if (env && *env) {
+		socket_path = env;
+		socket_from = "RINGSTEER_SOCKET";
+		return 0;
+	}
+	if (!opt_config && access(path, R_OK))
+		return 0;
+	if (rs_config_load(path, &cfg, errs, sizeof(errs))) {
+		if (!opt_config)
+			return 0;
+		if (*errs && errs[strlen(errs) - 1] == '\n')
+			errs[strlen(errs) - 1] = '\0';
+		return fail("%s", errs);
+	}
+	snprintf(config_socket, sizeof(config_socket), "%s",
+		 cfg.control_socket);
+	snprintf(config_from, sizeof(config_from), "control_socket of %s",
+		 path);
+	rs_config_free(&cfg);
+	socket_path = config_socket;
+	socket_from = config_from;
+	return 0;
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: ringsteer [-s SOCKET] [-j] COMMAND [ARGS]\n"
-		   "  -s, --socket PATH  control socket "
-		   "(default " RS_DEFAULT_CONTROL_SOCKET ")\n"
-		   "  -j, --json         JSON output\n"
-		   "Commands:\n");
+	fprintf(f,
+		"Usage: ringsteer [-s SOCKET | -c FILE] [-j] COMMAND [ARGS]\n"
+		"  -s, --socket PATH  control socket; else $RINGSTEER_SOCKET, "
+		"else\n"
+		"  -c, --config FILE  its control_socket "
+		"(default " RS_DEFAULT_CONFIG ",\n"
+		"                     when readable), "
+		"else " RS_DEFAULT_CONTROL_SOCKET "\n"
+		"  -j, --json         JSON output\n"
+		"      --version      print the version and exit\n"
+		"Commands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-52s %s\n", cmds[i].usage, cmds[i].help);
 	fprintf(f, "`ringsteer COMMAND --help` for one command.\n");
@@ -714,22 +767,30 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	enum { OPT_VERSION = 256 };
 	static const struct option opts[] = {
 		{"socket", required_argument, NULL, 's'},
+		{"config", required_argument, NULL, 'c'},
 		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, OPT_VERSION},
 		{0},
 	};
+	const char *opt_socket = NULL, *opt_config = NULL;
 	const struct cmd *c;
 	int opt;
 
-	if (getenv("RINGSTEER_SOCKET"))
-		socket_path = getenv("RINGSTEER_SOCKET");
-	while ((opt = getopt_long(argc, argv, "+s:jh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+s:c:jh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
-			socket_path = optarg;
+			opt_socket = optarg;
 			break;
+		case 'c':
+			opt_config = optarg;
+			break;
+		case OPT_VERSION:
+			printf("ringsteer %s\n", RS_VERSION);
+			return 0;
 		case 'j':
 			json_out = true;
 			break;
@@ -753,10 +814,13 @@ int main(int argc, char **argv)
 	}
 	for (int i = optind + 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("Usage: ringsteer [-s SOCKET] [-j] %s\n  %s\n",
+			printf("Usage: ringsteer [-s SOCKET | -c FILE] [-j] "
+			       "%s\n  %s\n",
 			       c->usage, c->help);
 			return 0;
 		}
 	}
+	if (find_socket(opt_socket, opt_config))
+		return 1;
 	return c->run(argc - optind, argv + optind);
 }

@@ -19,6 +19,7 @@
 
 #include "control.h"
 #include "control_cmds.h"
+#include "guard.h"
 #include "log.h"
 
 /* After EMFILE/ENFILE on accept: the listener rests this long. */
@@ -39,6 +40,7 @@ struct control_server {
 	unsigned int n;
 	uint64_t dropped; /* at the cap, since the last warning */
 	ev_tstamp drop_warned;
+	ino_t ino; /* of the socket file we bound: only that one is removed */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 
@@ -400,9 +402,15 @@ int control_start(struct daemon *d)
 		goto fail;
 	}
 	/* A stale socket from a previous run would make bind() fail. */
-	unlink(srv->path);
-	if (bind(srv->fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    chmod(srv->path, 0600) || listen(srv->fd, 64)) {
+	err = control_path_claim(srv->path);
+	if (err)
+		goto fail;
+	if (bind(srv->fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err = -errno;
+		goto fail;
+	}
+	srv->ino = control_path_ino(srv->path);
+	if (chmod(srv->path, 0600) || listen(srv->fd, 64)) {
 		err = -errno;
 		goto fail;
 	}
@@ -418,6 +426,7 @@ fail:
 	rs_err("control: cannot listen on %s: %s", srv->path, strerror(-err));
 	if (srv->fd >= 0)
 		close(srv->fd);
+	control_path_release(srv->path, srv->ino);
 	free(srv);
 	return err;
 }
@@ -434,7 +443,7 @@ void control_stop(struct daemon *d)
 	while (srv->lru_head)
 		client_close(srv->lru_head);
 	close(srv->fd);
-	unlink(srv->path);
+	control_path_release(srv->path, srv->ino);
 	free(srv);
 	d->control = NULL;
 }

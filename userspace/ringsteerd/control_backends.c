@@ -48,6 +48,7 @@ int backend_view_get(struct daemon *d, size_t idx, const double *shares,
 	daemon_backend_word(d, be, &out->word);
 	dp_backend_stats(&d->dp, be->id, &out->stats);
 	out->share = shares ? shares[be->id] : 0;
+	out->serving = be->has_socket && out->word.state != RS_BACKEND_DOWN;
 	return 0;
 }
 
@@ -97,6 +98,7 @@ static json_t *backend_json(struct daemon *d, size_t i, const double *shares)
 		be->health.last_latency_ms, "checks",
 		(json_int_t)be->health.checks);
 	json_object_set_new(o, "server_id", server_id_json(d, i));
+	json_object_set_new(o, "serving", json_boolean(v.serving));
 	return o;
 }
 

@@ -18,6 +18,11 @@ struct backend_view {
 	struct rs_backend word;
 	struct rs_backend_stats stats;
 	double share; /* of its service's hash space, now */
+	/*
+	 * The data plane can hand it clients: not DOWN, and a socket in its
+	 * SOCKMAP slots (an empty slot counts as DOWN whatever the word says).
+	 */
+	bool serving;
 };
 
 int backend_view_get(struct daemon *d, size_t idx, const double *shares,

@@ -84,6 +84,7 @@ struct daemon {
 	/* Client caps in force, from fd_budget.c (0: not computed yet). */
 	uint32_t control_clients_max, metrics_clients_max;
 	struct tc_state tc;
+	struct rs_pins_lock pins_lock; /* guard.c: one daemon per bpffs */
 };
 
 /* state.c */
@@ -91,6 +92,8 @@ int daemon_start(struct daemon *d);
 int daemon_reload(struct daemon *d, char *err, size_t errlen);
 void daemon_stop(struct daemon *d);
 void daemon_reconcile_sockets(struct daemon *d);
+/* guard.c, once a second: pin again what was unpinned under us. */
+void daemon_check_pins(struct daemon *d);
 
 /*
  * Operator actions. Return 0, -ENOENT (no such backend) or -EINVAL (bad

@@ -17,19 +17,20 @@
 #include "control.h"
 #include "daemon.h"
 #include "fd_budget.h"
+#include "guard.h"
 #include "log.h"
 #include "metrics.h"
 #include "version.h"
 
-#define DEFAULT_CONFIG "/etc/ringsteer/ringsteer.conf"
+#define DEFAULT_CONFIG RS_DEFAULT_CONFIG
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: ringsteerd [-c FILE] [-v|-q] [--check | --detach]\n"
+		"Usage: ringsteerd [-c FILE] [-v|-q] [-t|--check | --detach]\n"
 		"  -c, --config FILE  configuration (default " DEFAULT_CONFIG
 		")\n"
-		"      --check        validate the configuration and exit\n"
+		"  -t, --check        validate the configuration and exit\n"
 		"      --detach       remove the data plane: sk_lookup link, "
 		"TC filters\n"
 		"                     on the configured interfaces, pins\n"
@@ -97,6 +98,10 @@ static int run(struct daemon *d)
 
 	d->loop = EV_DEFAULT;
 	d->started = ev_time();
+	/* Before the control socket, the metrics port or any pin. */
+	err = guard_lock(d, false);
+	if (err)
+		return err;
 	err = daemon_start(d);
 	if (err) {
 		daemon_stop(d);
@@ -168,11 +173,12 @@ int main(int argc, char **argv)
 	bool check = false, detach = false;
 	int opt, err;
 
-	while ((opt = getopt_long(argc, argv, "c:vqh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:tvqh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			d.config_path = optarg;
 			break;
+		case 't':
 		case OPT_CHECK:
 			check = true;
 			break;
@@ -211,7 +217,13 @@ int main(int argc, char **argv)
 	libbpf_set_print(libbpf_log);
 	if (detach) {
 		/* The filters first: they are found through the pinned maps. */
-		int tc_err = daemon_tc_detach(&d.cfg);
+		int tc_err;
+
+		if (guard_lock(&d, true)) {
+			rs_config_free(&d.cfg);
+			return 1;
+		}
+		tc_err = daemon_tc_detach(&d.cfg);
 
 		err = dp_detach(d.cfg.bpffs);
 		if (err)

@@ -80,7 +80,8 @@ static void backend_metrics(struct daemon *d, struct buf *b)
 		{"ringsteer_backend_cookie_hits_total", "counter",
 		 "Assignments made by a QUIC connection-ID cookie."},
 		{"ringsteer_backend_up", "gauge",
-		 "1 when the backend takes new clients (state UP)."},
+		 "1 when the backend takes new clients (state UP, with a "
+		 "socket)."},
 		{"ringsteer_backend_state", "gauge",
 		 "Data-plane state, one series per state, 1 for the current."},
 		{"ringsteer_backend_health", "gauge",
@@ -144,7 +145,8 @@ static void backend_metrics(struct daemon *d, struct buf *b)
 					val = vp->stats.cookie_hits;
 					break;
 				case 4:
-					val = vp->word.state == RS_BACKEND_UP;
+					val = vp->word.state == RS_BACKEND_UP &&
+					      vp->serving;
 					break;
 				case 5:
 					for (int st = 0; st < 3; st++)

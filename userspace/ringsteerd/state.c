@@ -359,6 +359,7 @@ static void on_reconcile(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)revents;
 	daemon_reconcile_sockets(w->data);
 	daemon_tc_check(w->data);
+	daemon_check_pins(w->data);
 }
 
 /* ---- ids ---- */
