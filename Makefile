@@ -15,7 +15,7 @@ SANFLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 LIBS     := -lbpf -lelf -lz -lxxhash -lnl-3 -linih -lev -lcurl -ljansson -lmicrohttpd -lm
 BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Iinclude -Ibpf -I$(ARCH_INC)
 
-BPF_PROGS := steer_lookup steer_tc test_hash_probe
+BPF_PROGS := steer_lookup steer_tc steer_sockops test_hash_probe
 BPF_OBJS  := $(patsubst %,$(BUILD)/bpf/%.bpf.o,$(BPF_PROGS))
 BPF_SKELS := $(patsubst %,$(BUILD)/bpf/%.skel.h,$(BPF_PROGS))
 

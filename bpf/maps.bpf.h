@@ -98,6 +98,21 @@ struct {
 	__array(values, struct rs_sticky_map);
 } rs_sticky SEC(".maps");
 
+/*
+ * TCP decisions waiting for their handshake: written by steer_lookup,
+ * consumed by steer_sockops at establishment. An LRU, so unanswered SYNs
+ * (a flood) recycle each other's entries and nothing else; a real client
+ * whose entry is recycled before its ACK arrives only misses one sticky
+ * refresh.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, RS_HANDOFF_MAX);
+	__type(key, struct rs_handoff_key);
+	__type(value, struct rs_handoff);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_handoff SEC(".maps");
+
 /* QUIC server IDs of cookie services; read by the TC program. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

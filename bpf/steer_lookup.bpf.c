@@ -230,6 +230,63 @@ static __always_inline int sticky_store(void *sticky,
 	return bpf_map_update_elem(sticky, key, entry, BPF_ANY);
 }
 
+/*
+ * The TCP decision for this 4-tuple, for steer_sockops to find when the
+ * handshake completes. Volatile reads for the reason match_bind() gives.
+ */
+static __always_inline int handoff_store(struct bpf_sk_lookup *ctx,
+					 const struct rs_affinity_key *key,
+					 __u32 backend)
+{
+	struct rs_handoff_key hk __attribute__((aligned(8))) = {};
+	struct rs_handoff h __attribute__((aligned(8))) = {.backend = backend};
+	__u32 *r = (__u32 *)hk.remote_addr, *l = (__u32 *)hk.local_addr;
+
+	hk.family = ctx->family;
+	hk.remote_port = bpf_ntohs(ctx->remote_port);
+	hk.local_port = ctx->local_port;
+	if (ctx->family == AF_INET) {
+		r[0] = *(volatile __u32 *)&ctx->remote_ip4;
+		l[0] = *(volatile __u32 *)&ctx->local_ip4;
+	} else {
+		r[0] = *(volatile __u32 *)&ctx->remote_ip6[0];
+		r[1] = *(volatile __u32 *)&ctx->remote_ip6[1];
+		r[2] = *(volatile __u32 *)&ctx->remote_ip6[2];
+		r[3] = *(volatile __u32 *)&ctx->remote_ip6[3];
+		l[0] = *(volatile __u32 *)&ctx->local_ip6[0];
+		l[1] = *(volatile __u32 *)&ctx->local_ip6[1];
+		l[2] = *(volatile __u32 *)&ctx->local_ip6[2];
+		l[3] = *(volatile __u32 *)&ctx->local_ip6[3];
+	}
+	__builtin_memcpy(&h.key, key, sizeof(h.key));
+	return bpf_map_update_elem(&rs_handoff, &hk, &h, BPF_ANY);
+}
+
+/*
+ * After a ring decision, the client's sticky entry. A SYN proves nothing
+ * about its source address, so while steer_sockops consumes hand-offs a
+ * TCP entry is written only once the handshake completes: SYNs from
+ * forged addresses then cannot evict real clients from the LRU. UDP has
+ * no handshake to wait for; its entry is written now, and datagrams from
+ * forged addresses can still churn a UDP service's table.
+ */
+static __attribute__((noinline)) int sticky_remember(
+	struct bpf_sk_lookup *ctx, void *sticky,
+	const struct rs_affinity_key *key, __u32 backend)
+{
+	struct rs_sticky_entry e = {.backend = backend};
+	struct rs_meta *meta;
+	__u32 zero = 0;
+
+	if (ctx->protocol == IPPROTO_TCP) {
+		meta = bpf_map_lookup_elem(&rs_meta, &zero);
+		if (meta && meta->handoff)
+			return handoff_store(ctx, key, backend);
+	}
+	e.last_seen_ns = bpf_ktime_get_ns();
+	return sticky_store(sticky, key, &e);
+}
+
 struct walk_state {
 	struct bpf_sk_lookup *ctx;
 	void *ring;
@@ -364,12 +421,8 @@ static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 	chosen = ring_walk(ctx, ring, npoints, idx, sst);
 	if (chosen == RS_NONE)
 		return -1;
-	if (sticky) {
-		struct rs_sticky_entry e = {.backend = chosen,
-					    .last_seen_ns = bpf_ktime_get_ns()};
-
-		sticky_store(sticky, &key, &e);
-	}
+	if (sticky)
+		sticky_remember(ctx, sticky, &key, chosen);
 	return 0;
 }
 

@@ -267,6 +267,41 @@ struct rs_meta {
 	 * exact address and port, found in rs_binds_exact alone.
 	 */
 	__u32 lpm_binds;
+	/*
+	 * 1 while steer_sockops is attached (rs_handoff is consumed): TCP
+	 * sticky entries are then written at establishment. 0: written at
+	 * the SYN, as for UDP, since nothing would ever read a hand-off.
+	 */
+	__u32 handoff;
+	__u32 pad;
+};
+
+/*
+ * rs_handoff (LRU_HASH, RS_HANDOFF_MAX entries): steer_lookup's decision
+ * for a TCP connection whose handshake is not complete, keyed by the
+ * connection's 4-tuple. steer_sockops reads it when the connection is
+ * established (BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB), writes the sticky
+ * entry and deletes it, so a SYN that is never answered (a flood from
+ * forged addresses) leaves no sticky entry behind, only a hand-off entry
+ * that the LRU recycles. Issue 11's load gauge carries its backend from
+ * here to the socket the same way.
+ */
+#define RS_HANDOFF_MAX 65536
+
+struct rs_handoff_key {
+	__u8 family; /* AF_INET or AF_INET6 */
+	__u8 pad;
+	__u16 remote_port; /* client's port, host byte order */
+	__u16 local_port;  /* service port, host byte order */
+	__u16 pad2;
+	__u8 remote_addr[16]; /* network byte order; IPv4 in the first 4 */
+	__u8 local_addr[16];  /* the service address the client dialled */
+};
+
+struct rs_handoff {
+	struct rs_affinity_key key; /* the sticky key; key.service = service */
+	__u32 backend;
+	__u32 pad;
 };
 
 /* Input/output of the hash self-test program (BPF_PROG_TEST_RUN). */

@@ -116,9 +116,11 @@ e2e_eq "clients still steered" "$(clients detach)" 0
 echo "# deleted pins are pinned again"
 prog=$(rsjson status | jq '.programs[0].id') || true
 map=$(bpftool -j map show pinned "$BPFFS/rs_backends" 2>/dev/null | jq .id) || true
-rm -f "$BPFFS/steer_lookup_link" "$BPFFS/rs_backends"
+rm -f "$BPFFS/steer_lookup_link" "$BPFFS/rs_backends" "$BPFFS/steer_sockops_link"
 e2e_check "the daemon says it pinned the link again" \
 	e2e_wait_for "$(rs_bg_err d1)" "steer_lookup_link.*pinned again" 5
+e2e_check "and the sockops link" \
+	e2e_wait_for "$(rs_bg_err d1)" "steer_sockops_link.*pinned again" 5
 e2e_check "and the map" e2e_wait_for "$(rs_bg_err d1)" "rs_backends.*pinned again" 5
 e2e_eq "the link pin holds the program" \
 	"$(bpftool -j link show pinned "$BPFFS/steer_lookup_link" 2>/dev/null | jq .prog_id)" "$prog"
@@ -129,6 +131,7 @@ e2e_check "a removed pin directory is made again" \
 	e2e_wait_for "$(rs_bg_err d1)" "was removed under the running daemon: made it again" 5
 sleep 0.2
 e2e_check "with the link pin" test -e "$BPFFS/steer_lookup_link"
+e2e_check "and the sockops link pin" test -e "$BPFFS/steer_sockops_link"
 e2e_check "and the map pins" test -e "$BPFFS/rs_sockets"
 e2e_check "and a second daemon still refuses" bash -c \
 	"! nsenter --net=/run/netns/$RS_NS_EDGE -- build/ringsteerd -c '$CONF' 2>/dev/null"

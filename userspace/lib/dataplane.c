@@ -22,7 +22,7 @@
 #include "dataplane_internal.h"
 #include "log.h"
 
-static int mkdir_p(const char *path)
+int dp_mkdir_p(const char *path)
 {
 	char buf[PATH_MAX];
 	size_t len = strlen(path);
@@ -56,7 +56,7 @@ static int check_bpffs(const char *root)
 
 int dp_prepare_root(const char *root)
 {
-	int err = mkdir_p(root);
+	int err = dp_mkdir_p(root);
 
 	if (err) {
 		rs_err("bpffs: cannot create %s: %s", root, strerror(-err));
@@ -101,6 +101,7 @@ int dp_open(struct rs_dataplane *dp, const char *root)
 
 	memset(dp, 0, sizeof(*dp));
 	dp->link_fd = -1;
+	dp->sockops_link_fd = -1;
 	if (root) {
 		snprintf(dp->root, sizeof(dp->root), "%s", root);
 		err = dp_prepare_root(root);
@@ -192,6 +193,7 @@ int dp_attach(struct rs_dataplane *dp)
 void dp_close(struct rs_dataplane *dp)
 {
 	dp_tc_close(dp);
+	dp_sockops_close(dp);
 	if (dp->link_fd >= 0)
 		close(dp->link_fd);
 	dp->link_fd = -1;
@@ -222,18 +224,21 @@ int dp_detach(const char *root)
 	if (!dir)
 		return errno == ENOENT ? 0 : -errno;
 	/*
-	 * The link first, detached explicitly: a running daemon may still hold
-	 * a reference that would otherwise keep it attached.
+	 * The links first, detached explicitly: a running daemon may still
+	 * hold a reference that would otherwise keep them attached.
 	 */
-	snprintf(path, sizeof(path), "%s/%s", root, RS_LINK_PIN_NAME);
-	link_fd = bpf_obj_get(path);
-	if (link_fd >= 0) {
-		if (bpf_link_detach(link_fd))
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", root,
+			 i ? RS_SOCKOPS_LINK_PIN_NAME : RS_LINK_PIN_NAME);
+		link_fd = bpf_obj_get(path);
+		if (link_fd >= 0) {
+			if (bpf_link_detach(link_fd) && !err)
+				err = -errno;
+			close(link_fd);
+		}
+		if (unlink(path) && errno != ENOENT && !err)
 			err = -errno;
-		close(link_fd);
 	}
-	if (unlink(path) && errno != ENOENT && !err)
-		err = -errno;
 	while ((de = readdir(dir))) {
 		if (de->d_name[0] == '.')
 			continue;

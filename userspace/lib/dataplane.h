@@ -16,10 +16,12 @@
 
 #include "ring.h"
 
-#define RS_LINK_PIN_NAME "steer_lookup_link"
+#define RS_LINK_PIN_NAME	 "steer_lookup_link"
+#define RS_SOCKOPS_LINK_PIN_NAME "steer_sockops_link"
 
 struct steer_lookup_bpf;
 struct steer_tc_bpf;
+struct steer_sockops_bpf;
 
 struct rs_dataplane {
 	struct steer_lookup_bpf *skel;
@@ -28,6 +30,9 @@ struct rs_dataplane {
 	int link_fd;
 	bool adopted_link; /* an existing pinned link was updated, not created
 			    */
+	struct steer_sockops_bpf *sockops_skel;
+	int sockops_link_fd; /* cgroup2 root link of steer_sockops, or -1 */
+	bool adopted_sockops_link;
 };
 
 /* ---- life cycle (dataplane.c) ---- */
@@ -106,6 +111,22 @@ uint32_t dp_tc_program_id(struct rs_dataplane *dp);
 uint32_t dp_sockets_map_id(struct rs_dataplane *dp);
 /* The same for the rs_sockets map pinned under @root; 0 if none. */
 uint32_t dp_pinned_sockets_map_id(const char *root);
+
+/* ---- steer_sockops at the cgroup2 root (dataplane_sockops.c) ---- */
+
+/*
+ * Load steer_sockops on steer_lookup's maps and attach it at the root of
+ * the cgroup2 hierarchy through a link pinned under the root (or swap it in
+ * behind the pinned link), mounting the hierarchy for the moment in a fresh
+ * directory next to @near (the control socket: the daemon's run directory)
+ * and unmounting it again. Then rs_meta.handoff = 1: steer_lookup leaves
+ * TCP decisions in rs_handoff and sticky entries are written when the
+ * handshake completes. On failure (logged here) rs_meta.handoff = 0 and
+ * TCP sticky entries are written at the SYN, as before.
+ */
+int dp_sockops_attach(struct rs_dataplane *dp, const char *near);
+/* Close our fds; the pinned link keeps the program attached. */
+void dp_sockops_close(struct rs_dataplane *dp);
 
 /* ---- services and backends (dataplane_services.c) ---- */
 

@@ -7,6 +7,7 @@
  * that stays configured is never missing, not even for one lookup.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -72,18 +73,6 @@ static int delete_keys(int fd, const char *keys, size_t key_size, size_t n)
 	return 0;
 }
 
-static int set_lpm_count(struct rs_dataplane *dp, uint32_t n)
-{
-	int fd = bpf_map__fd(dp->skel->maps.rs_meta);
-	struct rs_meta meta;
-	__u32 zero = 0;
-
-	if (bpf_map_lookup_elem(fd, &zero, &meta))
-		return -errno;
-	meta.lpm_binds = n;
-	return dp_map_update(dp->skel->maps.rs_meta, &zero, &meta, "rs_meta");
-}
-
 int dp_sync_binds(struct rs_dataplane *dp, const struct rs_bind_key *keys,
 		  const struct rs_bind *values, size_t n)
 {
@@ -118,13 +107,15 @@ int dp_sync_binds(struct rs_dataplane *dp, const struct rs_bind_key *keys,
 	if (!estale || !lstale)
 		goto out;
 	/* The trie is consulted while it holds anything, stale or new. */
-	err = set_lpm_count(dp, (uint32_t)(nl + nls));
+	err = dp_meta_set(dp, offsetof(struct rs_meta, lpm_binds),
+			  (uint32_t)(nl + nls));
 	if (!err)
 		err = delete_keys(efd, estale, sizeof(*ekeys), nes);
 	if (!err)
 		err = delete_keys(lfd, lstale, sizeof(*lkeys), nls);
 	if (!err)
-		err = set_lpm_count(dp, (uint32_t)nl);
+		err = dp_meta_set(dp, offsetof(struct rs_meta, lpm_binds),
+				  (uint32_t)nl);
 out:
 	free(estale);
 	free(lstale);

@@ -6,6 +6,7 @@
 #ifndef RS_DATAPLANE_INTERNAL_H
 #define RS_DATAPLANE_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <bpf/bpf.h>
@@ -31,5 +32,28 @@ int dp_inner_map_fd(struct rs_dataplane *dp, struct bpf_map *outer,
  * failures are logged here.
  */
 int dp_prepare_root(const char *root);
+
+/*
+ * One __u32 field of rs_meta, at @offset (offsetof(struct rs_meta, ...)),
+ * the others left as they are: several writers own one field each.
+ */
+int dp_meta_set(struct rs_dataplane *dp, size_t offset, uint32_t value);
+
+/* mkdir -p with mode 0700. */
+int dp_mkdir_p(const char *path);
+
+/* Kernel id of the map behind @fd, 0 when there is none. */
+uint32_t dp_map_id_of_fd(int fd);
+
+/*
+ * Programs loaded next to steer_lookup share its maps (dataplane_share.c).
+ * Before loading @obj: for a data plane without a root, reuse
+ * steer_lookup's map fds (with a root, pin_root_path shares the pins).
+ * After loading: every map of @obj must be steer_lookup's; otherwise
+ * -EPROTO, logged with @prog's name.
+ */
+void dp_share_unpinned(struct rs_dataplane *dp, struct bpf_object *obj);
+int dp_check_shared(struct rs_dataplane *dp, struct bpf_object *obj,
+		    const char *prog);
 
 #endif /* RS_DATAPLANE_INTERNAL_H */

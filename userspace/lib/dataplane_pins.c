@@ -226,5 +226,14 @@ int dp_pins_check(struct rs_dataplane *dp, struct rs_pins_lock *lk)
 	if (err < 0 && !first_err)
 		first_err = err;
 	n += err > 0;
+	/* The sockops link holds its cgroup: only its pin can go missing. */
+	if (dp->sockops_link_fd >= 0) {
+		snprintf(path, sizeof(path), "%s/%s", dp->root,
+			 RS_SOCKOPS_LINK_PIN_NAME);
+		err = repin(dp->sockops_link_fd, path);
+		if (err < 0 && !first_err)
+			first_err = err;
+		n += err > 0;
+	}
 	return first_err ? first_err : n;
 }

@@ -854,6 +854,8 @@ int daemon_start(struct daemon *d)
 		goto out;
 	}
 	retire_unused(d, p);
+	/* Before the link: a connection steered from now on has a consumer. */
+	dp_sockops_attach(&d->dp, d->cfg.control_socket);
 	/* TC first: if steer_tc cannot load, the link stays as it was. */
 	err = daemon_tc_apply(d);
 	if (!err)

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sockops at the root of a cgroup2 hierarchy: sees every TCP connection
+ * of the host become established, whatever process or namespace owns it
+ * (an accepted socket inherits its listener's cgroup). For the ones that
+ * steer_lookup steered, it turns the decision left in rs_handoff into the
+ * client's sticky entry: only a completed handshake proves the client
+ * address, so SYNs from forged addresses never reach the sticky table.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "maps.bpf.h"
+
+#define AF_INET 2
+
+/* The 4-tuple as steer_lookup keyed it (struct rs_handoff_key). */
+static __always_inline void handoff_key(struct bpf_sock_ops *ctx,
+					struct rs_handoff_key *hk)
+{
+	__u32 *r = (__u32 *)hk->remote_addr, *l = (__u32 *)hk->local_addr;
+
+	hk->family = ctx->family;
+	/* remote_port holds the network-order port in its upper half. */
+	hk->remote_port = bpf_ntohl(ctx->remote_port);
+	hk->local_port = ctx->local_port;
+	if (ctx->family == AF_INET) {
+		r[0] = ctx->remote_ip4;
+		l[0] = ctx->local_ip4;
+		return;
+	}
+	r[0] = ctx->remote_ip6[0];
+	r[1] = ctx->remote_ip6[1];
+	r[2] = ctx->remote_ip6[2];
+	r[3] = ctx->remote_ip6[3];
+	l[0] = ctx->local_ip6[0];
+	l[1] = ctx->local_ip6[1];
+	l[2] = ctx->local_ip6[2];
+	l[3] = ctx->local_ip6[3];
+}
+
+/*
+ * Between SYN and ACK the configuration may have moved on: the service
+ * may have lost its sticky table, or the backend id may have been retired
+ * and given to another service. Then the decision is stale and dropped.
+ */
+static __always_inline void sticky_commit(const struct rs_handoff *h)
+{
+	__u32 svc_id = h->key.service, b = h->backend;
+	struct rs_sticky_entry e = {.backend = b}, *cur;
+	struct rs_service *svc;
+	struct rs_backend *be;
+	void *sticky;
+	__u64 now;
+
+	svc = bpf_map_lookup_elem(&rs_services, &svc_id);
+	if (!svc || !svc->enabled || !svc->sticky_ttl)
+		return;
+	be = bpf_map_lookup_elem(&rs_backends, &b);
+	if (!be || be->service != svc_id)
+		return;
+	sticky = bpf_map_lookup_elem(&rs_sticky, &svc_id);
+	if (!sticky)
+		return;
+	now = bpf_ktime_get_ns();
+	cur = bpf_map_lookup_elem(sticky, &h->key);
+	/* Same refresh granularity as a sticky hit in steer_lookup. */
+	if (cur && cur->backend == b &&
+	    now - cur->last_seen_ns <=
+		    (__u64)svc->sticky_ttl * (1000000000ull / 16))
+		return;
+	e.last_seen_ns = now;
+	bpf_map_update_elem(sticky, &h->key, &e, BPF_ANY);
+}
+
+SEC("sockops")
+int steer_sockops(struct bpf_sock_ops *ctx)
+{
+	struct rs_handoff_key hk __attribute__((aligned(8))) = {};
+	struct rs_handoff *h, copy;
+
+	if (ctx->op != BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB)
+		return 1;
+	handoff_key(ctx, &hk);
+	h = bpf_map_lookup_elem(&rs_handoff, &hk);
+	if (!h)
+		return 1;
+	/* Copied first: the delete frees the element h points into. */
+	__builtin_memcpy(&copy, h, sizeof(copy));
+	bpf_map_delete_elem(&rs_handoff, &hk);
+	sticky_commit(&copy);
+	return 1;
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Where steer_lookup leaves a sticky decision (issue 9, item 10): for TCP,
+ * while steer_sockops consumes hand-offs (rs_meta.handoff), in rs_handoff
+ * under the connection's 4-tuple and not in the sticky table, so a SYN
+ * alone writes no sticky entry; for UDP, which has no handshake, in the
+ * sticky table at once. steer_sockops itself cannot run under
+ * BPF_PROG_TEST_RUN; tests/e2e/test_sticky_flood.sh covers it live.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf_fixture.h"
+#include "dataplane.h"
+#include "dataplane_internal.h"
+#include "ring.h"
+
+#define NB	4 /* backends 0,1: web (tcp); 2,3: dns (udp) */
+#define SVC_WEB 0
+#define SVC_DNS 1
+
+static struct rs_dataplane dp;
+static int fds[NB][2];
+static uint64_t cookies[NB][2];
+static const char *const names[NB] = {"web-a", "web-b", "dns-a", "dns-b"};
+
+static int add_service(uint32_t id, int proto, uint32_t first)
+{
+	struct rs_ring_member m[2];
+	struct rs_service svc = {.id = id,
+				 .enabled = 1,
+				 .seed = 11 + id,
+				 .protocol = (uint8_t)proto,
+				 .prefix4 = 32,
+				 .prefix6 = 128,
+				 .sticky_ttl = 60};
+	struct rs_ring ring;
+	int err;
+
+	for (uint32_t i = 0; i < 2; i++) {
+		struct rs_backend be = {.state = RS_BACKEND_UP,
+					.active_points = 160,
+					.max_points = 160,
+					.service = id};
+
+		m[i].name = names[first + i];
+		m[i].backend = first + i;
+		m[i].points = 160;
+		if (dp_set_backend(&dp, first + i, &be))
+			return -1;
+	}
+	if (ring_build(m, 2, svc.seed, &ring))
+		return -1;
+	ring_set_key(&ring, &svc);
+	err = dp_swap_ring(&dp, id, &ring) < 0 ||
+	      dp_sticky_create(&dp, id, 1024) || dp_set_service(&dp, id, &svc);
+	ring_free(&ring);
+	return err ? -1 : 0;
+}
+
+static int setup(void)
+{
+	struct rs_bind_key keys[3];
+	struct rs_bind vals[3];
+
+	if (dp_open(&dp, NULL))
+		return -1;
+	for (int b = 0; b < NB; b++) {
+		int type = b < 2 ? SOCK_STREAM : SOCK_DGRAM;
+
+		for (int v6 = 0; v6 < 2; v6++) {
+			fds[b][v6] = fixture_loopback_socket(
+				v6 ? AF_INET6 : AF_INET, type, &cookies[b][v6]);
+			if (fds[b][v6] < 0 ||
+			    dp_set_socket(&dp, rs_socket_slot(b, v6),
+					  fds[b][v6]))
+				return -1;
+		}
+	}
+	if (add_service(SVC_WEB, IPPROTO_TCP, 0) ||
+	    add_service(SVC_DNS, IPPROTO_UDP, 2))
+		return -1;
+	if (fixture_bind_entry(&keys[0], &vals[0], IPPROTO_TCP, AF_INET,
+			       "198.18.0.10", 32, 80, SVC_WEB) ||
+	    fixture_bind_entry(&keys[1], &vals[1], IPPROTO_TCP, AF_INET6,
+			       "2001:db8::10", 128, 80, SVC_WEB) ||
+	    fixture_bind_entry(&keys[2], &vals[2], IPPROTO_UDP, AF_INET,
+			       "198.18.0.10", 32, 53, SVC_DNS))
+		return -1;
+	return dp_sync_binds(&dp, keys, vals, 3);
+}
+
+static void teardown(void)
+{
+	for (int b = 0; b < NB; b++)
+		for (int v6 = 0; v6 < 2; v6++)
+			close(fds[b][v6]);
+	dp_close(&dp);
+}
+
+static void set_handoff(uint32_t on)
+{
+	CU_ASSERT_EQUAL_FATAL(
+		dp_meta_set(&dp, offsetof(struct rs_meta, handoff), on), 0);
+}
+
+/* Runs the program on one connection; returns the backend chosen or -1. */
+static int run(int family, int proto, const char *src, uint16_t sport,
+	       const char *dst, uint16_t dport)
+{
+	struct bpf_sk_lookup ctx = {.family = (uint32_t)family,
+				    .protocol = (uint32_t)proto};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .ctx_out = &ctx,
+		    .ctx_size_out = sizeof(ctx));
+
+	if (family == AF_INET) {
+		inet_pton(AF_INET, src, &ctx.remote_ip4);
+		inet_pton(AF_INET, dst, &ctx.local_ip4);
+	} else {
+		inet_pton(AF_INET6, src, ctx.remote_ip6);
+		inet_pton(AF_INET6, dst, ctx.local_ip6);
+	}
+	ctx.remote_port = htons(sport);
+	ctx.local_port = dport;
+	if (bpf_prog_test_run_opts(bpf_program__fd(dp.skel->progs.steer_lookup),
+				   &opts) ||
+	    !ctx.cookie)
+		return -1;
+	for (int b = 0; b < NB; b++)
+		if (cookies[b][0] == ctx.cookie || cookies[b][1] == ctx.cookie)
+			return b;
+	return -1;
+}
+
+static void sticky_key(struct rs_affinity_key *k, uint32_t svc, int family,
+		       const char *src)
+{
+	memset(k, 0, sizeof(*k));
+	k->service = svc;
+	k->family = (uint8_t)family;
+	inet_pton(family, src, k->addr);
+}
+
+static int handoff_lookup(int family, const char *src, uint16_t sport,
+			  const char *dst, uint16_t dport, struct rs_handoff *h)
+{
+	struct rs_handoff_key k = {.family = (uint8_t)family,
+				   .remote_port = sport,
+				   .local_port = dport};
+
+	inet_pton(family, src, k.remote_addr);
+	inet_pton(family, dst, k.local_addr);
+	return bpf_map_lookup_elem(bpf_map__fd(dp.skel->maps.rs_handoff), &k,
+				   h);
+}
+
+static void test_tcp_leaves_handoff_not_sticky(void)
+{
+	const struct {
+		int family;
+		const char *src, *dst;
+	} c[] = {{AF_INET, "198.18.1.1", "198.18.0.10"},
+		 {AF_INET6, "2001:db8:1::1", "2001:db8::10"}};
+	struct rs_affinity_key want;
+	struct rs_sticky_entry e;
+	struct rs_handoff h;
+
+	set_handoff(1);
+	for (size_t i = 0; i < ARRAY_SIZE(c); i++) {
+		int b = run(c[i].family, IPPROTO_TCP, c[i].src, 40001, c[i].dst,
+			    80);
+
+		CU_ASSERT(b == 0 || b == 1);
+		CU_ASSERT_EQUAL_FATAL(handoff_lookup(c[i].family, c[i].src,
+						     40001, c[i].dst, 80, &h),
+				      0);
+		sticky_key(&want, SVC_WEB, c[i].family, c[i].src);
+		CU_ASSERT_EQUAL(memcmp(&h.key, &want, sizeof(want)), 0);
+		CU_ASSERT_EQUAL(h.backend, (uint32_t)b);
+		CU_ASSERT_EQUAL(dp_sticky_lookup(&dp, SVC_WEB, &want, &e),
+				-ENOENT);
+	}
+}
+
+/*
+ * One lookup from @src:@sport to 198.18.0.10:@dport; its sticky entry
+ * must name the backend chosen, and there must be no hand-off entry.
+ */
+static void expect_sticky_now(int proto, uint32_t svc, const char *src,
+			      uint16_t sport, uint16_t dport)
+{
+	struct rs_affinity_key want;
+	struct rs_sticky_entry e;
+	struct rs_handoff h;
+	int b;
+
+	b = run(AF_INET, proto, src, sport, "198.18.0.10", dport);
+	CU_ASSERT(b >= 0);
+	sticky_key(&want, svc, AF_INET, src);
+	CU_ASSERT_EQUAL_FATAL(dp_sticky_lookup(&dp, svc, &want, &e), 0);
+	CU_ASSERT_EQUAL(e.backend, (uint32_t)b);
+	CU_ASSERT_NOT_EQUAL(
+		handoff_lookup(AF_INET, src, sport, "198.18.0.10", dport, &h),
+		0);
+}
+
+static void test_udp_writes_sticky_at_once(void)
+{
+	set_handoff(1);
+	expect_sticky_now(IPPROTO_UDP, SVC_DNS, "198.18.1.2", 5353, 53);
+}
+
+/* No sockops to consume hand-offs: TCP falls back to writing at the SYN. */
+static void test_tcp_without_sockops_writes_sticky(void)
+{
+	set_handoff(0);
+	expect_sticky_now(IPPROTO_TCP, SVC_WEB, "198.18.1.3", 40003, 80);
+	set_handoff(1);
+}
+
+/* Many SYNs, no handshake: the hand-off map stays at its size. */
+static void test_handoff_is_bounded(void)
+{
+	int fd = bpf_map__fd(dp.skel->maps.rs_handoff);
+	struct rs_handoff_key cur, next;
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	long n = 0;
+	char src[32];
+
+	set_handoff(1);
+	for (int i = 0; i < RS_HANDOFF_MAX + 4096; i++) {
+		snprintf(src, sizeof(src), "198.19.%d.%d", (i >> 8) & 255,
+			 i & 255);
+		run(AF_INET, IPPROTO_TCP, src, (uint16_t)(1024 + (i >> 16)),
+		    "198.18.0.10", 80);
+	}
+	for (int r = bpf_map_get_next_key(fd, NULL, &next); r == 0;
+	     r = bpf_map_get_next_key(fd, &cur, &next)) {
+		cur = next;
+		n++;
+	}
+	CU_ASSERT_EQUAL(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
+	CU_ASSERT_EQUAL(info.max_entries, RS_HANDOFF_MAX);
+	CU_ASSERT(n > 0 && n <= RS_HANDOFF_MAX);
+}
+
+static const struct fixture_test tests[] = {
+	{"TCP SYN: hand-off entry, no sticky entry",
+	 test_tcp_leaves_handoff_not_sticky},
+	{"UDP: sticky entry at lookup time", test_udp_writes_sticky_at_once},
+	{"TCP without sockops: sticky entry at the SYN",
+	 test_tcp_without_sockops_writes_sticky},
+	{"hand-off map bounded by its LRU size", test_handoff_is_bounded},
+};
+
+int main(void)
+{
+	return fixture_main("steer_handoff", setup, teardown, tests,
+			    ARRAY_SIZE(tests));
+}
