@@ -43,16 +43,10 @@ static int ring_map_create(struct rs_dataplane *dp, uint32_t svc_id,
 	return fd;
 }
 
-/* Points, then the bucket index: see struct rs_ring_buckets. */
-static uint32_t ring_slots(uint32_t npoints, uint8_t bits)
-{
-	return npoints + 1 + (bits ? ((1u << bits) + 1 + 3) / 4 : 0);
-}
-
 static int ring_map_fill(int fd, const struct rs_ring *ring, uint8_t bits,
 			 uint64_t gen)
 {
-	uint32_t count = ring_slots(ring->npoints, bits), *first = NULL;
+	uint32_t count = ring_map_slots(ring->npoints, bits), *first = NULL;
 	struct rs_ring_slot *slots;
 	__u32 *keys;
 	int err = 0;
@@ -118,7 +112,7 @@ int64_t dp_swap_ring(struct rs_dataplane *dp, uint32_t svc_id,
 	uint8_t bits = ring_bucket_bits(ring->npoints);
 	int fd, err;
 
-	fd = ring_map_create(dp, svc_id, ring_slots(ring->npoints, bits));
+	fd = ring_map_create(dp, svc_id, ring_map_slots(ring->npoints, bits));
 	if (fd < 0)
 		return fd;
 	err = ring_map_fill(fd, ring, bits, gen);
