@@ -54,7 +54,8 @@ for i in 1 2 3; do
 done
 write_conf "$OUT/good.conf"
 ln -sfn "$OUT/good.conf" "$LINK"
-CONF=$OUT/good.conf # for the cleanup's --detach
+# shellcheck disable=SC2034 # read by the cleanup hook (--detach)
+CONF=$OUT/good.conf
 rs_bg_start daemon rs_in_edge prlimit --as="$AS_LIMIT" -- \
 	build/ringsteerd -c "$LINK"
 DAEMON=$RS_BG_LAST_PID
