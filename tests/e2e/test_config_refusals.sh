@@ -132,9 +132,9 @@ checked cover "current.conf:8: [service web] listen: tcp 198.18.0.0/24:0 covers 
 refused cover "current.conf:8: [service web] listen: tcp 198.18.0.0/24:0 covers 198.18.0.21:8080"
 
 echo "# a sticky table over the memory budget"
-write_conf "$OUT/sticky.conf" "sticky_ttl = 60" "sticky_max = 16777216"
+write_conf "$OUT/sticky.conf" "sticky_ttl = 60" "sticky_max = 8388608"
 ln -sfn "$OUT/sticky.conf" "$LINK"
-checked sticky "current.conf:9: [service web] sticky_max: needs ~1.7 GiB"
+checked sticky "current.conf:9: [service web] sticky_max: needs ~832.1 MiB"
 refused sticky "over memory_max 256 MiB"
 
 echo "# the good file: --check reports memory, reload goes through"

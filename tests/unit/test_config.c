@@ -1202,12 +1202,12 @@ static void test_service_keys(void)
 	const struct rs_service_conf *s;
 
 	EXPECT_LOADED("[global]\nmemory_max = 2G\n" WEB
-		      "sticky_ttl = 2592000\nsticky_max = 16777216\n"
+		      "sticky_ttl = 2592000\nsticky_max = 8388608\n"
 		      "cookie = none\nquic_server_id_len = 15\n"
 		      "quic_cid_len = 20\nquic_config_id = 6\n");
 	s = &cfg.services[0];
 	CU_ASSERT_EQUAL(s->sticky_ttl, 2592000);
-	CU_ASSERT_EQUAL(s->sticky_max, 16777216);
+	CU_ASSERT_EQUAL(s->sticky_max, 8388608);
 	CU_ASSERT_EQUAL(s->cookie, RS_COOKIE_NONE);
 	CU_ASSERT_EQUAL(s->quic_server_id_len, 15);
 	CU_ASSERT_EQUAL(s->quic_cid_len, 20);
@@ -1447,10 +1447,10 @@ static void test_bad_service_keys(void)
 		     "bad sticky_ttl '1d': not a decimal number");
 	EXPECT_ERROR(WEB "sticky_max = 0\n",
 		     "t.conf:4: [service web] sticky_max: ",
-		     "bad sticky_max '0': out of range 1..16777216");
-	EXPECT_ERROR(WEB "sticky_max = 16777217\n",
+		     "bad sticky_max '0': out of range 1..8388608");
+	EXPECT_ERROR(WEB "sticky_max = 8388609\n",
 		     "t.conf:4: [service web] sticky_max: ",
-		     "out of range 1..16777216");
+		     "out of range 1..8388608");
 	EXPECT_ERROR(WEB "cookie = QUIC\n", "t.conf:4: [service web] cookie: ",
 		     "bad cookie policy 'QUIC': expected none or quic");
 	EXPECT_ERROR(WEB "quic_server_id_len = 0\n",
@@ -2067,18 +2067,18 @@ static void test_memory_budget(void)
 	/* sticky_max itself has a ceiling... */
 	EXPECT_ERROR(WEB "sticky_max = 67108864\n",
 		     "t.conf:4: [service web] sticky_max: ",
-		     "bad sticky_max '67108864': out of range 1..16777216");
+		     "bad sticky_max '67108864': out of range 1..8388608");
 	/* ...and the table counts against memory_max when it exists. */
-	EXPECT_ERROR(WEB "sticky_ttl = 60\nsticky_max = 16777216\n",
+	EXPECT_ERROR(WEB "sticky_ttl = 60\nsticky_max = 8388608\n",
 		     "t.conf:5: [service web] sticky_max: ",
-		     "needs ~1.7 GiB of kernel memory (ring 0 points (2 KiB), "
-		     "sticky 16,777,216 entries (~1.7 GiB)), over memory_max "
+		     "needs ~832.1 MiB of kernel memory (ring 0 points (2 KiB), "
+		     "sticky 8,388,608 entries (~832.1 MiB)), over memory_max "
 		     "256 MiB: lower sticky_max or vnodes, or raise [global] "
 		     "memory_max");
 	CU_ASSERT_EQUAL(count_lines(err), 1);
-	EXPECT_OK(WEB "sticky_ttl = 0\nsticky_max = 16777216\n");
+	EXPECT_OK(WEB "sticky_ttl = 0\nsticky_max = 8388608\n");
 	EXPECT_OK("[global]\nmemory_max = 2G\n" WEB
-		  "sticky_ttl = 60\nsticky_max = 16777216\n");
+		  "sticky_ttl = 60\nsticky_max = 8388608\n");
 
 	/* Three default sticky tables (~104 MiB each): the third is over. */
 	EXPECT_ERROR(svc3, "t.conf:12: [service c] sticky_ttl: ",

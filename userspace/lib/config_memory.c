@@ -9,7 +9,8 @@
  * blame, before any map is made.
  *
  * The sizes follow the kernel's own accounting (map_mem_usage, shown as
- * "memlock" by `bpftool map show`), checked on 6.1 and 6.18:
+ * "memlock" by `bpftool map show`), checked on 6.18: ours is the kernel's
+ * figure plus at most a few hundred bytes of allowance per map.
  * - ring (ARRAY): one 16-byte struct rs_ring_slot per slot (header,
  *   points, bucket index), plus struct bpf_array;
  * - sticky table (LRU_HASH, preallocated): per entry a struct htab_elem
