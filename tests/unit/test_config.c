@@ -2069,12 +2069,13 @@ static void test_memory_budget(void)
 		     "t.conf:4: [service web] sticky_max: ",
 		     "bad sticky_max '67108864': out of range 1..8388608");
 	/* ...and the table counts against memory_max when it exists. */
-	EXPECT_ERROR(WEB "sticky_ttl = 60\nsticky_max = 8388608\n",
-		     "t.conf:5: [service web] sticky_max: ",
-		     "needs ~832.1 MiB of kernel memory (ring 0 points (2 KiB), "
-		     "sticky 8,388,608 entries (~832.1 MiB)), over memory_max "
-		     "256 MiB: lower sticky_max or vnodes, or raise [global] "
-		     "memory_max");
+	EXPECT_ERROR(
+		WEB "sticky_ttl = 60\nsticky_max = 8388608\n",
+		"t.conf:5: [service web] sticky_max: ",
+		"needs ~832.1 MiB of kernel memory (ring 0 points (2 KiB), "
+		"sticky 8,388,608 entries (~832.1 MiB)), over memory_max "
+		"256 MiB: lower sticky_max or vnodes, or raise [global] "
+		"memory_max");
 	CU_ASSERT_EQUAL(count_lines(err), 1);
 	EXPECT_OK(WEB "sticky_ttl = 0\nsticky_max = 8388608\n");
 	EXPECT_OK("[global]\nmemory_max = 2G\n" WEB
