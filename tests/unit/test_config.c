@@ -4,7 +4,7 @@
  * the repository root: the sample configuration is read from configs/.
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* strchrnul, open_memstream */
+#define _GNU_SOURCE /* strchrnul, open_memstream, asprintf */
 #endif
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,7 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CUnit/Basic.h>
@@ -403,6 +407,7 @@ static void test_sample_keys(void)
 		"timeout",	"rise",
 		"fall",		"slow_start",
 		"server_id",	"check_port",
+		"memory_max",
 	};
 	/* Apart from the table above, which keeps its layout this way. */
 	static const char *const client_keys[] = {
@@ -624,19 +629,13 @@ static void test_defaults(void)
 	CU_ASSERT_STRING_EQUAL(cfg.backends[0].health.path, "/");
 	CU_ASSERT_EQUAL(cfg.services[0].sticky_max, RS_DEFAULT_STICKY_MAX);
 
-	/* An empty file is a valid one: nothing to steer. */
-	EXPECT_OK("");
-	CU_ASSERT_EQUAL(cfg.n_services, 0);
-	CU_ASSERT_PTR_NULL(cfg.services);
-	CU_ASSERT_STRING_EQUAL(cfg.bpffs, RS_DEFAULT_BPFFS);
-	CU_ASSERT_STRING_EQUAL(cfg.control_socket, RS_DEFAULT_CONTROL_SOCKET);
-	CU_ASSERT_EQUAL(cfg.n_interfaces, 0);
-	CU_ASSERT_FALSE(cfg.has_metrics);
+	CU_ASSERT_EQUAL(cfg.memory_max, RS_DEFAULT_MEMORY_MAX);
 
-	/* An empty global section changes nothing either. */
-	EXPECT_OK("[global]\n");
+	/* An empty global section changes nothing. */
+	EXPECT_LOADED("[global]\n" WEB);
 	CU_ASSERT_EQUAL(cfg.n_interfaces, 0);
 	CU_ASSERT_FALSE(cfg.has_metrics);
+	CU_ASSERT_STRING_EQUAL(cfg.bpffs, RS_DEFAULT_BPFFS);
 }
 
 static void test_all_keys(void)
@@ -1171,7 +1170,7 @@ static void test_global_keys(void)
 	EXPECT_LOADED("[global]\n"
 		      "interfaces = eth0 lo  br-lan.10\tveth@x:1 A_b "
 		      "abcdefghijklmno\n"
-		      "metrics = [::1]:9477\n");
+		      "metrics = [::1]:9477\n" WEB);
 	CU_ASSERT_EQUAL_FATAL(cfg.n_interfaces, 6);
 	CU_ASSERT_STRING_EQUAL(cfg.interfaces[0], "eth0");
 	CU_ASSERT_STRING_EQUAL(cfg.interfaces[1], "lo");
@@ -1186,7 +1185,8 @@ static void test_global_keys(void)
 	CU_ASSERT_EQUAL(memcmp(cfg.metrics_addr, want, 16), 0);
 	CU_ASSERT_EQUAL(cfg.metrics_port, 9477);
 
-	EXPECT_LOADED("[global]\nmetrics = 0.0.0.0:65535\ninterfaces = eth0\n");
+	EXPECT_LOADED(
+		"[global]\nmetrics = 0.0.0.0:65535\ninterfaces = eth0\n" WEB);
 	CU_ASSERT_EQUAL(cfg.n_interfaces, 1);
 	CU_ASSERT_STRING_EQUAL(cfg.interfaces[0], "eth0");
 	CU_ASSERT_TRUE(cfg.has_metrics);
@@ -1194,12 +1194,13 @@ static void test_global_keys(void)
 	memset(want, 0, 16);
 	CU_ASSERT_EQUAL(memcmp(cfg.metrics_addr, want, 16), 0);
 	CU_ASSERT_EQUAL(cfg.metrics_port, 65535);
-	EXPECT_LOADED("[global]\nmetrics = 127.0.0.1:1\n");
+	EXPECT_LOADED("[global]\nmetrics = 127.0.0.1:1\n" WEB);
 	CU_ASSERT_EQUAL(cfg.metrics_port, 1);
 	CU_ASSERT_EQUAL(cfg.n_interfaces, 0);
 
 	/* Exactly RS_MAX_INTERFACES names. */
-	EXPECT_LOADED(ifaces(text, sizeof(text), RS_MAX_INTERFACES));
+	ifaces(text, sizeof(text), RS_MAX_INTERFACES);
+	EXPECT_LOADED(strcat(text, WEB));
 	CU_ASSERT_EQUAL_FATAL(cfg.n_interfaces, RS_MAX_INTERFACES);
 	for (i = 0; i < RS_MAX_INTERFACES; i++) {
 		char name[RS_IFNAME_MAX];
@@ -1213,12 +1214,13 @@ static void test_service_keys(void)
 {
 	const struct rs_service_conf *s;
 
-	EXPECT_LOADED(WEB "sticky_ttl = 2592000\nsticky_max = 67108864\n"
-			  "cookie = none\nquic_server_id_len = 15\n"
-			  "quic_cid_len = 20\nquic_config_id = 6\n");
+	EXPECT_LOADED("[global]\nmemory_max = 2G\n" WEB
+		      "sticky_ttl = 2592000\nsticky_max = 8388608\n"
+		      "cookie = none\nquic_server_id_len = 15\n"
+		      "quic_cid_len = 20\nquic_config_id = 6\n");
 	s = &cfg.services[0];
 	CU_ASSERT_EQUAL(s->sticky_ttl, 2592000);
-	CU_ASSERT_EQUAL(s->sticky_max, 67108864);
+	CU_ASSERT_EQUAL(s->sticky_max, 8388608);
 	CU_ASSERT_EQUAL(s->cookie, RS_COOKIE_NONE);
 	CU_ASSERT_EQUAL(s->quic_server_id_len, 15);
 	CU_ASSERT_EQUAL(s->quic_cid_len, 20);
@@ -1398,11 +1400,11 @@ static void test_client_keys(void)
 {
 	EXPECT_LOADED("[global]\ncontrol_clients_max = 1\n"
 		      "metrics_clients_max = 4096\n"
-		      "client_idle_timeout = 100ms\n");
+		      "client_idle_timeout = 100ms\n" WEB);
 	CU_ASSERT_EQUAL(cfg.control_clients_max, 1);
 	CU_ASSERT_EQUAL(cfg.metrics_clients_max, 4096);
 	CU_ASSERT_EQUAL(cfg.client_idle_ms, 100);
-	EXPECT_LOADED("[global]\nclient_idle_timeout = 2\n");
+	EXPECT_LOADED("[global]\nclient_idle_timeout = 2\n" WEB);
 	CU_ASSERT_EQUAL(cfg.client_idle_ms, 2000);
 
 	EXPECT_ERROR("[global]\ncontrol_clients_max = 0\n",
@@ -1494,10 +1496,10 @@ static void test_bad_service_keys(void)
 		     "bad sticky_ttl '1d': not a decimal number");
 	EXPECT_ERROR(WEB "sticky_max = 0\n",
 		     "t.conf:4: [service web] sticky_max: ",
-		     "bad sticky_max '0': out of range 1..67108864");
-	EXPECT_ERROR(WEB "sticky_max = 67108865\n",
+		     "bad sticky_max '0': out of range 1..8388608");
+	EXPECT_ERROR(WEB "sticky_max = 8388609\n",
 		     "t.conf:4: [service web] sticky_max: ",
-		     "out of range 1..67108864");
+		     "out of range 1..8388608");
 	EXPECT_ERROR(WEB "cookie = QUIC\n", "t.conf:4: [service web] cookie: ",
 		     "bad cookie policy 'QUIC': expected none or quic");
 	EXPECT_ERROR(WEB "quic_server_id_len = 0\n",
@@ -1812,9 +1814,10 @@ static void test_files(void)
 
 	memset(&cfg, 0xa5, sizeof(cfg));
 	ret = rs_config_load("configs", &cfg, err, sizeof(err));
-	CU_ASSERT_EQUAL(ret, -EISDIR);
+	CU_ASSERT_EQUAL(ret, -EINVAL);
 	CU_ASSERT_TRUE(cfg_is_zero(&cfg));
-	CU_ASSERT_PTR_NOT_NULL(strstr(err, "configs:1: read error: "));
+	CU_ASSERT_STRING_EQUAL(err,
+			       "configs: not a regular file (a directory)");
 
 	CU_ASSERT_EQUAL(rs_config_load(NULL, &cfg, err, sizeof(err)), -EINVAL);
 	CU_ASSERT_EQUAL(rs_config_load(SAMPLE, NULL, err, sizeof(err)),
@@ -1845,6 +1848,351 @@ static void test_nul_byte(void)
 	CU_ASSERT_EQUAL(ret, -EINVAL);
 	CU_ASSERT_TRUE(cfg_is_zero(&cfg));
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, ":4: line contains a NUL byte"));
+}
+
+/* ---- what the file may ask of the host (issue 9) ---- */
+
+/*
+ * rs_config_load(@path) in a child that must answer within @ms: a reader
+ * that blocks (a FIFO) or never ends (/dev/zero) fails the test instead of
+ * hanging it or filling the host's memory. The child's return value and
+ * error text come back through a pipe into ret and err.
+ */
+static bool load_bounded(const char *path, int ms, int *ret)
+{
+	int fds[2], status;
+	struct pollfd pfd;
+	ssize_t n;
+	size_t used = 0;
+	pid_t pid;
+
+	CU_ASSERT_FATAL(pipe(fds) == 0);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		struct rs_config c;
+		int r;
+
+		close(fds[0]);
+		alarm((unsigned int)(ms / 1000 + 1));
+		r = rs_config_load(path, &c, err, sizeof(err));
+		if (write(fds[1], &r, sizeof(r)) != sizeof(r) ||
+		    write(fds[1], err, strlen(err) + 1) < 0)
+			_exit(2);
+		_exit(0);
+	}
+	close(fds[1]);
+	memset(err, 0, sizeof(err));
+	pfd = (struct pollfd){.fd = fds[0], .events = POLLIN};
+	if (poll(&pfd, 1, ms) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		close(fds[0]);
+		fprintf(stderr, "\nloading %s took longer than %d ms\n", path,
+			ms);
+		return false;
+	}
+	n = read(fds[0], ret, sizeof(*ret));
+	while (n > 0 && used < sizeof(err) - 1) {
+		n = read(fds[0], err + used, sizeof(err) - 1 - used);
+		if (n > 0)
+			used += (size_t)n;
+	}
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static void test_not_regular_files(void)
+{
+	char dir[] = "/tmp/test_config_XXXXXX", fifo[64], link[64];
+	int ret = 0;
+
+	CU_ASSERT_TRUE(load_bounded("/dev/zero", 2000, &ret));
+	CU_ASSERT_EQUAL(ret, -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err,
+			       "/dev/zero: not a regular file (a character "
+			       "device)");
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo.conf", dir);
+	snprintf(link, sizeof(link), "%s/link.conf", dir);
+	CU_ASSERT_FATAL(mkfifo(fifo, 0600) == 0);
+	/* No writer: open() without O_NONBLOCK would wait for one. */
+	CU_ASSERT_TRUE(load_bounded(fifo, 2000, &ret));
+	CU_ASSERT_EQUAL(ret, -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "/fifo.conf: not a regular file "
+					   "(a FIFO)"));
+	CU_ASSERT_FATAL(symlink("/dev/zero", link) == 0);
+	CU_ASSERT_TRUE(load_bounded(link, 2000, &ret));
+	CU_ASSERT_EQUAL(ret, -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "/link.conf: not a regular file"));
+	unlink(link);
+	unlink(fifo);
+	rmdir(dir);
+}
+
+/* A sparse file of @size bytes: a line of NUL bytes that size. */
+static int load_sized(off_t size)
+{
+	char path[] = "/tmp/test_config_XXXXXX";
+	int fd = mkstemp(path), ret;
+
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_FATAL(ftruncate(fd, size) == 0);
+	close(fd);
+	memset(&cfg, 0xa5, sizeof(cfg));
+	ret = rs_config_load(path, &cfg, err, sizeof(err));
+	unlink(path);
+	return ret;
+}
+
+static void test_size_limit(void)
+{
+	char want[128];
+
+	CU_ASSERT_EQUAL(load_sized((off_t)RS_CONFIG_MAX_BYTES + 1), -EFBIG);
+	CU_ASSERT_TRUE(cfg_is_zero(&cfg));
+	snprintf(want, sizeof(want), ": too large (limit %u bytes)",
+		 RS_CONFIG_MAX_BYTES);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
+	CU_ASSERT_EQUAL(count_lines(err), 1);
+	CU_ASSERT_EQUAL(RS_CONFIG_MAX_BYTES, 16u << 20);
+
+	/* At the limit the file is read, and refused for what it holds. */
+	CU_ASSERT_EQUAL(load_sized((off_t)RS_CONFIG_MAX_BYTES), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, ":1: line contains a NUL byte"));
+	CU_ASSERT_PTR_NULL(strstr(err, "too large"));
+}
+
+/* Whatever grows with the input is bounded, and says where it stopped. */
+static void test_input_bounds(void)
+{
+	char *text;
+
+	/* One kept error per bad line, up to 100; the rest are counted. */
+	text = repeat(WEB, "bad line %d %d\n", 1000);
+	EXPECT_ERROR(text,
+		     "t.conf:4: [service web]: ", "expected 'key = value'");
+	CU_ASSERT_EQUAL(count_lines(err), 101);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "\nt.conf: 900 more errors not "
+					   "shown"));
+	free(text);
+
+	/* Sections past the limit are refused at their header, unread. */
+	text = repeat("",
+		      "[service s%d]\nprotocol = tcp\nlisten = 10.1.%d.1:80\n",
+		      RS_MAX_SERVICES + 2);
+	EXPECT_ERROR(text, "t.conf:196: [service s65]: ",
+		     "too many services (max 64)");
+	CU_ASSERT_EQUAL(count_lines(err), 2);
+	free(text);
+	text = repeat(WEB "vnodes = 1\n",
+		      "[backend b%d]\nservice = web\naddress = 127.0.0.1:%d\n"
+		      "weight = x\n",
+		      RS_MAX_BACKENDS + 1);
+	/* 1024 bad weights are kept to 100, the header error is counted. */
+	EXPECT_ERROR(text, "t.conf:8: [backend b0] weight: ", "bad weight");
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "925 more errors not shown"));
+	free(text);
+}
+
+static void test_no_services(void)
+{
+	static const char *const empties[] = {
+		"",
+		"[global]\n",
+		"; nothing here\n[global]\nmetrics = 127.0.0.1:9477\n",
+		"[backend a]\nservice = web\naddress = 127.0.0.1:1\n",
+	};
+	char path[] = "/tmp/test_config_XXXXXX";
+	int fd;
+
+	for (size_t i = 0; i < sizeof(empties) / sizeof(empties[0]); i++) {
+		if (i < 3) {
+			EXPECT_ERROR(empties[i], "t.conf: ",
+				     "no [service] section: this file would "
+				     "stop all steering; to stop steering, run "
+				     "`ringsteer detach` (or `ringsteerd "
+				     "--detach` with the daemon stopped)");
+			CU_ASSERT_EQUAL(count_lines(err), 1);
+		} else {
+			/* Other errors say enough. */
+			EXPECT_ERROR(empties[i], "t.conf:2: [backend a] ",
+				     "unknown service 'web'");
+			CU_ASSERT_PTR_NULL(strstr(err, "no [service]"));
+		}
+	}
+
+	/* --detach reads [global] of such a file. */
+	fd = mkstemp(path);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_FATAL(write(fd, "[global]\nbpffs = /sys/fs/bpf/x\n", 31) ==
+			31);
+	close(fd);
+	CU_ASSERT_EQUAL(rs_config_load(path, &cfg, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, ": no [service] section"));
+	CU_ASSERT_EQUAL(rs_config_load_flags(path, RS_CONFIG_ALLOW_EMPTY, &cfg,
+					     err, sizeof(err)),
+			0);
+	CU_ASSERT_STRING_EQUAL(cfg.bpffs, "/sys/fs/bpf/x");
+	CU_ASSERT_EQUAL(cfg.n_services, 0);
+	unlink(path);
+	rs_config_free(&cfg);
+}
+
+static void test_covering_listens(void)
+{
+	/* A prefix on every port over the backend's own address. */
+	EXPECT_ERROR("[service web]\nprotocol = tcp\n"
+		     "listen = 198.18.0.0/24:0\n"
+		     "[backend a]\nservice = web\naddress = 198.18.0.5:80\n",
+		     "t.conf:3: [service web] listen: ",
+		     "tcp 198.18.0.0/24:0 covers 198.18.0.5:80, the address "
+		     "of [backend a] (address at t.conf:6): the daemon's "
+		     "health checks and the backend's own connections would "
+		     "be steered");
+	CU_ASSERT_EQUAL(count_lines(err), 1);
+	/* IPv6, the backend's port, another service's listen. */
+	EXPECT_ERROR(WEB
+		     "listen = [2001:db8::/64]:8080\n"
+		     "[backend a]\nservice = web\naddress = 127.0.0.1:8080\n"
+		     "address = [2001:db8::5]:8080\n",
+		     "t.conf:4: [service web] listen: ",
+		     "tcp [2001:db8::/64]:8080 covers [2001:db8::5]:8080, the "
+		     "address of [backend a] (address at t.conf:8)");
+	EXPECT_ERROR(WEB "[service all]\nprotocol = tcp\nlisten = "
+			 "127.0.0.0/8:0\n"
+			 "[backend a]\nservice = web\naddress = 0.0.0.0:8080\n",
+		     "t.conf:6: [service all] listen: ",
+		     "tcp 127.0.0.0/8:0 covers 127.0.0.1:8080, the address of "
+		     "[backend a] (address at t.conf:9)");
+	/* The health check's own port. */
+	EXPECT_ERROR(WEB "[service status]\nprotocol = tcp\nlisten = "
+			 "198.18.0.0/24:9000\n"
+			 "[backend a]\nservice = web\naddress = 198.18.0.5:80\n"
+			 "check_port = 9000\n",
+		     "t.conf:6: [service status] listen: ",
+		     "tcp 198.18.0.0/24:9000 covers 198.18.0.5:9000, where the "
+		     "daemon checks [backend a] (check_port at t.conf:10)");
+	/* UDP backends: their datagrams, and a TCP check of them. */
+	EXPECT_ERROR("[service dns]\nprotocol = udp\nlisten = [::/0]:53\n"
+		     "[backend a]\nservice = dns\naddress = [2001:db8::5]:53\n",
+		     "t.conf:3: [service dns] listen: ",
+		     "udp [::/0]:53 covers [2001:db8::5]:53");
+	EXPECT_ERROR("[service dns]\nprotocol = udp\nlisten = 198.18.0.10:53\n"
+		     "[service web]\nprotocol = tcp\nlisten = 198.18.0.0/24:0\n"
+		     "[backend a]\nservice = dns\naddress = 198.18.0.5:53\n"
+		     "check = tcp\n",
+		     "t.conf:6: [service web] listen: ",
+		     "tcp 198.18.0.0/24:0 covers 198.18.0.5:53, where the "
+		     "daemon checks [backend a] (address at t.conf:9)");
+
+	/* Not covered: another port, protocol or family, no TCP check. */
+	EXPECT_OK("[service web]\nprotocol = tcp\nlisten = 198.18.0.0/24:80\n"
+		  "listen = [2001:db8::/64]:0\n"
+		  "[backend a]\nservice = web\naddress = 198.18.0.5:8080\n"
+		  "check_port = 9000\n"
+		  "[backend b]\nservice = web\naddress = 198.18.1.5:80\n"
+		  "[service dns]\nprotocol = udp\nlisten = 198.18.0.0/24:0\n");
+	EXPECT_OK("[service dns]\nprotocol = udp\nlisten = 198.18.0.10:53\n"
+		  "[service web]\nprotocol = tcp\nlisten = 198.18.0.0/24:0\n"
+		  "[backend a]\nservice = dns\naddress = 198.18.0.5:53\n");
+}
+
+static void test_memory_budget(void)
+{
+	const char *svc3 =
+		"[service a]\nprotocol = tcp\nlisten = 198.18.0.1:80\n"
+		"sticky_ttl = 60\n"
+		"[service b]\nprotocol = tcp\nlisten = 198.18.0.2:80\n"
+		"sticky_ttl = 60\n"
+		"[service c]\nprotocol = tcp\nlisten = 198.18.0.3:80\n"
+		"sticky_ttl = 60\n";
+	char *text = NULL, *report = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	/* sticky_max itself has a ceiling... */
+	EXPECT_ERROR(WEB "sticky_max = 67108864\n",
+		     "t.conf:4: [service web] sticky_max: ",
+		     "bad sticky_max '67108864': out of range 1..8388608");
+	/* ...and the table counts against memory_max when it exists. */
+	EXPECT_ERROR(
+		WEB "sticky_ttl = 60\nsticky_max = 8388608\n",
+		"t.conf:5: [service web] sticky_max: ",
+		"needs ~832.1 MiB of kernel memory (ring 0 points (2 KiB), "
+		"sticky 8,388,608 entries (~832.1 MiB)), over memory_max "
+		"256 MiB: lower sticky_max or vnodes, or raise [global] "
+		"memory_max");
+	CU_ASSERT_EQUAL(count_lines(err), 1);
+	EXPECT_OK(WEB "sticky_ttl = 0\nsticky_max = 8388608\n");
+	EXPECT_OK("[global]\nmemory_max = 2G\n" WEB
+		  "sticky_ttl = 60\nsticky_max = 8388608\n");
+
+	/* Three default sticky tables (~104 MiB each): the third is over. */
+	EXPECT_ERROR(svc3, "t.conf:12: [service c] sticky_ttl: ",
+		     "the services up to this one need ~312.1 MiB of kernel "
+		     "memory together (this one: ring 0 points (2 KiB), "
+		     "sticky 1,048,576 entries (~104.1 MiB)), over memory_max "
+		     "256 MiB");
+	CU_ASSERT_EQUAL(count_lines(err), 1);
+	CU_ASSERT_TRUE(
+		asprintf(&text, "[global]\nmemory_max = 320M\n%s", svc3) > 0);
+	EXPECT_LOADED(text);
+	CU_ASSERT_EQUAL(cfg.memory_max, 320ull << 20);
+	free(text);
+	CU_ASSERT_TRUE(
+		asprintf(&text, "[global]\nmemory_max = 300MiB\n%s", svc3) > 0);
+	EXPECT_ERROR(text, "t.conf:14: [service c] sticky_ttl: ",
+		     "over memory_max 300 MiB (at t.conf:2)");
+	free(text);
+
+	/* A ring: 65,536 points and their index take just over 1 MiB. */
+	EXPECT_ERROR("[global]\nmemory_max = 1M\n" WEB "vnodes = 65536\n"
+		     "[backend a]\nservice = web\naddress = 127.0.0.1:1\n",
+		     "t.conf:6: [service web] vnodes: ",
+		     "needs ~1.3 MiB of kernel memory (ring 65,536 points "
+		     "(1.3 MiB), no sticky table), over memory_max 1 MiB");
+
+	/* memory_max values. */
+	EXPECT_LOADED("[global]\nmemory_max = 1024K\n" WEB);
+	CU_ASSERT_EQUAL(cfg.memory_max, 1u << 20);
+	EXPECT_LOADED("[global]\nmemory_max = 1099511627776\n" WEB);
+	CU_ASSERT_EQUAL(cfg.memory_max, 1ull << 40);
+	EXPECT_ERROR("[global]\nmemory_max = 1023K\n" WEB,
+		     "t.conf:2: [global] memory_max: ",
+		     "bad memory_max '1023K': out of range 1M..1T");
+	EXPECT_ERROR("[global]\nmemory_max = 2T\n" WEB,
+		     "t.conf:2: [global] memory_max: ", "out of range 1M..1T");
+	EXPECT_ERROR("[global]\nmemory_max = 99999999999999999999999G\n" WEB,
+		     "t.conf:2: [global] memory_max: ", "bad memory_max");
+	EXPECT_ERROR("[global]\nmemory_max = 12X\n" WEB,
+		     "t.conf:2: [global] memory_max: ",
+		     "expected bytes, or a number with K, M, G or T");
+	EXPECT_ERROR("[global]\nmemory_max = M\n" WEB,
+		     "t.conf:2: [global] memory_max: ", "expected bytes");
+	CU_ASSERT_EQUAL(count_lines(err), 1);
+
+	/* What --check prints. */
+	EXPECT_LOADED(WEB
+		      "sticky_ttl = 60\nsticky_max = 65536\n"
+		      "[backend a]\nservice = web\naddress = 127.0.0.1:1\n"
+		      "[service dns]\nprotocol = udp\n"
+		      "listen = 198.18.0.53:53\nvnodes = 2560\n"
+		      "[backend b]\nservice = dns\naddress = 127.0.0.1:53\n");
+	f = open_memstream(&report, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	rs_config_memory_report(&cfg, f);
+	fclose(f);
+	CU_ASSERT_STRING_EQUAL(
+		report,
+		"service web: ring 160 points (5 KiB), sticky 65,536 entries "
+		"(~6.6 MiB)\n"
+		"service dns: ring 2,560 points (50 KiB), no sticky table\n"
+		"kernel memory: ~6.6 MiB for 2 services (memory_max 256 "
+		"MiB)\n");
+	free(report);
 }
 
 struct test {
@@ -1892,6 +2240,16 @@ static const struct test config_tests[] = {
 	{NULL, NULL},
 };
 
+static const struct test limit_tests[] = {
+	{"not regular files", test_not_regular_files},
+	{"size limit", test_size_limit},
+	{"input bounds", test_input_bounds},
+	{"no services", test_no_services},
+	{"covering listens", test_covering_listens},
+	{"memory budget", test_memory_budget},
+	{NULL, NULL},
+};
+
 static int cleanup(void)
 {
 	rs_config_free(&cfg);
@@ -1918,7 +2276,8 @@ int main(void)
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return CU_get_error();
 	if (add_suite("addr", addr_tests) ||
-	    add_suite("config", config_tests)) {
+	    add_suite("config", config_tests) ||
+	    add_suite("config limits", limit_tests)) {
 		ret = CU_get_error();
 		CU_cleanup_registry();
 		return ret ? ret : 1;

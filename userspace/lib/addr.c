@@ -50,6 +50,30 @@ int rs_addr_mask(int family, uint8_t addr[16], unsigned int prefixlen)
 	return 0;
 }
 
+void rs_addr_connect_target(int family, const uint8_t addr[16], uint8_t out[16])
+{
+	static const uint8_t zero[16];
+
+	memcpy(out, addr, 16);
+	if (memcmp(addr, zero, family == AF_INET ? 4 : 16))
+		return;
+	memset(out, 0, 16);
+	if (family == AF_INET)
+		inet_pton(AF_INET, "127.0.0.1", out);
+	else
+		out[15] = 1;
+}
+
+bool rs_addr_in_prefix(int family, const uint8_t addr[16],
+		       const uint8_t net[16], unsigned int prefixlen)
+{
+	uint8_t masked[16];
+
+	memcpy(masked, addr, 16);
+	return !rs_addr_mask(family, masked, prefixlen) &&
+	       !memcmp(masked, net, 16);
+}
+
 /*
  * Digits only: strtoul() would take signs, spaces and hex, none of which
  * belong in an address. Values are clamped at @max + 1 so that a long run

@@ -8,6 +8,7 @@
 #ifndef RS_ADDR_H
 #define RS_ADDR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +56,17 @@ int rs_addr_format_prefix(int family, const uint8_t addr[16],
  * address. Returns 0, -EAFNOSUPPORT, or -EINVAL if @prefixlen is too long.
  */
 int rs_addr_mask(int family, uint8_t addr[16], unsigned int prefixlen);
+
+/*
+ * Where a connect() to a socket bound to @addr goes: @addr itself, or
+ * loopback for the wildcard address (all zero), which answers there.
+ */
+void rs_addr_connect_target(int family, const uint8_t addr[16],
+			    uint8_t out[16]);
+
+/* Is @addr (of @family) inside the prefix @net/@prefixlen? */
+bool rs_addr_in_prefix(int family, const uint8_t addr[16],
+		       const uint8_t net[16], unsigned int prefixlen);
 
 /* Address length in bits for @family (32 or 128), 0 if unknown. */
 unsigned int rs_addr_bits(int family);

@@ -350,18 +350,8 @@ static void on_interval(struct ev_loop *loop, ev_timer *w, int revents)
 static void check_target(struct rs_check *chk, uint8_t family,
 			 const uint8_t addr[16])
 {
-	static const uint8_t zero[16];
-
 	chk->family = family;
-	memcpy(chk->addr, addr, 16);
-	if (memcmp(addr, zero, family == AF_INET ? 4 : 16))
-		return;
-	/* A wildcard listener answers on loopback. */
-	memset(chk->addr, 0, 16);
-	if (family == AF_INET)
-		inet_pton(AF_INET, "127.0.0.1", chk->addr);
-	else
-		chk->addr[15] = 1;
+	rs_addr_connect_target(family, addr, chk->addr);
 }
 
 int check_start(struct rs_checker *c, struct rs_check *chk,

@@ -231,11 +231,11 @@ const struct key_def cfg_backend_keys[] = {
 	[BE_INTERVAL] = {"interval", "interval", set_interval, false},
 	[BE_TIMEOUT] = {"timeout", "timeout", set_timeout, false},
 	[BE_SERVER_ID] = {"server_id", "server_id", set_server_id, false},
+	[BE_CHECK_PORT] = {"check_port", "check_port", set_check_port, false},
 	{"weight", "weight", set_weight, false},
 	{"slow_start", "slow_start", set_slow_start, false},
 	{"rise", "rise", set_rise, false},
 	{"fall", "fall", set_fall, false},
-	{"check_port", "check_port", set_check_port, false},
 	{NULL, NULL, NULL, false},
 };
 

@@ -4,7 +4,8 @@
  * defaults that depend on another key, backends naming services defined
  * later, and what would collide in the data plane (two listens that are
  * one rs_binds key, two backends that are one socket, a server ID used
- * twice, a ring past its size limit). Run once, after the last line.
+ * twice, a listen that would steer the backends' own connections, a ring
+ * past its size limit). Run once, after the last line.
  */
 #include <netinet/in.h>
 #include <stdio.h>
@@ -49,10 +50,6 @@ static void check_services(struct parser *p)
 		struct svc_entry *s = &p->svcs[i];
 
 		section_label(label, sizeof(label), "service", s->conf.name);
-		if (i == RS_MAX_SERVICES)
-			cfg_report(p, s->conf.line, label, NULL,
-				   "too many services (max %d)",
-				   RS_MAX_SERVICES);
 		if (!s->key_line[SVC_PROTOCOL])
 			cfg_report(p, s->conf.line, label, NULL,
 				   "missing required key 'protocol'");
@@ -73,10 +70,6 @@ static void resolve_backends(struct parser *p)
 		struct be_entry *b = &p->bes[i];
 
 		section_label(label, sizeof(label), "backend", b->conf.name);
-		if (i == RS_MAX_BACKENDS)
-			cfg_report(p, b->conf.line, label, NULL,
-				   "too many backends (max %d)",
-				   RS_MAX_BACKENDS);
 		if (!b->key_line[BE_SERVICE])
 			cfg_report(p, b->conf.line, label, NULL,
 				   "missing required key 'service'");
@@ -347,19 +340,129 @@ static void check_sockets(struct parser *p)
 	}
 }
 
+/*
+ * A file without services would take every service out of the data plane:
+ * all steering stops, and nothing says so. Stopping steering is a command
+ * of its own. Said only of a file without other errors: one whose
+ * [service] header was refused already says why it has no service.
+ */
+static void check_not_empty(struct parser *p)
+{
+	if (p->n_svcs || p->allow_empty || p->n_reported)
+		return;
+	cfg_report(p, 0, NULL, NULL,
+		   "no [service] section: this file would stop all steering; "
+		   "to stop steering, run `ringsteer detach` (or `ringsteerd "
+		   "--detach` with the daemon stopped)");
+}
+
+/* One address the data plane must leave alone: a backend's, or its check's. */
+struct own_addr {
+	const struct be_entry *b;
+	uint8_t protocol;
+	uint8_t family;
+	uint8_t addr[16];
+	uint16_t port;
+	int line;	 /* of the key that makes it */
+	const char *key; /* "address" or "check_port" */
+	bool check;	 /* where the daemon's health check connects */
+};
+
+static bool listen_covers(const struct rs_listen *l, const struct own_addr *o)
+{
+	return l->family == o->family && (l->port == 0 || l->port == o->port) &&
+	       rs_addr_in_prefix(o->family, o->addr, l->addr, l->prefixlen);
+}
+
+/*
+ * sk_lookup steers every new connection to a listen of its protocol, the
+ * daemon's own health checks and the backends' own traffic included: a
+ * check of a healthy backend handed to another backend (or to none) fails,
+ * and healthy backends flap DOWN.
+ */
+static void check_cover(struct parser *p, const struct own_addr *o)
+{
+	char label[LABEL_MAX], ltext[RS_ADDR_STRLEN], atext[RS_ADDR_STRLEN];
+
+	for (size_t i = 0; i < p->n_svcs; i++) {
+		const struct svc_entry *s = &p->svcs[i];
+
+		if (s->conf.protocol != o->protocol)
+			continue;
+		for (size_t j = 0; j < s->conf.n_listens; j++) {
+			const struct rs_listen *l = &s->conf.listens[j];
+
+			if (!listen_covers(l, o))
+				continue;
+			section_label(label, sizeof(label), "service",
+				      s->conf.name);
+			rs_addr_format_prefix(l->family, l->addr, l->prefixlen,
+					      l->port, ltext, sizeof(ltext));
+			rs_addr_format(o->family, o->addr, o->port, atext,
+				       sizeof(atext));
+			cfg_report(p, l->line, label, "listen",
+				   "%s %s covers %s, %s [backend %s] (%s at "
+				   "%s:%d): the daemon's health checks and the "
+				   "backend's own connections would be steered",
+				   proto_name(o->protocol), ltext, atext,
+				   o->check ? "where the daemon checks"
+					    : "the address of",
+				   o->b->conf.name, o->key, p->file, o->line);
+		}
+	}
+}
+
+static void check_backend_covers(struct parser *p, const struct be_entry *b)
+{
+	const struct rs_health_conf *h = &b->conf.health;
+	uint8_t proto = backend_protocol(p, b);
+
+	if (!proto)
+		return;
+	for (size_t k = 0; k < b->conf.n_addrs; k++) {
+		const struct rs_backend_addr *a = &b->conf.addrs[k];
+		struct own_addr o = {
+			.b = b,
+			.protocol = proto,
+			.family = a->family,
+			.port = a->port,
+			.line = a->line,
+			.key = "address",
+		};
+
+		rs_addr_connect_target(a->family, a->addr, o.addr);
+		check_cover(p, &o);
+		/* Checks are TCP, to the first address (see start_check()). */
+		if (k || h->type == RS_CHECK_NONE ||
+		    (proto == IPPROTO_TCP && (!h->port || h->port == a->port)))
+			continue;
+		o.protocol = IPPROTO_TCP;
+		o.check = true;
+		if (h->port) {
+			o.port = h->port;
+			o.line = b->key_line[BE_CHECK_PORT];
+			o.key = "check_port";
+		}
+		check_cover(p, &o);
+	}
+}
+
+static void check_covers(struct parser *p)
+{
+	for (size_t i = 0; i < p->n_bes; i++)
+		if (p->bes[i].resolved && !p->bes[i].key_bad[BE_CHECK])
+			check_backend_covers(p, &p->bes[i]);
+}
+
 static void check_ring_sizes(struct parser *p)
 {
 	char label[LABEL_MAX];
-	size_t i, j;
+	size_t i;
 
 	for (i = 0; i < p->n_svcs; i++) {
 		const struct svc_entry *s = &p->svcs[i];
-		uint64_t points = 0;
+		uint64_t points = cfg_service_points(p, i);
 
-		for (j = 0; j < p->n_bes; j++)
-			if (p->bes[j].resolved && p->bes[j].conf.service == i)
-				points += (uint64_t)p->bes[j].conf.weight *
-					  s->conf.vnodes;
 		if (points <= RS_MAX_RING_POINTS)
 			continue;
 		section_label(label, sizeof(label), "service", s->conf.name);
@@ -379,5 +482,8 @@ void cfg_validate(struct parser *p)
 	check_server_ids(p);
 	check_listens(p);
 	check_sockets(p);
+	check_covers(p);
 	check_ring_sizes(p);
+	cfg_check_memory(p);
+	check_not_empty(p);
 }

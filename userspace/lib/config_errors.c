@@ -17,6 +17,11 @@
 
 static void push_error(struct parser *p, int line, char *text)
 {
+	p->n_reported++;
+	if (p->n_errs == CFG_MAX_ERRORS) {
+		free(text);
+		return;
+	}
 	if (p->n_errs == p->cap_errs) {
 		size_t cap = p->cap_errs ? p->cap_errs * 2 : 16;
 		struct cfg_error *e = reallocarray(p->errs, cap, sizeof(*e));
@@ -39,13 +44,13 @@ static void push_error(struct parser *p, int line, char *text)
 
 /*
  * One error as "FILE:LINE: [LABEL] KEY: message"; the label and key parts
- * are left out when NULL.
+ * are left out when NULL, and the line when it is 0 (about the whole file).
  */
 void __attribute__((format(printf, 5, 6)))
 cfg_report(struct parser *p, int line, const char *label, const char *key,
 	   const char *fmt, ...)
 {
-	char *msg, *text;
+	char *msg, *text, at[16] = "";
 	va_list ap;
 	int n;
 
@@ -56,8 +61,10 @@ cfg_report(struct parser *p, int line, const char *label, const char *key,
 		p->nomem = true;
 		return;
 	}
-	n = asprintf(&text, "%s:%d: %s%s%s%s%s%s", p->file, line,
-		     label ? "[" : "", label ? label : "", label ? "]" : "",
+	if (line > 0)
+		snprintf(at, sizeof(at), ":%d", line);
+	n = asprintf(&text, "%s%s: %s%s%s%s%s%s", p->file, at, label ? "[" : "",
+		     label ? label : "", label ? "]" : "",
 		     key && label ? " " : "", key ? key : "",
 		     key || label ? ": " : "");
 	if (n >= 0) {
@@ -110,4 +117,8 @@ void cfg_write_errors(struct parser *p, char *err, size_t errlen)
 			break;
 		used += (size_t)n;
 	}
+	if (p->n_reported > p->n_errs && used < errlen - 1)
+		snprintf(err + used, errlen - used,
+			 "\n%s: %zu more errors not shown", p->file,
+			 p->n_reported - p->n_errs);
 }

@@ -2,8 +2,9 @@
 /*
  * The [global] keys: where the pins and the control socket live, which
  * interfaces get the TC program, where metrics are served, how many
- * clients the control socket and the metrics endpoint take at once. A path or
- * name the kernel would refuse is refused here, before anything is pinned.
+ * clients the control socket and the metrics endpoint take at once, how
+ * much kernel memory the file's maps may take. A path or name the kernel
+ * would refuse is refused here, before anything is pinned.
  */
 #include <string.h>
 #include <sys/un.h>
@@ -141,7 +142,49 @@ static void set_client_idle_timeout(struct parser *p, void *obj, const char *v)
 	cfg_parse_ranged_duration(p, v, 100, &g->client_idle_ms);
 }
 
+#define MEMORY_MIN (1ull << 20)
+#define MEMORY_MAX (1ull << 40)
+
+/* Bytes, or with a binary suffix: "512K", "256M", "2G" (also KiB, MiB...). */
+static void set_memory_max(struct parser *p, void *obj, const char *v)
+{
+	static const char units[] = "KMGT";
+	struct global_entry *g = obj;
+	size_t n = strspn(v, "0123456789");
+	char digits[24];
+	uint64_t val;
+	const char *u;
+	int shift = 0;
+
+	if (n == 0 || n >= sizeof(digits)) {
+		cfg_bad_value(p,
+			      "expected bytes, or a number with K, M, G or T");
+		return;
+	}
+	u = v + n;
+	if (*u) {
+		const char *at = strchr(units, *u);
+
+		if (!at || (u[1] && strcmp(u + 1, "iB"))) {
+			cfg_bad_value(
+				p, "expected bytes, or a number with K, M, G "
+				   "or T");
+			return;
+		}
+		shift = 10 * (int)(at - units + 1);
+	}
+	memcpy(digits, v, n);
+	digits[n] = '\0';
+	if (cfg_parse_u64(digits, false, &val) || val > (MEMORY_MAX >> shift) ||
+	    (val << shift) < MEMORY_MIN) {
+		cfg_bad_value(p, "out of range 1M..1T");
+		return;
+	}
+	g->memory_max = val << shift;
+}
+
 const struct key_def cfg_global_keys[] = {
+	[GL_MEMORY_MAX] = {"memory_max", "memory_max", set_memory_max, false},
 	{"bpffs", "path", set_bpffs, false},
 	{"control_socket", "path", set_control_socket, false},
 	{"interfaces", "interface name", set_interfaces, false},

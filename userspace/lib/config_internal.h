@@ -51,6 +51,7 @@ struct global_entry {
 	uint32_t control_clients_max;
 	uint32_t metrics_clients_max;
 	uint32_t client_idle_ms;
+	uint64_t memory_max;
 	int line;
 	int key_line[MAX_KEYS];
 	bool key_bad[MAX_KEYS];
@@ -85,12 +86,13 @@ struct cfg_error {
 struct parser {
 	const char *file;
 
-	/* input: exactly one of fp and text */
-	FILE *fp;
+	/* input: the whole file, which may hold NUL bytes */
 	const char *text;
+	const char *text_end;
+	bool allow_empty; /* RS_CONFIG_ALLOW_EMPTY */
 	char *buf;
 	size_t cap;
-	int read_err;
+	int read_err; /* ENOMEM: a line did not fit in memory */
 	int line;
 
 	/* the section the reader saw last */
@@ -113,12 +115,14 @@ struct parser {
 
 	struct cfg_error *errs;
 	size_t n_errs, cap_errs;
+	size_t n_reported; /* kept or not: see CFG_MAX_ERRORS */
 	bool nomem;
 };
 
 /*
- * Where the keys the whole-file checks look at stand in cfg_service_keys[]
- * and cfg_backend_keys[], and so in key_line[] and key_bad[].
+ * Where the keys the whole-file checks look at stand in cfg_service_keys[],
+ * cfg_backend_keys[] and cfg_global_keys[], and so in key_line[] and
+ * key_bad[].
  */
 enum {
 	SVC_PROTOCOL,
@@ -126,6 +130,9 @@ enum {
 	SVC_COOKIE,
 	SVC_QUIC_SERVER_ID_LEN,
 	SVC_QUIC_CID_LEN,
+	SVC_VNODES,
+	SVC_STICKY_TTL,
+	SVC_STICKY_MAX,
 };
 
 enum {
@@ -138,6 +145,11 @@ enum {
 	BE_INTERVAL,
 	BE_TIMEOUT,
 	BE_SERVER_ID,
+	BE_CHECK_PORT,
+};
+
+enum {
+	GL_MEMORY_MAX,
 };
 
 /* ---- the keys of each section ---- */
@@ -150,6 +162,12 @@ extern const struct svc_entry cfg_service_defaults;
 extern const struct be_entry cfg_backend_defaults;
 
 /* ---- errors (config_errors.c) ---- */
+
+/*
+ * Errors kept for the report. A file of garbage has one error per line, and
+ * each kept error costs memory, so the rest are only counted.
+ */
+#define CFG_MAX_ERRORS 100
 
 void __attribute__((format(printf, 5, 6)))
 cfg_report(struct parser *p, int line, const char *label, const char *key,
@@ -190,5 +208,12 @@ void cfg_begin_section(struct parser *p, char *s);
 
 /* Run once, after the last line. */
 void cfg_validate(struct parser *p);
+
+/* ---- kernel memory (config_memory.c) ---- */
+
+/* Ring points of service @svc: weight * vnodes over its backends. */
+uint64_t cfg_service_points(const struct parser *p, size_t svc);
+/* Refuses rings and sticky tables past [global] memory_max. */
+void cfg_check_memory(struct parser *p);
 
 #endif /* RS_CONFIG_INTERNAL_H */

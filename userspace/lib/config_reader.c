@@ -33,7 +33,7 @@ int cfg_on_key(void *user, const char *section, const char *name,
 {
 	struct parser *p = user;
 	const struct key_def *def;
-	size_t n_errs;
+	size_t n_reported;
 
 	(void)section; /* tracked by the reader, see cfg_begin_section() */
 	p->def = NULL;
@@ -65,39 +65,27 @@ int cfg_on_key(void *user, const char *section, const char *name,
 		p->key_bad[def - p->keys] = true;
 		return 1;
 	}
-	n_errs = p->n_errs;
+	n_reported = p->n_reported;
 	def->set(p, p->obj, value);
-	if (p->n_errs != n_errs)
+	if (p->n_reported != n_reported)
 		p->key_bad[def - p->keys] = true;
 	return 1;
 }
 
 /*
  * Next raw line into p->buf without its '\n'. Returns its length, -1 at
- * the end of input or on a read error (p->read_err).
+ * the end of input or when memory runs out (p->read_err). A line may hold
+ * NUL bytes: the caller compares the length with strlen().
  */
 static ssize_t next_line(struct parser *p)
 {
 	const char *nl;
-	ssize_t n;
 	size_t len;
 
-	if (p->fp) {
-		errno = 0;
-		n = getline(&p->buf, &p->cap, p->fp);
-		if (n < 0) {
-			if (ferror(p->fp))
-				p->read_err = errno ? errno : EIO;
-			return -1;
-		}
-		if (n > 0 && p->buf[n - 1] == '\n')
-			p->buf[--n] = '\0';
-		return n;
-	}
-	if (*p->text == '\0')
+	if (p->text == p->text_end)
 		return -1;
-	nl = strchr(p->text, '\n');
-	len = nl ? (size_t)(nl - p->text) : strlen(p->text);
+	nl = memchr(p->text, '\n', (size_t)(p->text_end - p->text));
+	len = (size_t)((nl ? nl : p->text_end) - p->text);
 	if (len + 1 > p->cap) {
 		char *b = realloc(p->buf, len + 1);
 

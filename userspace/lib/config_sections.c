@@ -64,15 +64,16 @@ struct entry_type {
 	const struct key_def *keys;
 	const void *defaults; /* a new entry, but for its name and line */
 	size_t size;	      /* of one entry */
+	size_t max;	      /* entries the data plane has room for */
 	/* where an entry has conf.name, conf.line, key_line[] and key_bad[] */
 	size_t name, line, key_line, key_bad;
 };
 
-#define ENTRY_TYPE(type, sect, what, key_defs, initial)                        \
+#define ENTRY_TYPE(type, sect, what, key_defs, initial, limit)                 \
 	{                                                                      \
 		.kind = sect, .noun = what, .keys = key_defs,                  \
 		.defaults = &initial, .size = sizeof(struct type),             \
-		.name = offsetof(struct type, conf.name),                      \
+		.max = limit, .name = offsetof(struct type, conf.name),        \
 		.line = offsetof(struct type, conf.line),                      \
 		.key_line = offsetof(struct type, key_line),                   \
 		.key_bad = offsetof(struct type, key_bad),                     \
@@ -80,18 +81,19 @@ struct entry_type {
 
 static const struct entry_type service_entry =
 	ENTRY_TYPE(svc_entry, SECT_SERVICE, "service", cfg_service_keys,
-		   cfg_service_defaults);
+		   cfg_service_defaults, RS_MAX_SERVICES);
 static const struct entry_type backend_entry =
 	ENTRY_TYPE(be_entry, SECT_BACKEND, "backend", cfg_backend_keys,
-		   cfg_backend_defaults);
+		   cfg_backend_defaults, RS_MAX_BACKENDS);
 
 /*
  * Starts the section [@t->noun @name] as a new last entry of @arr, which
  * has *@n entries and room for *@cap: refuses a name an earlier entry has,
  * grows the array as needed, fills the new entry (@t->defaults, the name
  * and the header line) and enters the section. Returns the array, which
- * may have moved; NULL, with nothing changed, when the name is taken
- * (reported) or memory runs out (p->nomem).
+ * may have moved; NULL, with nothing changed, when the name is taken or
+ * there are @t->max entries already (reported), or memory runs out
+ * (p->nomem).
  */
 static void *begin_entry(struct parser *p, const struct entry_type *t,
 			 const char *name, void *arr, size_t *n, size_t *cap)
@@ -108,6 +110,16 @@ static void *begin_entry(struct parser *p, const struct entry_type *t,
 				   *(int *)(e + t->line));
 			return NULL;
 		}
+	}
+	/*
+	 * Refused here, not after the last line: entries past the limit are
+	 * never stored, so a file of headers cannot grow the parser without
+	 * bound.
+	 */
+	if (*n == t->max) {
+		cfg_report(p, p->line, p->label, NULL, "too many %ss (max %zu)",
+			   t->noun, t->max);
+		return NULL;
 	}
 	arr = grow(arr, cap, *n, t->size);
 	if (!arr) {

@@ -111,7 +111,6 @@ static void set_fallback(struct parser *p, void *obj, const char *v)
 
 /* 30 days: longer-lived affinity is better served by a cookie. */
 #define MAX_STICKY_TTL	   (30u * 24 * 3600)
-#define MAX_STICKY_ENTRIES (64u << 20)
 #define QUIC_MAX_CID_LEN   20 /* RFC 9000: connection IDs are <= 20 bytes */
 #define QUIC_MAX_CONFIG_ID 6  /* 7 is reserved by QUIC-LB */
 
@@ -129,7 +128,7 @@ static void set_sticky_max(struct parser *p, void *obj, const char *v)
 	struct svc_entry *s = obj;
 	uint64_t n;
 
-	if (cfg_parse_ranged(p, v, 1, MAX_STICKY_ENTRIES, &n))
+	if (cfg_parse_ranged(p, v, 1, RS_MAX_STICKY_MAX, &n))
 		s->conf.sticky_max = (uint32_t)n;
 }
 
@@ -180,14 +179,14 @@ const struct key_def cfg_service_keys[] = {
 				    set_quic_server_id_len, false},
 	[SVC_QUIC_CID_LEN] = {"quic_cid_len", "quic_cid_len", set_quic_cid_len,
 			      false},
+	[SVC_VNODES] = {"vnodes", "vnodes", set_vnodes, false},
+	[SVC_STICKY_TTL] = {"sticky_ttl", "sticky_ttl", set_sticky_ttl, false},
+	[SVC_STICKY_MAX] = {"sticky_max", "sticky_max", set_sticky_max, false},
 	{"key", "key policy", set_key_policy, false},
 	{"prefix4", "prefix4", set_prefix4, false},
 	{"prefix6", "prefix6", set_prefix6, false},
-	{"vnodes", "vnodes", set_vnodes, false},
 	{"seed", "seed", set_seed, false},
 	{"fallback", "fallback", set_fallback, false},
-	{"sticky_ttl", "sticky_ttl", set_sticky_ttl, false},
-	{"sticky_max", "sticky_max", set_sticky_max, false},
 	{"quic_config_id", "quic_config_id", set_quic_config_id, false},
 	{NULL, NULL, NULL, false},
 };

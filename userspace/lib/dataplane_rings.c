@@ -44,16 +44,10 @@ static int ring_map_create(struct rs_dataplane *dp, uint32_t svc_id,
 	return fd;
 }
 
-/* Header, points, the bucket index (struct rs_ring_buckets), trailer. */
-static uint32_t ring_slots(uint32_t npoints, uint8_t bits)
-{
-	return npoints + 1 + (bits ? ((1u << bits) + 1 + 3) / 4 : 0) + 1;
-}
-
 static int ring_map_fill(int fd, const struct rs_ring *ring, uint8_t bits,
 			 uint64_t gen)
 {
-	uint32_t count = ring_slots(ring->npoints, bits), *first = NULL;
+	uint32_t count = ring_map_slots(ring->npoints, bits), *first = NULL;
 	struct rs_ring_slot *slots;
 	__u32 *keys;
 	int err = 0;
@@ -104,7 +98,7 @@ static uint64_t ring_map_generation(int fd)
 	    hdr.hdr.npoints > RS_MAX_RING_POINTS ||
 	    hdr.hdr.bucket_bits > RS_MAX_BUCKET_BITS)
 		return 0;
-	last = ring_slots(hdr.hdr.npoints, hdr.hdr.bucket_bits) - 1;
+	last = ring_map_slots(hdr.hdr.npoints, hdr.hdr.bucket_bits) - 1;
 	if (bpf_map_lookup_elem(fd, &last, &trailer))
 		return 0;
 	return trailer.trailer.generation;
@@ -130,7 +124,7 @@ int64_t dp_swap_ring(struct rs_dataplane *dp, uint32_t svc_id,
 	uint8_t bits = ring_bucket_bits(ring->npoints);
 	int fd, err;
 
-	fd = ring_map_create(dp, svc_id, ring_slots(ring->npoints, bits));
+	fd = ring_map_create(dp, svc_id, ring_map_slots(ring->npoints, bits));
 	if (fd < 0)
 		return fd;
 	err = ring_map_fill(fd, ring, bits, gen);

@@ -218,6 +218,11 @@ uint8_t ring_bucket_bits(uint32_t npoints)
 	return bits;
 }
 
+uint32_t ring_map_slots(uint32_t npoints, uint8_t bits)
+{
+	return npoints + 1 + (bits ? ((1u << bits) + 1 + 3) / 4 : 0) + 1;
+}
+
 void ring_buckets(const struct rs_ring *ring, uint8_t bits, uint32_t *first)
 {
 	uint32_t nb = 1u << bits, k = 0;

@@ -89,6 +89,13 @@ bool ring_equal(const struct rs_ring *a, const struct rs_ring *b);
 uint8_t ring_bucket_bits(uint32_t npoints);
 
 /*
+ * Slots of the ring map of @npoints points with a bucket index of @bits:
+ * the header, the points, the index (see struct rs_ring_buckets), then
+ * the trailer.
+ */
+uint32_t ring_map_slots(uint32_t npoints, uint8_t bits);
+
+/*
  * The data plane's bucket index: @first[b], for b in 0..2^@bits, is the
  * 1-based slot of the first point at or after b << (64 - @bits), and
  * @first[2^@bits] = npoints + 1. @first holds 2^@bits + 1 entries.

@@ -48,12 +48,13 @@ static void print_errors(const char *errs)
 	fprintf(stderr, "%s%s", errs, n && errs[n - 1] != '\n' ? "\n" : "");
 }
 
-static int load_config(const char *path, struct rs_config *cfg)
+static int load_config(const char *path, unsigned int flags,
+		       struct rs_config *cfg)
 {
 	char errs[8192];
 	int err;
 
-	err = rs_config_load(path, cfg, errs, sizeof(errs));
+	err = rs_config_load_flags(path, flags, cfg, errs, sizeof(errs));
 	if (err)
 		print_errors(errs);
 	return err;
@@ -206,9 +207,11 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (load_config(d.config_path, &d.cfg))
+	if (load_config(d.config_path, detach ? RS_CONFIG_ALLOW_EMPTY : 0,
+			&d.cfg))
 		return 1;
 	if (check) {
+		rs_config_memory_report(&d.cfg, stdout);
 		printf("ringsteerd: configuration file %s test is successful\n",
 		       d.config_path);
 		rs_config_free(&d.cfg);
