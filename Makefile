@@ -7,29 +7,49 @@ DESTDIR  ?=
 BUILD    := build
 ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
 
-CFLAGS_COMMON := -std=gnu11 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
-	-Iinclude -Iuserspace/lib -I$(BUILD)/bpf -I/usr/include/libnl3
+CFLAGS_COMMON := -std=gnu11 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 CFLAGS   ?= -O2
 SANFLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 LIBS     := -lbpf -lelf -lz -lxxhash -lnl-3 -linih -lev -lcurl -ljansson -lmicrohttpd -lm
-BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Iinclude -Ibpf -I$(ARCH_INC)
+BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Iinclude -Ibpf/lib -I$(ARCH_INC)
 
-BPF_PROGS := steer_lookup steer_tc steer_sockops test_hash_probe
+# Each folder of userspace/ sees only itself and the layers below it:
+#   core <- config <- dataplane, sys <- ringsteerd, ringsteer
+# so an include that points up fails to compile.
+INC_core      := -Iinclude -Iuserspace/core
+INC_config    := $(INC_core) -Iuserspace/config
+INC_dataplane := $(INC_core) -Iuserspace/dataplane -I$(BUILD)/bpf
+INC_sys       := $(INC_config) -Iuserspace/sys -I/usr/include/libnl3
+INC_ringsteerd := $(INC_sys) -Iuserspace/dataplane -I$(BUILD)/bpf \
+	-Iuserspace/ringsteerd
+INC_ringsteer := $(INC_config) -Iuserspace/ringsteer
+INC_tests     := $(INC_ringsteerd) -I$(BUILD)/tests/bpf
+
+BPF_PROGS := steer_lookup steer_tc steer_sockops
 BPF_OBJS  := $(patsubst %,$(BUILD)/bpf/%.bpf.o,$(BPF_PROGS))
 BPF_SKELS := $(patsubst %,$(BUILD)/bpf/%.skel.h,$(BPF_PROGS))
+# Test-only BPF programs: built under build/tests, never beside the shipped.
+TEST_BPF_PROGS := $(patsubst tests/bpf/progs/%.bpf.c,%,\
+	$(wildcard tests/bpf/progs/*.bpf.c))
+TEST_BPF_SKELS := $(patsubst %,$(BUILD)/tests/bpf/%.skel.h,$(TEST_BPF_PROGS))
 
-LIB_SRCS  := $(wildcard userspace/lib/*.c)
-LIB_OBJS  := $(patsubst userspace/lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
-SAN_OBJS  := $(patsubst userspace/lib/%.c,$(BUILD)/lib-san/%.o,$(LIB_SRCS))
+LAYERS    := core config dataplane sys
+LIB_SRCS  := $(foreach l,$(LAYERS),$(wildcard userspace/$(l)/*.c))
+LIB_OBJS  := $(patsubst userspace/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+SAN_OBJS  := $(patsubst userspace/%.c,$(BUILD)/san/%.o,$(LIB_SRCS))
 LIB_A     := $(BUILD)/libringsteer.a
 SAN_A     := $(BUILD)/libringsteer-san.a
+DAEMON_OBJS := $(patsubst userspace/%.c,$(BUILD)/obj/%.o,\
+	$(wildcard userspace/ringsteerd/*.c))
+CLI_OBJS  := $(patsubst userspace/%.c,$(BUILD)/obj/%.o,\
+	$(wildcard userspace/ringsteer/*.c))
 
 BINS      := $(BUILD)/ringsteerd $(BUILD)/ringsteer
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 BPF_TESTS  := $(patsubst tests/bpf/%.c,$(BUILD)/tests/%,$(wildcard tests/bpf/test_*.c))
 TOOLS      := $(patsubst tests/e2e/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/e2e/tools/*.c))
-HEADERS    := $(wildcard include/ringsteer/*.h userspace/lib/*.h)
+HEADERS    := $(wildcard include/ringsteer/*.h userspace/*/*.h)
 C_SOURCES  := $(shell find bpf include userspace tests scripts bench -name '*.[ch]' 2>/dev/null)
 
 .PHONY: all deps bpffs test unit bpftest e2e demo lint info clean install help bench
@@ -48,44 +68,56 @@ help:
 deps:
 	@scripts/install-deps.sh --check 2>/dev/null || scripts/install-deps.sh
 
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) include/ringsteer/abi.h
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/lib/*.h) include/ringsteer/abi.h
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+$(BUILD)/tests/bpf/%.bpf.o: tests/bpf/progs/%.bpf.c $(wildcard bpf/lib/*.h) \
+		include/ringsteer/abi.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+%.skel.h: %.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/lib/%.o: userspace/lib/%.c $(HEADERS) $(BPF_SKELS)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS) -c $< -o $@
+# One pair of rules per folder of userspace/, with that folder's include
+# path: optimised objects for the binaries, sanitised ones for the tests.
+define folder_rules
+$(BUILD)/obj/$(1)/%.o: userspace/$(1)/%.c $(HEADERS) | $(BPF_SKELS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS_COMMON) $$(INC_$(1)) $$(CFLAGS) -c $$< -o $$@
 
-$(BUILD)/lib-san/%.o: userspace/lib/%.c $(HEADERS) $(BPF_SKELS)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(SANFLAGS) -c $< -o $@
+$(BUILD)/san/$(1)/%.o: userspace/$(1)/%.c $(HEADERS) | $(BPF_SKELS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS_COMMON) $$(INC_$(1)) $$(SANFLAGS) -c $$< -o $$@
+endef
+$(foreach d,$(LAYERS) ringsteerd ringsteer,$(eval $(call folder_rules,$(d))))
 
 $(LIB_A): $(LIB_OBJS)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(SAN_A): $(SAN_OBJS)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/ringsteerd: $(wildcard userspace/ringsteerd/*.c) $(LIB_A)
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS) $(filter %.c,$^) $(LIB_A) $(LIBS) -o $@
+$(BUILD)/ringsteerd: $(DAEMON_OBJS) $(LIB_A)
+	$(CC) $(CFLAGS) $^ $(LIBS) -o $@
 
-$(BUILD)/ringsteer: $(wildcard userspace/ringsteer/*.c) $(LIB_A)
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS) $(filter %.c,$^) $(LIB_A) $(LIBS) -o $@
+$(BUILD)/ringsteer: $(CLI_OBJS) $(LIB_A)
+	$(CC) $(CFLAGS) $^ $(LIBS) -o $@
 
-$(BUILD)/tests/%: tests/unit/%.c $(SAN_A) $(BPF_SKELS)
+$(BUILD)/tests/%: tests/unit/%.c $(SAN_A) $(BPF_SKELS) $(TEST_BPF_SKELS) \
+		$(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(SANFLAGS) $< $(SAN_A) $(LIBS) -lcunit -o $@
+	$(CC) $(CFLAGS_COMMON) $(INC_tests) $(SANFLAGS) $< $(SAN_A) $(LIBS) \
+		-lcunit -o $@
 
 BPF_TEST_LIB := $(wildcard tests/bpf/lib/*.c)
 
 $(BUILD)/tests/%: tests/bpf/%.c $(SAN_A) $(BPF_SKELS) $(BPF_TEST_LIB) \
-		$(wildcard tests/bpf/lib/*.h)
+		$(wildcard tests/bpf/lib/*.h) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(SANFLAGS) -Itests/bpf/lib $< $(BPF_TEST_LIB) \
-		$(SAN_A) $(LIBS) -lcunit -o $@
+	$(CC) $(CFLAGS_COMMON) $(INC_tests) $(SANFLAGS) -Itests/bpf/lib $< \
+		$(BPF_TEST_LIB) $(SAN_A) $(LIBS) -lcunit -o $@
 
 TOOL_LIB := $(wildcard tests/e2e/tools/lib/*.c)
 
@@ -154,17 +186,15 @@ $(BUILD)/bench/%.bpf.o: bench/bpf/%.bpf.c
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/bench/%.skel.h: $(BUILD)/bench/%.bpf.o
-	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
-
 $(BUILD)/bench/decision_cost: bench/decision_cost.c $(LIB_A) $(BPF_SKELS) \
 		$(BENCH_BPF)
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS) -I$(BUILD)/bench $< $(LIB_A) $(LIBS) \
-		-o $@
+	$(CC) $(CFLAGS_COMMON) $(INC_ringsteerd) $(CFLAGS) -I$(BUILD)/bench $< \
+		$(LIB_A) $(LIBS) -o $@
 
 $(BUILD)/bench/ring_quality: bench/ring_quality.c $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS) $< $(LIB_A) $(LIBS) -lm -pthread -o $@
+	$(CC) $(CFLAGS_COMMON) $(INC_core) $(CFLAGS) $< $(LIB_A) $(LIBS) -lm \
+		-pthread -o $@
 
 $(BUILD)/bench/bench_%: bench/bench_%.c $(TOOL_LIB) \
 		$(wildcard tests/e2e/tools/lib/*.h)

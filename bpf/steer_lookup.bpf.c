@@ -11,7 +11,7 @@
 
 #include "bind_match.bpf.h"
 #include "maps.bpf.h"
-#include "xxh64.h"
+#include "xxh64.bpf.h"
 
 #define AF_INET	 2
 #define AF_INET6 10

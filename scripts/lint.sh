@@ -14,13 +14,14 @@ if ((${#unformatted[@]})); then
 fi
 userspace=()
 for f in "$@"; do
-	case "$f" in bpf/*) ;; *.c) userspace+=("$f") ;; esac
+	case "$f" in bpf/* | */bpf/progs/* | bench/bpf/*) ;; *.c) userspace+=("$f") ;; esac
 done
 if ! cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr \
 	--enable=warning,portability,performance \
 	--suppress=missingIncludeSystem \
 	--include=/usr/include/bpf/libbpf_common.h --include=/usr/include/jansson.h \
-	-Iinclude -Iuserspace/lib -D__linux__ "${userspace[@]}"; then
+	-Iinclude -Iuserspace/core -Iuserspace/config -Iuserspace/dataplane \
+	-Iuserspace/sys -Iuserspace/ringsteerd -D__linux__ "${userspace[@]}"; then
 	echo "lint: cppcheck found problems"
 	rc=1
 fi

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * QUIC-LB plaintext CIDs (userspace/lib/quic_cid.c): the worked example of
+ * QUIC-LB plaintext CIDs (userspace/core/quic_cid.c): the worked example of
  * docs/quic.md, encode/decode round trips over every valid service shape,
  * the reasons a CID is not steered, and argument checking. That the BPF
  * program reads an encoded CID the same way is checked against the real

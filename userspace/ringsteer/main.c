@@ -19,7 +19,7 @@
 #include <jansson.h>
 
 #include "config.h"
-#include "version.h"
+#include <ringsteer/version.h>
 
 static const char *socket_path = RS_DEFAULT_CONTROL_SOCKET;
 static const char *socket_from = "the built-in default";

@@ -10,7 +10,7 @@
 #include "addr.h"
 #include "control_cmds_internal.h"
 #include "tc_attach.h"
-#include "version.h"
+#include <ringsteer/version.h>
 
 static const char *proto_name(uint8_t p)
 {

@@ -14,7 +14,8 @@
 
 #include "checker.h"
 #include "config.h"
-#include "config_apply.h"
+#include "binds.h"
+#include "sockets.h"
 #include "dataplane.h"
 #include "health.h"
 #include "ring.h"

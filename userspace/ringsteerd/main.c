@@ -20,7 +20,7 @@
 #include "guard.h"
 #include "log.h"
 #include "metrics.h"
-#include "version.h"
+#include <ringsteer/version.h>
 
 #define DEFAULT_CONFIG RS_DEFAULT_CONFIG
 

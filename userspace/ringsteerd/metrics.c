@@ -12,7 +12,7 @@
 #include "control_cmds.h"
 #include "log.h"
 #include "metrics.h"
-#include "version.h"
+#include <ringsteer/version.h>
 
 /*
  * libmicrohttpd runs without threads of its own: its epoll fd is watched

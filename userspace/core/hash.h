@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Userspace side of the data plane's hashing, through libxxhash. The BPF
- * side (bpf/xxh64.h) must produce the same values.
+ * side (bpf/lib/xxh64.bpf.h) must produce the same values.
  */
 #ifndef RS_HASH_H
 #define RS_HASH_H

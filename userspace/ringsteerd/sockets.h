@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Turning a validated configuration into data-plane state: services, binds,
- * backends and rings, and keeping each backend's socket in its SOCKMAP slot.
- * Service ids and backend ids are positions in the configuration file.
+ * Keeping each backend's listening socket in its SOCKMAP slots: acquire
+ * missing ones, replace ones from a restarted backend, empty removed ones.
  */
-#ifndef RS_CONFIG_APPLY_H
-#define RS_CONFIG_APPLY_H
+#ifndef RS_SOCKETS_H
+#define RS_SOCKETS_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -29,17 +28,6 @@ struct rs_backend_rt {
 	struct rs_addr_rt addr[RS_MAX_BACKEND_ADDRS];
 };
 
-/* The data plane's view of configured service @idx, under id @id. */
-void rs_service_from_conf(const struct rs_config *cfg, size_t idx, uint32_t id,
-			  struct rs_service *out);
-
-/*
- * Make rs_binds hold exactly the listens of @cfg, service @i mapped to
- * @svc_ids[i]. New entries are written before stale ones are deleted.
- */
-int binds_apply(struct rs_dataplane *dp, const struct rs_config *cfg,
-		const uint32_t *svc_ids);
-
 /*
  * Make backend @idx's SOCKMAP slots (backend id @id) hold the sockets
  * listening on its addresses now: acquire missing ones, replace ones from a
@@ -52,4 +40,4 @@ bool sockets_reconcile_backend(struct rs_dataplane *dp,
 /* Empty both SOCKMAP slots of backend @id. */
 int sockets_clear_backend(struct rs_dataplane *dp, uint32_t id);
 
-#endif /* RS_CONFIG_APPLY_H */
+#endif /* RS_SOCKETS_H */

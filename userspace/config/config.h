@@ -15,6 +15,8 @@
 
 #include <ringsteer/abi.h>
 
+#include "health.h"
+
 #define RS_DEFAULT_BPFFS	  "/sys/fs/bpf/ringsteer"
 #define RS_DEFAULT_CONTROL_SOCKET "/run/ringsteer/ringsteerd.sock"
 /* Concurrent clients of the control socket and of the metrics endpoint. */
@@ -29,7 +31,6 @@
 #define RS_MAX_LISTENS		  64 /* per service */
 #define RS_MAX_INTERFACES	  16
 #define RS_IFNAME_MAX		  16
-#define RS_CHECK_TEXT_MAX	  256
 
 /* Health check defaults, as documented in docs/operations.md. */
 #define RS_DEFAULT_INTERVAL_MS	      2000
@@ -80,27 +81,6 @@ struct rs_service_conf {
 	uint8_t quic_server_id_len; /* 1..RS_QUIC_MAX_SERVER_ID */
 	uint8_t quic_cid_len;	    /* 1 + server_id_len .. 20 */
 	uint8_t quic_config_id;	    /* 0..6 */
-};
-
-enum rs_check_type {
-	RS_CHECK_TCP = 0, /* connect() succeeds */
-	RS_CHECK_HTTP = 1,
-	RS_CHECK_NONE = 2,  /* always healthy */
-	RS_CHECK_HTTPS = 3, /* HTTP over TLS; the certificate is not verified */
-};
-
-struct rs_health_conf {
-	uint8_t type;		      /* enum rs_check_type */
-	char path[RS_CHECK_TEXT_MAX]; /* starts with '/' [/] */
-	char host[RS_CHECK_TEXT_MAX]; /* Host header; empty = the address */
-	uint16_t expect_min;	      /* "2xx" -> 200..299, "204" -> 204..204 */
-	uint16_t expect_max;
-	uint32_t interval_ms;	/* > 0 */
-	uint32_t timeout_ms;	/* > 0 and <= interval_ms */
-	uint32_t rise;		/* 1..100 */
-	uint32_t fall;		/* 1..100 */
-	uint32_t slow_start_ms; /* 0 = off */
-	uint16_t port;		/* check_port; 0 = the backend's own port */
 };
 
 /*

@@ -10,9 +10,33 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
-
 #define RS_HEALTH_REASON_MAX 96
+#define RS_CHECK_TEXT_MAX    256
+
+/*
+ * How a backend is checked. Here rather than in config.h because the
+ * rise/fall machine below reads it and core code depends on nothing above.
+ */
+enum rs_check_type {
+	RS_CHECK_TCP = 0, /* connect() succeeds */
+	RS_CHECK_HTTP = 1,
+	RS_CHECK_NONE = 2,  /* always healthy */
+	RS_CHECK_HTTPS = 3, /* HTTP over TLS; the certificate is not verified */
+};
+
+struct rs_health_conf {
+	uint8_t type;		      /* enum rs_check_type */
+	char path[RS_CHECK_TEXT_MAX]; /* starts with '/' [/] */
+	char host[RS_CHECK_TEXT_MAX]; /* Host header; empty = the address */
+	uint16_t expect_min;	      /* "2xx" -> 200..299, "204" -> 204..204 */
+	uint16_t expect_max;
+	uint32_t interval_ms;	/* > 0 */
+	uint32_t timeout_ms;	/* > 0 and <= interval_ms */
+	uint32_t rise;		/* 1..100 */
+	uint32_t fall;		/* 1..100 */
+	uint32_t slow_start_ms; /* 0 = off */
+	uint16_t port;		/* check_port; 0 = the backend's own port */
+};
 
 struct rs_health {
 	bool up;

@@ -3,7 +3,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
-#include "xxh64.h"
+#include "xxh64.bpf.h"
 
 SEC("syscall")
 int hash_probe(struct rs_hash_probe *probe)

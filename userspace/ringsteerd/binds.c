@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The configuration's services and listens as data-plane entries: the
+ * rs_services value of a service, and the whole rs_binds table.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "binds.h"
+
+void rs_service_from_conf(const struct rs_config *cfg, size_t idx, uint32_t id,
+			  struct rs_service *out)
+{
+	const struct rs_service_conf *sc = &cfg->services[idx];
+
+	memset(out, 0, sizeof(*out));
+	out->seed = sc->seed;
+	out->id = id;
+	out->enabled = 1;
+	out->protocol = sc->protocol;
+	out->key_policy = sc->key_policy;
+	out->fallback = sc->fallback;
+	out->prefix4 = sc->prefix4;
+	out->prefix6 = sc->prefix6;
+	out->cookie = sc->cookie;
+	out->quic_server_id_len = sc->quic_server_id_len;
+	out->quic_cid_len = sc->quic_cid_len;
+	out->quic_config_id = sc->quic_config_id;
+	out->sticky_ttl = sc->sticky_ttl;
+	snprintf(out->name, sizeof(out->name), "%s", sc->name);
+}
+
+int binds_apply(struct rs_dataplane *dp, const struct rs_config *cfg,
+		const uint32_t *svc_ids)
+{
+	struct rs_bind_key *keys;
+	struct rs_bind *vals;
+	size_t n = 0;
+	int err;
+
+	keys = calloc(RS_MAX_BINDS, sizeof(*keys));
+	vals = calloc(RS_MAX_BINDS, sizeof(*vals));
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return -ENOMEM;
+	}
+	for (size_t s = 0; s < cfg->n_services; s++) {
+		const struct rs_service_conf *sc = &cfg->services[s];
+
+		for (size_t l = 0; l < sc->n_listens && n < RS_MAX_BINDS; l++) {
+			const struct rs_listen *li = &sc->listens[l];
+
+			keys[n].prefixlen = 32 + li->prefixlen;
+			keys[n].protocol = sc->protocol;
+			keys[n].family = li->family;
+			keys[n].port = li->port;
+			memcpy(keys[n].addr, li->addr, sizeof(li->addr));
+			vals[n].service = svc_ids[s];
+			vals[n].addr_prefixlen = li->prefixlen;
+			n++;
+		}
+	}
+	err = dp_sync_binds(dp, keys, vals, n);
+	free(keys);
+	free(vals);
+	return err;
+}
