@@ -12,7 +12,26 @@ CFLAGS   ?= -O2
 SANFLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 LIBS     := -lbpf -lelf -lz -lxxhash -lnl-3 -linih -lev -lcurl -ljansson -lmicrohttpd -lm
-BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Iinclude -Ibpf/lib -I$(ARCH_INC)
+# -mcpu=v3: 32-bit jumps and ALU32 (kernel 5.1+; the data plane needs 5.17).
+BPF_CFLAGS := -target bpf -mcpu=v3 -O2 -g -Wall -Werror -Iinclude -Ibpf/lib \
+	-I$(ARCH_INC)
+# Every compile writes its header dependencies next to its output (.d);
+# -MP keeps a deleted header from breaking the build.
+DEPFLAGS := -MMD -MP
+
+# V=1 prints whole command lines.
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-7s %s\n' $(1) $(2)
+endif
+
+# A recipe that fails leaves no half-written target behind; chained
+# intermediates (BPF objects, skeletons) are kept.
+.DELETE_ON_ERROR:
+.SECONDARY:
 
 # Each folder of userspace/ sees only itself and the layers below it:
 #   core <- config <- dataplane, sys <- ringsteerd, ringsteer
@@ -52,12 +71,20 @@ TOOLS      := $(patsubst tests/e2e/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/e
 HEADERS    := $(wildcard include/ringsteer/*.h userspace/*/*.h)
 C_SOURCES  := $(shell find bpf include userspace tests scripts bench -name '*.[ch]' 2>/dev/null)
 
-.PHONY: all deps bpffs test unit bpftest e2e demo lint info clean install help bench
+.PHONY: all build deps bpffs test unit bpftest e2e demo lint info clean install help bench
 
-all: $(BINS) $(TOOLS)
+# `make` installs missing build dependencies first, as `make test` does
+# (scripts/install-deps.sh: a no-op when everything is there, root needed
+# otherwise). `make build` skips that step.
+all: deps
+	@$(MAKE) --no-print-directory build
+
+build: $(BINS) $(TOOLS)
 
 help:
-	@echo "make            build ringsteerd, ringsteer and the test tools"
+	@echo "make            install missing build dependencies (root), then build"
+	@echo "make build      build ringsteerd, ringsteer and the test tools"
+	@echo "V=1             show whole command lines"
 	@echo "make demo       run the memcached demo in network namespaces (root)"
 	@echo "make test       lint + unit + BPF + end-to-end tests (root)"
 	@echo "make lint       clang-format check and cppcheck"
@@ -68,63 +95,94 @@ help:
 deps:
 	@scripts/install-deps.sh --check 2>/dev/null || scripts/install-deps.sh
 
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/lib/*.h) include/ringsteer/abi.h
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
 	@mkdir -p $(@D)
-	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/tests/bpf/%.bpf.o: tests/bpf/progs/%.bpf.c $(wildcard bpf/lib/*.h) \
-		include/ringsteer/abi.h
+$(BUILD)/tests/bpf/%.bpf.o: tests/bpf/progs/%.bpf.c
 	@mkdir -p $(@D)
-	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 %.skel.h: %.bpf.o
-	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # One pair of rules per folder of userspace/, with that folder's include
 # path: optimised objects for the binaries, sanitised ones for the tests.
+# Headers come from the .d files; the skeletons are order-only so that the
+# first build has them (afterwards the .d files name them too).
 define folder_rules
-$(BUILD)/obj/$(1)/%.o: userspace/$(1)/%.c $(HEADERS) | $(BPF_SKELS)
+$(BUILD)/obj/$(1)/%.o: userspace/$(1)/%.c | $(BPF_SKELS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS_COMMON) $$(INC_$(1)) $$(CFLAGS) -c $$< -o $$@
+	$$(call msg,CC,$$@)
+	$$(Q)$$(CC) $$(CFLAGS_COMMON) $$(INC_$(1)) $$(CFLAGS) $$(DEPFLAGS) -c $$< -o $$@
 
-$(BUILD)/san/$(1)/%.o: userspace/$(1)/%.c $(HEADERS) | $(BPF_SKELS)
+$(BUILD)/san/$(1)/%.o: userspace/$(1)/%.c | $(BPF_SKELS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS_COMMON) $$(INC_$(1)) $$(SANFLAGS) -c $$< -o $$@
+	$$(call msg,CC-SAN,$$@)
+	$$(Q)$$(CC) $$(CFLAGS_COMMON) $$(INC_$(1)) $$(SANFLAGS) $$(DEPFLAGS) -c $$< -o $$@
 endef
 $(foreach d,$(LAYERS) ringsteerd ringsteer,$(eval $(call folder_rules,$(d))))
 
 $(LIB_A): $(LIB_OBJS)
-	rm -f $@ && ar rcs $@ $^
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(SAN_A): $(SAN_OBJS)
-	rm -f $@ && ar rcs $@ $^
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
 
+# The binaries depend on their objects, so a touched header (through the
+# objects' .d files) relinks them.
 $(BUILD)/ringsteerd: $(DAEMON_OBJS) $(LIB_A)
-	$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
 
 $(BUILD)/ringsteer: $(CLI_OBJS) $(LIB_A)
-	$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
 
-$(BUILD)/tests/%: tests/unit/%.c $(SAN_A) $(BPF_SKELS) $(TEST_BPF_SKELS) \
-		$(HEADERS)
+# Test programs compile and link in one step; their .d files sit beside
+# them (-MF, since there is no .o to name it after).
+$(BUILD)/tests/%: tests/unit/%.c $(SAN_A) $(TEST_BPF_SKELS) | $(BPF_SKELS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(INC_tests) $(SANFLAGS) $< $(SAN_A) $(LIBS) \
-		-lcunit -o $@
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(INC_tests) $(SANFLAGS) $(DEPFLAGS) -MF $@.d \
+		$< $(filter %.o,$^) $(SAN_A) $(LIBS) -lcunit -o $@
 
-BPF_TEST_LIB := $(wildcard tests/bpf/lib/*.c)
+BPF_TEST_LIB := $(patsubst tests/bpf/lib/%.c,$(BUILD)/tests/lib/%.o,\
+	$(wildcard tests/bpf/lib/*.c))
 
-$(BUILD)/tests/%: tests/bpf/%.c $(SAN_A) $(BPF_SKELS) $(BPF_TEST_LIB) \
-		$(wildcard tests/bpf/lib/*.h) $(HEADERS)
+$(BUILD)/tests/lib/%.o: tests/bpf/lib/%.c | $(BPF_SKELS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(INC_tests) $(SANFLAGS) -Itests/bpf/lib $< \
-		$(BPF_TEST_LIB) $(SAN_A) $(LIBS) -lcunit -o $@
+	$(call msg,CC-SAN,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(INC_tests) $(SANFLAGS) $(DEPFLAGS) \
+		-Itests/bpf/lib -c $< -o $@
 
-TOOL_LIB := $(wildcard tests/e2e/tools/lib/*.c)
-
-$(BUILD)/tools/%: tests/e2e/tools/%.c $(TOOL_LIB) $(wildcard tests/e2e/tools/lib/*.h)
+$(BUILD)/tests/%: tests/bpf/%.c $(BPF_TEST_LIB) $(SAN_A) | $(BPF_SKELS)
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Itests/e2e/tools/lib \
-		$< $(TOOL_LIB) -o $@
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(INC_tests) $(SANFLAGS) $(DEPFLAGS) -MF $@.d \
+		-Itests/bpf/lib $< $(BPF_TEST_LIB) $(SAN_A) $(LIBS) -lcunit -o $@
+
+TOOL_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Itests/e2e/tools/lib
+TOOL_LIB := $(patsubst tests/e2e/tools/lib/%.c,$(BUILD)/tools/lib/%.o,\
+	$(wildcard tests/e2e/tools/lib/*.c))
+
+$(BUILD)/tools/lib/%.o: tests/e2e/tools/lib/%.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TOOL_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/tools/%: tests/e2e/tools/%.c $(TOOL_LIB)
+	@mkdir -p $(@D)
+	$(call msg,TOOL,$@)
+	$(Q)$(CC) $(TOOL_CFLAGS) $(DEPFLAGS) -MF $@.d $< $(TOOL_LIB) -o $@
+
+# Header dependencies written by earlier builds (none on the first).
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 unit: $(UNIT_TESTS)
 	@scripts/run-suite.sh unit $(UNIT_TESTS)
@@ -137,14 +195,14 @@ e2e: $(BINS) $(TOOLS)
 
 # Order matters: cheap and local first, namespaces last.
 test: deps bpffs
-	@$(MAKE) --no-print-directory all $(UNIT_TESTS) $(BPF_TESTS)
+	@$(MAKE) --no-print-directory build $(UNIT_TESTS) $(BPF_TESTS)
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory bpftest
 	@$(MAKE) --no-print-directory e2e
 
 demo: deps bpffs
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory build
 	@scripts/demo.sh
 
 # BPF tests and pins need a bpf filesystem; mount it where it is missing.
@@ -161,7 +219,8 @@ $(BUILD)/bpf_info: scripts/bpf_info.c
 info: $(BPF_OBJS) $(BUILD)/bpf_info
 	@$(BUILD)/bpf_info $(BPF_OBJS)
 
-install: $(BINS)
+install: deps
+	@$(MAKE) --no-print-directory $(BINS)
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
 		$(DESTDIR)/etc/ringsteer $(DESTDIR)/lib/systemd/system
 	install -m 0755 $(BUILD)/ringsteerd $(DESTDIR)$(PREFIX)/sbin/ringsteerd
@@ -184,23 +243,21 @@ BENCH_BINS := $(BUILD)/bench/decision_cost $(BUILD)/bench/ring_quality \
 
 $(BUILD)/bench/%.bpf.o: bench/bpf/%.bpf.c
 	@mkdir -p $(@D)
-	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/bench/decision_cost: bench/decision_cost.c $(LIB_A) $(BPF_SKELS) \
 		$(BENCH_BPF)
-	$(CC) $(CFLAGS_COMMON) $(INC_ringsteerd) $(CFLAGS) -I$(BUILD)/bench $< \
-		$(LIB_A) $(LIBS) -o $@
+	$(CC) $(CFLAGS_COMMON) $(INC_ringsteerd) $(CFLAGS) $(DEPFLAGS) -MF $@.d \
+		-I$(BUILD)/bench $< $(LIB_A) $(LIBS) -o $@
 
 $(BUILD)/bench/ring_quality: bench/ring_quality.c $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(INC_core) $(CFLAGS) $< $(LIB_A) $(LIBS) -lm \
-		-pthread -o $@
+	$(CC) $(CFLAGS_COMMON) $(INC_core) $(CFLAGS) $(DEPFLAGS) -MF $@.d $< \
+		$(LIB_A) $(LIBS) -lm -pthread -o $@
 
-$(BUILD)/bench/bench_%: bench/bench_%.c $(TOOL_LIB) \
-		$(wildcard tests/e2e/tools/lib/*.h)
+$(BUILD)/bench/bench_%: bench/bench_%.c $(TOOL_LIB)
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Itests/e2e/tools/lib \
-		$< $(TOOL_LIB) -o $@
+	$(CC) $(TOOL_CFLAGS) $(DEPFLAGS) -MF $@.d $< $(TOOL_LIB) -o $@
 
 bench: deps bpffs
 	@scripts/bench-deps.sh
