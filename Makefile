@@ -152,6 +152,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(SAN_A) $(TEST_BPF_SKELS) | $(BPF_SKELS)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(INC_tests) $(SANFLAGS) $(DEPFLAGS) -MF $@.d \
 		$< $(filter %.o,$^) $(SAN_A) $(LIBS) -lcunit -o $@
 
+# Unit tests of the daemon's decision files link just those objects.
+$(BUILD)/tests/test_ids: $(BUILD)/san/ringsteerd/ids.o
+
 BPF_TEST_LIB := $(patsubst tests/bpf/lib/%.c,$(BUILD)/tests/lib/%.o,\
 	$(wildcard tests/bpf/lib/*.c))
 

@@ -88,7 +88,7 @@ struct daemon {
 	struct rs_pins_lock pins_lock; /* guard.c: one daemon per bpffs */
 };
 
-/* state.c */
+/* apply.c (start-up and reload), sockets.c, rings.c */
 int daemon_start(struct daemon *d);
 int daemon_reload(struct daemon *d, char *err, size_t errlen);
 void daemon_stop(struct daemon *d);

@@ -8,8 +8,9 @@
 
 #include "addr.h"
 #include "backend_socket.h"
-#include "sockets.h"
 #include "log.h"
+#include "sockets.h"
+#include "state.h"
 
 int sockets_clear_backend(struct rs_dataplane *dp, uint32_t id)
 {
@@ -201,4 +202,34 @@ bool sockets_reconcile_backend(struct rs_dataplane *dp,
 		any |= rt->addr[a].has_socket;
 	}
 	return any;
+}
+
+/* ---- every backend of the daemon ---- */
+
+void sockets_reconcile_all(struct daemon *d, bool refresh)
+{
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		struct be_rt *be = &d->bes[i];
+		bool had = be->has_socket;
+
+		be->has_socket = sockets_reconcile_backend(&d->dp, &d->cfg, i,
+							   be->id, &be->sock);
+		if (refresh && had != be->has_socket)
+			ring_refresh(d, d->cfg.backends[i].service,
+				     REFRESH_CHECK, "backend socket");
+	}
+}
+
+void daemon_reconcile_sockets(struct daemon *d)
+{
+	sockets_reconcile_all(d, true);
+}
+
+void on_reconcile(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	daemon_reconcile_sockets(w->data);
+	daemon_tc_check(w->data);
+	daemon_check_pins(w->data);
 }

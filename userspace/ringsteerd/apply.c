@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The one pipeline that writes a configuration into the data plane, at
+ * start-up and on reload alike. Both begin from a snapshot of what the
+ * data plane holds (at start-up read from the pins, on reload taken from
+ * the state being replaced): ids are assigned from it (ids.c), backends
+ * adopt or carry their runtime state (backends.c), then apply_config()
+ * writes in the order that keeps every lookup on the old mapping or the
+ * new one, the lookup tables follow, and whatever the snapshot held that
+ * the configuration does not is retired last.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_diff.h"
+#include "ids.h"
+#include "log.h"
+#include "state.h"
+
+/* What the data plane holds before a configuration is applied, by id. */
+struct snapshot {
+	struct rs_service svcs[RS_MAX_SERVICES];
+	struct rs_backend bes[RS_MAX_BACKENDS];
+};
+
+/* Start-up: what a previous ringsteerd left pinned. */
+static void snapshot_read(struct daemon *d, struct snapshot *p)
+{
+	for (uint32_t i = 0; i < RS_MAX_SERVICES; i++)
+		if (dp_get_service(&d->dp, i, &p->svcs[i]))
+			memset(&p->svcs[i], 0, sizeof(p->svcs[i]));
+	for (uint32_t i = 0; i < RS_MAX_BACKENDS; i++)
+		if (dp_get_backend(&d->dp, i, &p->bes[i]))
+			memset(&p->bes[i], 0, sizeof(p->bes[i]));
+}
+
+/*
+ * Reload: the state being replaced, as the data plane holds it: its
+ * services by name, its backends' words (a word never written still
+ * names its backend, so that its id is kept and retired like the others).
+ */
+static void snapshot_of(const struct daemon *old, struct snapshot *p)
+{
+	for (size_t s = 0; s < old->cfg.n_services; s++) {
+		struct rs_service *svc = &p->svcs[old->svcs[s].id];
+
+		svc->enabled = 1;
+		snprintf(svc->name, sizeof(svc->name), "%s",
+			 old->cfg.services[s].name);
+	}
+	for (size_t i = 0; i < old->cfg.n_backends; i++) {
+		const struct be_rt *be = &old->bes[i];
+		struct rs_backend *w = &p->bes[be->id];
+
+		if (be->pushed_valid) {
+			*w = be->pushed;
+			continue;
+		}
+		w->service = old->svcs[old->cfg.backends[i].service].id;
+		snprintf(w->name, sizeof(w->name), "%s",
+			 old->cfg.backends[i].name);
+	}
+}
+
+/*
+ * Service and backend ids for the configuration in @d from @before (see
+ * ids_assign()): a service keeps its id by name, a backend by name and
+ * service; new ones avoid every id @before used.
+ */
+static int assign_ids(struct daemon *d, const struct snapshot *before)
+{
+	size_t nmax = RS_MAX_BACKENDS > RS_MAX_SERVICES ? RS_MAX_BACKENDS
+							: RS_MAX_SERVICES;
+	const char **held = calloc(nmax, sizeof(*held));
+	const char **names = calloc(nmax, sizeof(*names));
+	uint32_t *owner = calloc(nmax, sizeof(*owner));
+	uint32_t *ids = calloc(nmax, sizeof(*ids));
+	uint32_t *svc_of = calloc(nmax, sizeof(*svc_of));
+	bool *avoid = calloc(nmax, sizeof(*avoid));
+	struct id_table t = {.held = held, .avoid = avoid};
+	int err = -ENOMEM;
+
+	if (!held || !names || !owner || !ids || !svc_of || !avoid)
+		goto out;
+	for (uint32_t k = 0; k < RS_MAX_SERVICES; k++) {
+		held[k] = before->svcs[k].enabled ? before->svcs[k].name : NULL;
+		avoid[k] = before->svcs[k].enabled;
+	}
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		names[s] = d->cfg.services[s].name;
+	t.max = RS_MAX_SERVICES;
+	err = ids_assign(&t, names, NULL, d->cfg.n_services, ids);
+	if (err)
+		goto out;
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		d->svcs[s].id = ids[s];
+	for (uint32_t k = 0; k < RS_MAX_BACKENDS; k++) {
+		held[k] = before->bes[k].name;
+		owner[k] = before->bes[k].service;
+		avoid[k] = before->bes[k].name[0] != 0;
+	}
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		names[i] = d->cfg.backends[i].name;
+		svc_of[i] = d->svcs[d->cfg.backends[i].service].id;
+	}
+	t.max = RS_MAX_BACKENDS;
+	t.owner = owner;
+	err = ids_assign(&t, names, svc_of, d->cfg.n_backends, ids);
+	for (size_t i = 0; i < d->cfg.n_backends && !err; i++)
+		d->bes[i].id = ids[i];
+out:
+	free(held);
+	free(names);
+	free(owner);
+	free(ids);
+	free(svc_of);
+	free(avoid);
+	return err;
+}
+
+static int sticky_apply(struct daemon *d, size_t s)
+{
+	const struct rs_service_conf *sc = &d->cfg.services[s];
+	uint32_t id = d->svcs[s].id;
+
+	if (!sc->sticky_ttl)
+		return dp_sticky_remove(&d->dp, id);
+	if (dp_sticky_size(&d->dp, id) == sc->sticky_max)
+		return 0;
+	return dp_sticky_create(&d->dp, id, sc->sticky_max);
+}
+
+static int services_push(struct daemon *d)
+{
+	int err = 0;
+
+	for (size_t s = 0; s < d->cfg.n_services && !err; s++) {
+		struct rs_service svc;
+
+		rs_service_from_conf(&d->cfg, s, d->svcs[s].id, &svc);
+		err = sticky_apply(d, s);
+		if (!err)
+			err = dp_set_service(&d->dp, d->svcs[s].id, &svc);
+	}
+	return err;
+}
+
+/*
+ * Whatever @before held under an id the configuration does not use
+ * leaves the data plane: the backend's word and sockets (and its sticky
+ * entries, before its id can be reused), the service's entry, ring and
+ * sticky table.
+ */
+static void retire(struct daemon *d, const struct snapshot *before)
+{
+	bool svc_used[RS_MAX_SERVICES] = {0};
+	bool *be_used = calloc(RS_MAX_BACKENDS, sizeof(bool));
+	struct rs_service off_svc = {0};
+	struct rs_backend off_be = {0};
+
+	if (!be_used)
+		return;
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		svc_used[d->svcs[s].id] = true;
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		be_used[d->bes[i].id] = true;
+	for (uint32_t id = 0; id < RS_MAX_BACKENDS; id++) {
+		const struct rs_backend *b = &before->bes[id];
+
+		if (be_used[id] || (!b->name[0] && !b->state))
+			continue;
+		if (b->name[0])
+			rs_info("backend %s (id %u): no longer configured",
+				b->name, id);
+		if (b->service < RS_MAX_SERVICES)
+			dp_sticky_forget_backend(&d->dp, b->service, id);
+		dp_set_backend(&d->dp, id, &off_be);
+		sockets_clear_backend(&d->dp, id);
+	}
+	for (uint32_t id = 0; id < RS_MAX_SERVICES; id++) {
+		if (svc_used[id] || !before->svcs[id].enabled)
+			continue;
+		rs_info("service %s (id %u): no longer configured",
+			before->svcs[id].name, id);
+		dp_set_service(&d->dp, id, &off_svc);
+		dp_delete_ring(&d->dp, id);
+		dp_sticky_remove(&d->dp, id);
+	}
+	free(be_used);
+}
+
+/*
+ * Bring the data plane from what it holds now (the rings in
+ * d->svcs[].ring, the words @before, by id) to the configuration in @d
+ * without a lookup ever seeing a mix of the two. A ring's points are
+ * interpreted through the words' active_points, so ring and words cannot
+ * change in one write; instead (docs/architecture.md, "Reloads"):
+ *  1. each installed ring is trimmed to the points its words use now
+ *     (same mapping);
+ *  2. every word takes the larger of its old and new active_points, which
+ *     leaves every point of either trimmed ring in use (same mapping);
+ *  3. sticky tables and service entries (key, seed and points travel
+ *     with the ring, not here);
+ *  4. each service's new ring, trimmed to its new words, replaces the old
+ *     one in a single update: the switch;
+ *  5. every word gets its new active_points (no point of the trimmed
+ *     rings is skipped by that);
+ *  6. each ring becomes the full one where the walk allows (same mapping).
+ * Binds and cookies come after this, and removed ids after them.
+ */
+static int apply_config(struct daemon *d, const struct rs_backend *before)
+{
+	struct rs_backend *words = calloc(RS_MAX_BACKENDS, sizeof(*words));
+	struct rs_ring *next = calloc(d->cfg.n_services ? d->cfg.n_services : 1,
+				      sizeof(*next));
+	int err = 0;
+
+	if (!words || !next) {
+		free(words);
+		free(next);
+		return -ENOMEM;
+	}
+	for (size_t s = 0; s < d->cfg.n_services && !err; s++)
+		if (d->svcs[s].generation && d->svcs[s].ring.npoints)
+			err = ring_install_trimmed(
+				d, s, &d->svcs[s].ring, before,
+				"reload: points in use only");
+	for (size_t i = 0; i < d->cfg.n_backends && !err; i++) {
+		struct be_rt *be = &d->bes[i];
+		const struct rs_backend *old = &before[be->id];
+
+		daemon_backend_word(d, be, &words[be->id]);
+		if (old->name[0] && !strcmp(old->name, words[be->id].name) &&
+		    old->active_points > words[be->id].active_points) {
+			struct rs_backend mid = words[be->id];
+
+			mid.active_points = old->active_points;
+			err = dp_set_backend(&d->dp, be->id, &mid);
+			be->pushed_valid = false;
+		} else {
+			err = backend_push(d, be);
+		}
+	}
+	if (!err)
+		err = services_push(d);
+	for (size_t s = 0; s < d->cfg.n_services && !err; s++) {
+		err = ring_build_full(d, s, &next[s]);
+		if (!err)
+			err = ring_install_trimmed(d, s, &next[s], words,
+						   "configuration");
+	}
+	for (size_t i = 0; i < d->cfg.n_backends && !err; i++)
+		err = backend_push(d, &d->bes[i]);
+	for (size_t s = 0; s < d->cfg.n_services && !err; s++)
+		err = ring_refresh(d, s, REFRESH_REBUILD, "configuration");
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		ring_free(&next[s]);
+	free(next);
+	free(words);
+	return err;
+}
+
+static int alloc_runtime(struct daemon *d)
+{
+	d->svcs = calloc(d->cfg.n_services ? d->cfg.n_services : 1,
+			 sizeof(*d->svcs));
+	d->bes = calloc(d->cfg.n_backends ? d->cfg.n_backends : 1,
+			sizeof(*d->bes));
+	if (!d->svcs || !d->bes)
+		return -ENOMEM;
+	return 0;
+}
+
+static int binds_push(struct daemon *d)
+{
+	uint32_t ids[RS_MAX_SERVICES];
+
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		ids[s] = d->svcs[s].id;
+	return binds_apply(&d->dp, &d->cfg, ids);
+}
+
+/*
+ * rs_cookies holds exactly the server IDs of the backends of cookie
+ * services: {service id, quic_server_id_len, server ID} -> backend id.
+ * Entries of removed backends or services, of changed IDs or lengths, and
+ * of services that dropped cookie = quic go; so does anything a previous
+ * daemon left that this configuration does not have.
+ */
+static int cookies_push(struct daemon *d)
+{
+	size_t n = 0, written = 0, removed = 0;
+	struct rs_cookie_key *keys;
+	struct rs_cookie *vals;
+	int err;
+
+	keys = calloc(d->cfg.n_backends ? d->cfg.n_backends : 1, sizeof(*keys));
+	vals = calloc(d->cfg.n_backends ? d->cfg.n_backends : 1, sizeof(*vals));
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		const struct rs_backend_conf *bc = &d->cfg.backends[i];
+		const struct rs_service_conf *sc =
+			&d->cfg.services[bc->service];
+
+		if (sc->cookie != RS_COOKIE_QUIC || !bc->has_server_id)
+			continue;
+		keys[n].service = d->svcs[bc->service].id;
+		keys[n].len = sc->quic_server_id_len;
+		memcpy(keys[n].server_id, bc->server_id,
+		       sc->quic_server_id_len);
+		vals[n].backend = d->bes[i].id;
+		n++;
+	}
+	err = dp_sync_cookies(&d->dp, keys, vals, n, &written, &removed);
+	if (!err && (written || removed))
+		rs_info("rs_cookies: %zu QUIC server IDs (%zu written, %zu "
+			"removed)",
+			n, written, removed);
+	free(keys);
+	free(vals);
+	return err;
+}
+
+/* The tables that lead packets to ids: rs_binds, then rs_cookies. */
+static int lookups_push(struct daemon *d)
+{
+	int err = binds_push(d);
+
+	return err ? err : cookies_push(d);
+}
+
+/*
+ * Start-up and reload alike, once ids are assigned and backends have
+ * their runtime state: sockets (a ring member without one would pass its
+ * keys to its neighbour, a third owner that a sticky table would then keep
+ * for the whole TTL), then apply_config() from the words @before holds,
+ * then the tables that lead packets to the new ids.
+ */
+static int apply_pipeline(struct daemon *d, const struct snapshot *before)
+{
+	int err;
+
+	sockets_reconcile_all(d, false);
+	err = apply_config(d, before->bes);
+	return err ? err : lookups_push(d);
+}
+
+static void start_timers(struct daemon *d)
+{
+	ev_timer_init(&d->reconcile, on_reconcile, 1.0, 1.0);
+	d->reconcile.data = d;
+	ev_timer_start(d->loop, &d->reconcile);
+	/* Slow start moves in steps of at most 1/20 of a second's work. */
+	ev_timer_init(&d->ramp, on_ramp, 0.25, 0.25);
+	d->ramp.data = d;
+	ev_timer_start(d->loop, &d->ramp);
+}
+
+int daemon_start(struct daemon *d)
+{
+	struct snapshot *p;
+	int err;
+
+	p = calloc(1, sizeof(*p));
+	if (!p || alloc_runtime(d)) {
+		free(p);
+		return -ENOMEM;
+	}
+	err = checker_init(&d->checker, d->loop);
+	if (!err)
+		err = dp_open(&d->dp, d->cfg.bpffs);
+	if (!err) {
+		snapshot_read(d, p);
+		err = assign_ids(d, p);
+	}
+	if (err)
+		goto out;
+	backends_adopt(d, p->bes);
+	/* The rings in place: adopted as they are when they are right. */
+	rings_read_pinned(d);
+	err = apply_pipeline(d, p);
+	for (size_t s = 0; s < d->cfg.n_services && !err; s++)
+		if (d->svcs[s].rebuilds == 0)
+			rs_info("service %s: adopted ring generation %llu, %u "
+				"points",
+				d->cfg.services[s].name,
+				(unsigned long long)d->svcs[s].generation,
+				d->svcs[s].ring.npoints);
+	if (err) {
+		rs_err("applying %s to the data plane failed: %s",
+		       d->config_path, strerror(-err));
+		goto out;
+	}
+	retire(d, p);
+	/* Before the link: a connection steered from now on has a consumer. */
+	dp_sockops_attach(&d->dp, d->cfg.control_socket);
+	/* TC first: if steer_tc cannot load, the link stays as it was. */
+	err = daemon_tc_apply(d);
+	if (!err)
+		err = dp_attach(&d->dp);
+	if (err)
+		goto out;
+	checks_start(d);
+	start_timers(d);
+out:
+	free(p);
+	return err;
+}
+
+void daemon_stop(struct daemon *d)
+{
+	if (!d->bes)
+		return;
+	daemon_tc_stop(d);
+	checks_stop(d);
+	ev_timer_stop(d->loop, &d->reconcile);
+	ev_timer_stop(d->loop, &d->ramp);
+	checker_fini(&d->checker);
+	dp_close(&d->dp);
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		ring_free(&d->svcs[s].ring);
+	free(d->svcs);
+	free(d->bes);
+	d->svcs = NULL;
+	d->bes = NULL;
+}
+
+/* Services that survive a reload keep their installed ring, by name. */
+static void services_carry(struct daemon *d, struct daemon *old)
+{
+	for (size_t s = 0; s < d->cfg.n_services; s++) {
+		int o = daemon_find_service(old, d->cfg.services[s].name);
+
+		if (o < 0)
+			continue;
+		d->svcs[s].ring = old->svcs[o].ring;
+		d->svcs[s].generation = old->svcs[o].generation;
+		d->svcs[s].compact = old->svcs[o].compact;
+		d->svcs[s].rebuilds = old->svcs[o].rebuilds;
+		memset(&old->svcs[o].ring, 0, sizeof(old->svcs[o].ring));
+	}
+}
+
+int daemon_reload(struct daemon *d, char *err_text, size_t errlen)
+{
+	struct daemon next = *d, old = *d;
+	struct snapshot *before;
+	struct rs_config_diff diff;
+	int err;
+
+	memset(&next.cfg, 0, sizeof(next.cfg));
+	err = rs_config_load(d->config_path, &next.cfg, err_text, errlen);
+	if (err) {
+		d->reload_failures++;
+		return err;
+	}
+	if (strcmp(next.cfg.bpffs, d->cfg.bpffs)) {
+		snprintf(err_text, errlen,
+			 "%s: bpffs cannot change on reload (restart with "
+			 "--detach first)",
+			 d->config_path);
+		rs_config_free(&next.cfg);
+		d->reload_failures++;
+		return -EINVAL;
+	}
+	before = calloc(1, sizeof(*before));
+	if (!before || alloc_runtime(&next)) {
+		free(before);
+		free(next.svcs);
+		free(next.bes);
+		rs_config_free(&next.cfg);
+		return -ENOMEM;
+	}
+	if (!rs_config_diff(&d->cfg, &next.cfg, &diff))
+		rs_info("reload: %s", diff.summary);
+	snapshot_of(&old, before);
+	err = assign_ids(&next, before);
+	if (err) {
+		snprintf(err_text, errlen, "%s: out of ids", d->config_path);
+		free(before);
+		free(next.svcs);
+		free(next.bes);
+		rs_config_free(&next.cfg);
+		return err;
+	}
+	services_carry(&next, &old);
+	backends_carry(&next, &old);
+	/* From here on the new state is the state; apply it. */
+	checks_stop(d);
+	for (size_t i = 0; i < next.cfg.n_backends; i++) {
+		next.bes[i].d = d;
+		next.bes[i].idx = i;
+	}
+	d->cfg = next.cfg;
+	d->svcs = next.svcs;
+	d->bes = next.bes;
+	err = apply_pipeline(d, before);
+	retire(d, before);
+	free(before);
+	daemon_reconcile_sockets(d);
+	if (!err)
+		err = daemon_tc_apply(d);
+	checks_start(d);
+	for (size_t s = 0; s < old.cfg.n_services; s++)
+		ring_free(&old.svcs[s].ring);
+	free(old.svcs);
+	free(old.bes);
+	rs_config_free(&old.cfg);
+	d->reloads++;
+	if (err)
+		snprintf(err_text, errlen, "applying the new configuration: %s",
+			 strerror(-err));
+	return err;
+}

@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Backends at run time: the state word computed from operator state,
+ * health, weight and slow start (written only when it changes), health
+ * check callbacks, the slow-start ramp, operator actions, and what a
+ * backend keeps across a restart (adopted from the pins) or a reload
+ * (carried by name).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_diff.h"
+#include "log.h"
+#include "state.h"
+
+const char *rs_op_state_name(enum rs_op_state op)
+{
+	switch (op) {
+	case RS_OP_DRAIN:
+		return "drain";
+	case RS_OP_DOWN:
+		return "down";
+	default:
+		return "up";
+	}
+}
+
+const char *rs_backend_state_name(uint32_t state)
+{
+	switch (state) {
+	case RS_BACKEND_UP:
+		return "UP";
+	case RS_BACKEND_DRAIN:
+		return "DRAIN";
+	default:
+		return "DOWN";
+	}
+}
+
+int daemon_find_backend(const struct daemon *d, const char *name)
+{
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		if (!strcmp(d->cfg.backends[i].name, name))
+			return (int)i;
+	return -ENOENT;
+}
+
+int daemon_find_service(const struct daemon *d, const char *name)
+{
+	return rs_config_find_service(&d->cfg, name);
+}
+
+uint32_t backend_full_points(const struct daemon *d, const struct be_rt *be)
+{
+	const struct rs_backend_conf *bc = &d->cfg.backends[be->idx];
+
+	return be->weight * d->cfg.services[bc->service].vnodes;
+}
+
+void daemon_backend_word(const struct daemon *d, const struct be_rt *be,
+			 struct rs_backend *out)
+{
+	const struct rs_backend_conf *bc = &d->cfg.backends[be->idx];
+	uint32_t full = backend_full_points(d, be), active = full;
+
+	memset(out, 0, sizeof(*out));
+	if (be->op == RS_OP_DOWN || !be->health.up)
+		out->state = RS_BACKEND_DOWN;
+	else if (be->op == RS_OP_DRAIN)
+		out->state = RS_BACKEND_DRAIN;
+	else
+		out->state = RS_BACKEND_UP;
+	if (be->up_since > 0 && bc->health.slow_start_ms)
+		active = slow_start_points(
+			full,
+			(uint64_t)((ev_now(d->loop) - be->up_since) * 1000),
+			bc->health.slow_start_ms);
+	out->active_points =
+		active < be->built_points ? active : be->built_points;
+	out->service = d->svcs[bc->service].id;
+	out->max_points = be->built_points;
+	out->op_state = be->op;
+	out->health = be->health.up;
+	out->weight = be->weight;
+	out->weight_set = be->weight_override;
+	snprintf(out->name, sizeof(out->name), "%s", bc->name);
+}
+
+/* Write the backend's word if it changed. */
+int backend_push(struct daemon *d, struct be_rt *be)
+{
+	struct rs_backend word;
+	int err;
+
+	daemon_backend_word(d, be, &word);
+	if (be->pushed_valid && !memcmp(&word, &be->pushed, sizeof(word)))
+		return 0;
+	err = dp_set_backend(&d->dp, be->id, &word);
+	if (err)
+		return err;
+	be->pushed = word;
+	be->pushed_valid = true;
+	return 0;
+}
+
+int daemon_ring_view(const struct daemon *d, struct rs_backend **backends,
+		     bool **has_socket, uint32_t *n)
+{
+	*backends = calloc(RS_MAX_BACKENDS, sizeof(**backends));
+	*has_socket = calloc(RS_MAX_BACKENDS, sizeof(**has_socket));
+	if (!*backends || !*has_socket) {
+		free(*backends);
+		free(*has_socket);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		const struct be_rt *be = &d->bes[i];
+
+		daemon_backend_word(d, be, &(*backends)[be->id]);
+		(*has_socket)[be->id] = be->has_socket;
+	}
+	*n = RS_MAX_BACKENDS;
+	return 0;
+}
+
+/* A backend's state changed: write its word, then mind the walk. */
+void backend_changed(struct daemon *d, struct be_rt *be)
+{
+	backend_push(d, be);
+	ring_refresh(d, d->cfg.backends[be->idx].service, REFRESH_CHECK,
+		     "backend state");
+}
+
+/* ---- health and slow start ---- */
+
+/* ---- health ---- */
+
+static void on_check_result(void *arg, bool ok, const char *reason,
+			    double latency_ms)
+{
+	struct be_rt *be = arg;
+	struct daemon *d = be->d;
+	const struct rs_backend_conf *bc = &d->cfg.backends[be->idx];
+	enum rs_health_event ev;
+
+	ev = health_on_result(&be->health, &bc->health, ok, reason, latency_ms);
+	if (ev == RS_HEALTH_NO_CHANGE)
+		return;
+	if (ev == RS_HEALTH_WENT_DOWN) {
+		rs_warn("backend %s: DOWN, health check failed: %s (fall %u)",
+			bc->name, be->health.last_result, bc->health.fall);
+		be->up_since = 0;
+	} else {
+		rs_info("backend %s: UP, %u health checks passed%s", bc->name,
+			bc->health.rise,
+			bc->health.slow_start_ms ? ", slow start" : "");
+		be->up_since = bc->health.slow_start_ms ? ev_now(d->loop) : 0;
+	}
+	backend_changed(d, be);
+}
+
+static void start_check(struct daemon *d, struct be_rt *be)
+{
+	const struct rs_backend_conf *bc = &d->cfg.backends[be->idx];
+	const struct rs_backend_addr *a = &bc->addrs[0];
+	/* Spread the first probes over the interval. */
+	uint32_t delay =
+		(uint32_t)((be->idx * 97) % (bc->health.interval_ms
+						     ? bc->health.interval_ms
+						     : 1));
+
+	be->d = d;
+	if (check_start(&d->checker, &be->check, &bc->health, a->family,
+			a->addr, bc->health.port ? bc->health.port : a->port,
+			delay, on_check_result, be))
+		rs_err("backend %s: cannot start its health check", bc->name);
+}
+
+void checks_start(struct daemon *d)
+{
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		start_check(d, &d->bes[i]);
+}
+
+void checks_stop(struct daemon *d)
+{
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		check_stop(&d->bes[i].check);
+}
+
+/* Slow-start steps: raise active points of ramping backends. */
+void on_ramp(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct daemon *d = w->data;
+
+	(void)revents;
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		struct be_rt *be = &d->bes[i];
+		uint32_t window = d->cfg.backends[i].health.slow_start_ms;
+
+		if (!be->up_since)
+			continue;
+		if ((ev_now(loop) - be->up_since) * 1000 >= window) {
+			be->up_since = 0;
+			rs_info("backend %s: slow start done",
+				d->cfg.backends[i].name);
+		}
+		backend_push(d, be);
+		/* A trimmed ring holds only the points in use until now. */
+		if (d->svcs[d->cfg.backends[i].service].compact)
+			ring_refresh(d, d->cfg.backends[i].service,
+				     REFRESH_CHECK, "slow start");
+	}
+}
+
+/* ---- a backend's runtime state: new, adopted, carried ---- */
+
+/* ---- start ---- */
+
+void backend_init(struct daemon *d, size_t i)
+{
+	struct be_rt *be = &d->bes[i];
+
+	be->d = d;
+	be->idx = i;
+	be->weight = d->cfg.backends[i].weight;
+	health_init_unproven(&be->health, &d->cfg.backends[i].health);
+}
+
+/*
+ * Take over what a previous ringsteerd left (@pinned: the words by id):
+ * operator states, health as the data plane shows it (so nothing flaps)
+ * and built points.
+ */
+void backends_adopt(struct daemon *d, const struct rs_backend *pinned)
+{
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		struct be_rt *be = &d->bes[i];
+		const struct rs_backend *old = &pinned[be->id];
+		bool adopted = old->name[0] &&
+			       !strcmp(old->name, d->cfg.backends[i].name);
+
+		backend_init(d, i);
+		be->built_points = backend_full_points(d, be);
+		if (!adopted)
+			continue;
+		be->op = old->op_state <= RS_OP_DOWN ? old->op_state : RS_OP_UP;
+		/* Health as the data plane shows it: a restart flaps nothing.
+		 */
+		health_init(&be->health, old->health != 0);
+		/* An operator's weight outlives a restart, as drain does. */
+		if (old->weight_set && old->weight <= RS_MAX_WEIGHT) {
+			be->weight = old->weight;
+			be->weight_override = true;
+			if (backend_full_points(d, be) > be->built_points)
+				be->built_points = backend_full_points(d, be);
+		}
+		if (old->max_points >= be->built_points)
+			be->built_points = old->max_points;
+		be->pushed = *old;
+		be->pushed_valid = true;
+	}
+}
+
+/* Carry runtime state of backends that survive the reload, by name. */
+void backends_carry(struct daemon *d, struct daemon *old)
+{
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		struct be_rt *be = &d->bes[i];
+		const struct rs_backend_conf *bc = &d->cfg.backends[i];
+		int o = daemon_find_backend(old, bc->name);
+		const struct rs_backend_conf *obc;
+		struct be_rt *ob;
+
+		backend_init(d, i);
+		be->built_points = backend_full_points(d, be);
+		if (o < 0)
+			continue;
+		ob = &old->bes[o];
+		obc = &old->cfg.backends[o];
+		if (strcmp(old->cfg.services[obc->service].name,
+			   d->cfg.services[bc->service].name))
+			continue;
+		/* ids_assign() kept its id (same name, same service). */
+		if (rs_backend_addrs_equal(bc, obc)) {
+			be->sock = ob->sock;
+			be->has_socket = ob->has_socket;
+		} else {
+			/* New addresses: their sockets replace the old ones. */
+			sockets_clear_backend(&d->dp, be->id);
+		}
+		be->op = ob->op;
+		be->health = ob->health;
+		be->up_since = ob->up_since;
+		be->pushed = ob->pushed;
+		be->pushed_valid = ob->pushed_valid;
+		/* An operator's weight lasts until the file changes it. */
+		if (ob->weight_override && obc->weight == bc->weight) {
+			be->weight = ob->weight;
+			be->weight_override = true;
+		}
+		if (old->cfg.services[obc->service].vnodes ==
+			    d->cfg.services[bc->service].vnodes &&
+		    ob->built_points > be->built_points)
+			be->built_points = ob->built_points;
+	}
+}
+
+/* ---- operator actions ---- */
+
+/* ---- operator actions ---- */
+
+int daemon_set_op(struct daemon *d, const char *backend, enum rs_op_state op)
+{
+	int i = daemon_find_backend(d, backend);
+	struct be_rt *be;
+
+	if (i < 0)
+		return i;
+	be = &d->bes[i];
+	if (be->op == op)
+		return 0;
+	rs_info("backend %s: operator %s (was %s)", backend,
+		rs_op_state_name(op), rs_op_state_name(be->op));
+	/* Coming back from an operator DOWN ramps like a health recovery. */
+	if (be->op == RS_OP_DOWN && d->cfg.backends[i].health.slow_start_ms)
+		be->up_since = ev_now(d->loop);
+	be->op = op;
+	backend_changed(d, be);
+	return 0;
+}
+
+int daemon_set_weight(struct daemon *d, const char *backend, uint32_t weight)
+{
+	int i = daemon_find_backend(d, backend);
+	struct be_rt *be;
+	size_t s;
+
+	if (i < 0)
+		return i;
+	if (weight > RS_MAX_WEIGHT)
+		return -EINVAL;
+	be = &d->bes[i];
+	s = d->cfg.backends[i].service;
+	rs_info("backend %s: weight %u (was %u)", backend, weight, be->weight);
+	be->weight = weight;
+	be->weight_override = weight != d->cfg.backends[i].weight;
+	if (backend_full_points(d, be) <= be->built_points) {
+		backend_changed(d, be);
+		return 0;
+	}
+	/* Above what the ring holds: rebuild with the new maximum. */
+	be->built_points = backend_full_points(d, be);
+	be->pushed_valid = false;
+	backend_push(d, be);
+	return ring_refresh(d, s, REFRESH_REBUILD,
+			    "weight raised above the built one");
+}

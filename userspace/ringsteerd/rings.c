@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Which ring each service has installed: the full ring (every backend at
+ * its built points) while walks stay short, else the full ring trimmed to
+ * the points in use, which maps every key the same way; and the swap.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "state.h"
+
+/* Service @s's ring with every backend at its built (maximum) points. */
+int ring_build_full(struct daemon *d, size_t s, struct rs_ring *ring)
+{
+	struct rs_ring_member *m;
+	struct rs_service svc;
+	size_t n = 0;
+	int err;
+
+	m = calloc(d->cfg.n_backends ? d->cfg.n_backends : 1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		struct be_rt *be = &d->bes[i];
+
+		if (d->cfg.backends[i].service != s || !be->built_points)
+			continue;
+		m[n].name = d->cfg.backends[i].name;
+		m[n].backend = be->id;
+		m[n].points = be->built_points;
+		n++;
+	}
+	err = ring_build(m, n, d->cfg.services[s].seed, ring);
+	free(m);
+	if (err)
+		return err;
+	rs_service_from_conf(&d->cfg, s, d->svcs[s].id, &svc);
+	ring_set_key(ring, &svc);
+	return 0;
+}
+
+static int ring_install(struct daemon *d, size_t s, struct rs_ring *ring,
+			bool compact, const char *why)
+{
+	struct svc_rt *svc = &d->svcs[s];
+	int64_t gen = dp_swap_ring(&d->dp, svc->id, ring);
+
+	if (gen < 0) {
+		ring_free(ring);
+		return (int)gen;
+	}
+	ring_free(&svc->ring);
+	svc->ring = *ring;
+	memset(ring, 0, sizeof(*ring));
+	svc->generation = (uint64_t)gen;
+	svc->compact = compact;
+	svc->rebuilds++;
+	rs_info("service %s: ring generation %llu, %u points%s (%s)",
+		d->cfg.services[s].name, (unsigned long long)gen,
+		svc->ring.npoints, compact ? ", only the points in use" : "",
+		why);
+	return 0;
+}
+
+/* Install @ring unless the same ring is in place already. */
+static int ring_install_if_changed(struct daemon *d, size_t s,
+				   struct rs_ring *ring, bool compact,
+				   bool force, const char *why)
+{
+	struct svc_rt *svc = &d->svcs[s];
+
+	if (!force && svc->generation && ring_equal(ring, &svc->ring)) {
+		ring_free(ring);
+		svc->compact = compact;
+		return 0;
+	}
+	return ring_install(d, s, ring, compact, why);
+}
+
+/*
+ * Keep the installed ring of service @s right for the words in force:
+ * the full ring (every backend at its built points) while no walk meets
+ * a long run of skipped points, else the full ring trimmed to the points
+ * in use (ring_trim()), which maps every key the same way. The data plane
+ * walks the whole ring if it must, so this is about speed, never about
+ * whether a client finds its backend.
+ */
+int ring_refresh(struct daemon *d, size_t s, enum refresh how, const char *why)
+{
+	struct svc_rt *svc = &d->svcs[s];
+	struct rs_ring_view view = {0};
+	struct rs_ring full = {0}, trimmed = {0};
+	struct rs_backend *words;
+	bool *has_socket;
+	int err;
+
+	err = daemon_ring_view(d, &words, &has_socket, &view.nbackends);
+	if (err)
+		return err;
+	view.backends = words;
+	view.has_socket = has_socket;
+	if (how == REFRESH_CHECK && !svc->compact && svc->generation &&
+	    ring_max_skip_run(&svc->ring, &view) <= WALK_SAFE_RUN)
+		goto out;
+	err = ring_build_full(d, s, &full);
+	if (err)
+		goto out;
+	if (full.npoints == 0 ||
+	    ring_max_skip_run(&full, &view) <= WALK_SAFE_RUN) {
+		err = ring_install_if_changed(d, s, &full, false,
+					      how == REFRESH_FORCE, why);
+		goto out;
+	}
+	err = ring_trim(&full, &view, true, &trimmed);
+	if (!err)
+		err = ring_install_if_changed(
+			d, s, &trimmed, true, how == REFRESH_FORCE,
+			how == REFRESH_CHECK
+				? "walks past unused points too long"
+				: why);
+out:
+	ring_free(&full);
+	ring_free(&trimmed);
+	free(words);
+	free(has_socket);
+	return err;
+}
+
+/* What a previous ringsteerd left installed becomes the ring in place. */
+void rings_read_pinned(struct daemon *d)
+{
+	for (size_t s = 0; s < d->cfg.n_services; s++) {
+		struct svc_rt *svc = &d->svcs[s];
+		struct rs_ring pinned;
+		uint64_t gen;
+
+		if (!dp_read_ring(&d->dp, svc->id, &pinned, &gen)) {
+			svc->ring = pinned;
+			svc->generation = gen;
+			/* Unknown shape: let the first refresh decide. */
+			svc->compact = true;
+		}
+	}
+}
+
+/* A view over @words (RS_MAX_BACKENDS of them, by id), sockets unknown. */
+static struct rs_ring_view words_view(const struct rs_backend *words)
+{
+	return (struct rs_ring_view){.backends = words,
+				     .nbackends = RS_MAX_BACKENDS};
+}
+
+/* Install @ring of service @s trimmed to the points @words use. */
+int ring_install_trimmed(struct daemon *d, size_t s, const struct rs_ring *ring,
+			 const struct rs_backend *words, const char *why)
+{
+	struct rs_ring_view view = words_view(words);
+	struct rs_ring trimmed;
+	int err = ring_trim(ring, &view, false, &trimmed);
+
+	if (err)
+		return err;
+	return ring_install_if_changed(d, s, &trimmed, true, false, why);
+}
+
+int daemon_rebuild(struct daemon *d, const char *service)
+{
+	int s = daemon_find_service(d, service);
+
+	if (s < 0)
+		return s;
+	return ring_refresh(d, (size_t)s, REFRESH_FORCE, "operator request");
+}

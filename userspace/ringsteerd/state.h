@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Between the files of the daemon's state engine: backends.c (state word,
+ * weight, health, slow start), rings.c (which ring is installed), ids.c
+ * (which id each object gets), apply.c (the one pipeline that writes a
+ * configuration into the data plane, at start-up and on reload) and
+ * sockets.c (backend sockets in their SOCKMAP slots).
+ *
+ * Rule of thumb: anything that does not change ring membership or a
+ * backend's maximum points is one state-word write to rs_backends. Ring
+ * rebuilds happen only when membership or a maximum changes, or when the
+ * walk bound would otherwise be at risk.
+ */
+#ifndef RS_STATE_H
+#define RS_STATE_H
+
+#include "daemon.h"
+
+/* A skipped run longer than this triggers a rebuild without the skippers. */
+#define WALK_SAFE_RUN (RS_WALK_MAX / 2)
+
+/* backends.c */
+uint32_t backend_full_points(const struct daemon *d, const struct be_rt *be);
+int backend_push(struct daemon *d, struct be_rt *be);
+void backend_changed(struct daemon *d, struct be_rt *be);
+void backend_init(struct daemon *d, size_t i);
+void backends_adopt(struct daemon *d, const struct rs_backend *pinned);
+void backends_carry(struct daemon *d, struct daemon *old);
+void checks_start(struct daemon *d);
+void checks_stop(struct daemon *d);
+void on_ramp(struct ev_loop *loop, ev_timer *w, int revents);
+
+/* rings.c */
+enum refresh {
+	REFRESH_CHECK,	 /* only if the installed ring is no longer right */
+	REFRESH_REBUILD, /* built points changed: rebuild, swap if it differs */
+	REFRESH_FORCE,	 /* rebuild and swap even if nothing changed */
+};
+int ring_build_full(struct daemon *d, size_t s, struct rs_ring *ring);
+int ring_refresh(struct daemon *d, size_t s, enum refresh how, const char *why);
+int ring_install_trimmed(struct daemon *d, size_t s, const struct rs_ring *ring,
+			 const struct rs_backend *words, const char *why);
+void rings_read_pinned(struct daemon *d);
+
+/* sockets.c: @refresh: rings are in place and follow who has a socket. */
+void sockets_reconcile_all(struct daemon *d, bool refresh);
+void on_reconcile(struct ev_loop *loop, ev_timer *w, int revents);
+
+#endif /* RS_STATE_H */
