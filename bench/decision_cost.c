@@ -363,7 +363,8 @@ static int expected_backend(int family, const struct bpf_sk_lookup *ctx)
 	else
 		memcpy(addr, ctx->remote_ip6, 16);
 	rs_affinity_key_build(&key, &service, family, addr, 0);
-	if (ring_lookup(&ring, &view, rs_hash_key(&key, service.seed), &c))
+	if (ring_lookup(&ring, &view, rs_hash_key(&key, service.seed), &c,
+			NULL))
 		return -1;
 	return (int)c.backend;
 }

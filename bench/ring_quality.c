@@ -197,7 +197,7 @@ static unsigned int ring_owner(const struct ring_ctx *c, uint64_t h)
 {
 	struct rs_ring_choice ch;
 
-	if (ring_lookup(&c->ring, &c->view, h, &ch))
+	if (ring_lookup(&c->ring, &c->view, h, &ch, NULL))
 		return MAX_N;
 	return ch.backend;
 }

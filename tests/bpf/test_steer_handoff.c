@@ -22,6 +22,8 @@
 #include "dataplane.h"
 #include "dataplane_internal.h"
 #include "ring.h"
+#include "sticky.h"
+#include <time.h>
 
 #define NB	4 /* backends 0,1: web (tcp); 2,3: dns (udp) */
 #define SVC_WEB 0
@@ -254,6 +256,113 @@ static void test_handoff_is_bounded(void)
 	CU_ASSERT(n > 0 && n <= RS_HANDOFF_MAX);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void put_sticky(uint32_t svc, const struct rs_affinity_key *k,
+		       const struct rs_sticky_entry *e)
+{
+	int fd = dp_inner_map_fd(&dp, dp.skel->maps.rs_sticky, svc);
+
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(bpf_map_update_elem(fd, k, e, BPF_ANY), 0);
+	close(fd);
+}
+
+/*
+ * The sticky rule twice: steer_sticky in BPF and sticky_honoured() in
+ * userspace (which lookup uses). Over a grid of entry ages, backend
+ * states, sockets and services, an entry naming the backend the ring
+ * would not choose must win exactly when sticky_honoured() says so.
+ */
+static void test_sticky_rule_matches_userspace(void)
+{
+	static const uint32_t states[] = {RS_BACKEND_DOWN, RS_BACKEND_UP,
+					  RS_BACKEND_DRAIN};
+	static const int64_t ages_s[] = {0, 59, 61, -5}; /* ttl = 60 */
+	const char *src = "198.18.7.7";
+	struct rs_backend words[NB] = {0};
+	bool has[NB];
+	struct rs_ring_view view = {
+		.backends = words, .has_socket = has, .nbackends = NB};
+	struct rs_affinity_key key;
+	int owner, other, checked = 0;
+
+	set_handoff(1);
+	sticky_key(&key, SVC_DNS, AF_INET, src);
+	dp_sticky_forget_backend(&dp, SVC_DNS, 2);
+	dp_sticky_forget_backend(&dp, SVC_DNS, 3);
+	owner = run(AF_INET, IPPROTO_UDP, src, 5000, "198.18.0.10", 53);
+	CU_ASSERT_FATAL(owner == 2 || owner == 3);
+	other = owner == 2 ? 3 : 2;
+	for (int b = 0; b < NB; b++) {
+		words[b] = (struct rs_backend){.state = RS_BACKEND_UP,
+					       .active_points = 160,
+					       .max_points = 160,
+					       .service = b < 2 ? SVC_WEB
+								: SVC_DNS};
+		has[b] = true;
+	}
+	/* The sticky backend: the other DNS backend, or one of web's. */
+	for (int target = 0; target < 2; target++) {
+		uint32_t tb = target ? (uint32_t)other : 0;
+
+		for (size_t si = 0; si < ARRAY_SIZE(states); si++) {
+			for (int sock = 0; sock < 2; sock++) {
+				for (size_t a = 0; a < ARRAY_SIZE(ages_s);
+				     a++) {
+					struct rs_sticky_entry e = {.backend =
+									    tb};
+					struct rs_backend w = words[tb];
+					uint64_t now = mono_ns();
+					bool want;
+					int got;
+
+					w.state = states[si];
+					CU_ASSERT_EQUAL_FATAL(
+						dp_set_backend(&dp, tb, &w), 0);
+					view.backends = words;
+					words[tb].state = states[si];
+					has[tb] = sock;
+					if (!sock)
+						dp_clear_socket(
+							&dp,
+							rs_socket_slot(tb, 0));
+					e.last_seen_ns =
+						now - (uint64_t)(ages_s[a] *
+								 1000000000ll);
+					put_sticky(SVC_DNS, &key, &e);
+					want = sticky_honoured(&e, mono_ns(),
+							       60, SVC_DNS,
+							       &view);
+					got = run(AF_INET, IPPROTO_UDP, src,
+						  5000, "198.18.0.10", 53);
+					CU_ASSERT_EQUAL(got,
+							want ? (int)tb : owner);
+					checked++;
+					if (!sock)
+						CU_ASSERT_EQUAL_FATAL(
+							dp_set_socket(
+								&dp,
+								rs_socket_slot(
+									tb, 0),
+								fds[tb][0]),
+							0);
+					words[tb].state = RS_BACKEND_UP;
+					w.state = RS_BACKEND_UP;
+					dp_set_backend(&dp, tb, &w);
+				}
+			}
+		}
+	}
+	CU_ASSERT_EQUAL(checked, 2 * 3 * 2 * 4);
+}
+
 static const struct fixture_test tests[] = {
 	{"TCP SYN: hand-off entry, no sticky entry",
 	 test_tcp_leaves_handoff_not_sticky},
@@ -261,6 +370,8 @@ static const struct fixture_test tests[] = {
 	{"TCP without sockops: sticky entry at the SYN",
 	 test_tcp_without_sockops_writes_sticky},
 	{"hand-off map bounded by its LRU size", test_handoff_is_bounded},
+	{"sticky rule: BPF and userspace agree",
+	 test_sticky_rule_matches_userspace},
 };
 
 int main(void)

@@ -162,7 +162,8 @@ static int expected_backend(const struct rs_service *svc, int family,
 
 	inet_pton(family, src, addr);
 	rs_affinity_key_build(&key, svc, family, addr, 0);
-	if (ring_lookup(&ring_web, &view, rs_hash_key(&key, svc->seed), &c))
+	if (ring_lookup(&ring_web, &view, rs_hash_key(&key, svc->seed), &c,
+			NULL))
 		return -1;
 	return (int)c.backend;
 }

@@ -125,7 +125,7 @@ static int replica_choice(const struct rs_ring *ring, uint32_t src)
 
 	memcpy(addr, &src, sizeof(src));
 	rs_affinity_key_build(&key, &service, AF_INET, addr, 0);
-	if (ring_lookup(ring, &view, rs_hash_key(&key, service.seed), &c))
+	if (ring_lookup(ring, &view, rs_hash_key(&key, service.seed), &c, NULL))
 		return -1;
 	return (int)c.backend;
 }

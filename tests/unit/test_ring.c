@@ -62,7 +62,7 @@ static uint32_t owner(const struct rs_ring *r, const struct view_buf *v,
 {
 	struct rs_ring_choice c;
 
-	if (ring_lookup(r, &v->view, key_hash(key), &c))
+	if (ring_lookup(r, &v->view, key_hash(key), &c, NULL))
 		return 0xffffffffu;
 	return c.backend;
 }
@@ -240,12 +240,14 @@ static void test_missing_socket_and_limits(void)
 	v.view.has_socket = sockets;
 	CU_ASSERT_EQUAL_FATAL(ring_build(m, 2, SEED, &r), 0);
 	for (uint32_t k = 0; k < 1000; k++) {
-		CU_ASSERT_EQUAL(ring_lookup(&r, &v.view, key_hash(k), &c), 0);
+		CU_ASSERT_EQUAL(ring_lookup(&r, &v.view, key_hash(k), &c, NULL),
+				0);
 		CU_ASSERT_EQUAL(c.backend, 0);
 	}
 	sockets[0] = false;
-	CU_ASSERT_EQUAL(ring_lookup(&r, &v.view, key_hash(1), &c), -ENOENT);
-	CU_ASSERT_EQUAL(ring_lookup(&empty, &v.view, 1, &c), -ENOENT);
+	CU_ASSERT_EQUAL(ring_lookup(&r, &v.view, key_hash(1), &c, NULL),
+			-ENOENT);
+	CU_ASSERT_EQUAL(ring_lookup(&empty, &v.view, 1, &c, NULL), -ENOENT);
 	CU_ASSERT_EQUAL(ring_build(&huge, 1, SEED, &empty), -EINVAL);
 	ring_free(&r);
 }
@@ -387,6 +389,54 @@ static void test_bucket_index(void)
 	ring_free(&r);
 }
 
+/*
+ * The trace says why each point before the chosen one was skipped, in
+ * the walk's order: cache-a DOWN (then its repeats, while it is the last
+ * backend rejected),
+ * cache-b at weight 0 (every point past its active_points), cache-c
+ * without a socket; cache-d takes every key.
+ */
+static void test_trace_explains_the_walk(void)
+{
+	const uint32_t ids[] = {0, 1, 2, 3}, w[] = {1, 1, 1, 1};
+	bool sockets[8] = {true, true, false, true, true, true, true, true};
+	struct rs_ring_member m[4];
+	struct rs_ring_step steps[64];
+	struct rs_ring_trace tr = {.steps = steps, .cap = 64};
+	struct rs_ring_choice c;
+	struct view_buf v;
+	struct rs_ring r;
+
+	members_for(m, ids, w, 4, 4);
+	view_all_up(&v, w, 4, 4);
+	v.be[0].state = RS_BACKEND_DOWN;
+	v.be[1].active_points = 0;
+	v.view.has_socket = sockets;
+	CU_ASSERT_EQUAL_FATAL(ring_build(m, 4, SEED, &r), 0);
+	for (uint32_t k = 0; k < 200; k++) {
+		uint32_t last = UINT32_MAX; /* the walk remembers one */
+
+		CU_ASSERT_EQUAL_FATAL(
+			ring_lookup(&r, &v.view, key_hash(k), &c, &tr), 0);
+		CU_ASSERT_EQUAL(c.backend, 3);
+		CU_ASSERT_EQUAL(tr.n, c.walked);
+		for (uint32_t i = 0; i < tr.n; i++) {
+			const struct rs_ring_step *st = &steps[i];
+			enum rs_ring_skip want =
+				st->backend == 1      ? RS_RING_SKIP_INACTIVE
+				: st->backend == last ? RS_RING_SKIP_REJECTED
+				: st->backend == 0    ? RS_RING_SKIP_NOT_UP
+						      : RS_RING_SKIP_NO_SOCKET;
+
+			CU_ASSERT_NOT_EQUAL(st->backend, 3);
+			CU_ASSERT_EQUAL(st->why, want);
+			if (st->backend != 1)
+				last = st->backend;
+		}
+	}
+	ring_free(&r);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -409,6 +459,8 @@ int main(void)
 	CU_add_test(s, "exact shares and moved fraction match sampling",
 		    test_shares_and_moved_fraction);
 	CU_add_test(s, "longest skipped run", test_max_skip_run);
+	CU_add_test(s, "the trace explains the walk",
+		    test_trace_explains_the_walk);
 	CU_add_test(s, "bucket index == full search", test_bucket_index);
 	CU_add_test(s, "missing sockets skipped; limits",
 		    test_missing_socket_and_limits);

@@ -67,15 +67,17 @@ static bool service_changed(const struct rs_service_conf *a,
 	       a->quic_config_id != b->quic_config_id;
 }
 
-static void mark_rebuild(struct rs_config_diff *d, size_t s)
+/* Services already counted in d->rebuilds, by index (RS_MAX_SERVICES). */
+static void mark_rebuild(struct rs_config_diff *d, uint64_t *marked, size_t s)
 {
-	if (!d->rebuild[s])
+	if (!(*marked & (1ull << s)))
 		d->rebuilds++;
-	d->rebuild[s] = true;
+	*marked |= 1ull << s;
 }
 
 static void diff_backends(const struct rs_config *old,
-			  const struct rs_config *cur, struct rs_config_diff *d)
+			  const struct rs_config *cur, struct rs_config_diff *d,
+			  uint64_t *marked)
 {
 	for (size_t i = 0; i < cur->n_backends; i++) {
 		const struct rs_backend_conf *b = &cur->backends[i];
@@ -85,20 +87,20 @@ static void diff_backends(const struct rs_config *old,
 
 		if (o < 0) {
 			d->backends_added++;
-			mark_rebuild(d, b->service);
+			mark_rebuild(d, marked, b->service);
 			continue;
 		}
 		ob = &old->backends[o];
 		if (strcmp(old->services[ob->service].name, svc)) {
 			d->backends_moved++;
-			mark_rebuild(d, b->service);
+			mark_rebuild(d, marked, b->service);
 			continue;
 		}
 		if (b->weight < ob->weight)
 			d->weights_lowered++;
 		if (b->weight > ob->weight) {
 			d->weights_raised++;
-			mark_rebuild(d, b->service);
+			mark_rebuild(d, marked, b->service);
 		}
 		d->addresses_changed += !rs_backend_addrs_equal(b, ob);
 		d->checks_changed += !same_health(&b->health, &ob->health);
@@ -116,13 +118,16 @@ static void diff_backends(const struct rs_config *old,
 		s = rs_config_find_service(cur,
 					   old->services[ob->service].name);
 		if (s >= 0)
-			mark_rebuild(d, (size_t)s);
+			mark_rebuild(d, marked, (size_t)s);
 	}
 }
 
 int rs_config_diff(const struct rs_config *old, const struct rs_config *cur,
 		   struct rs_config_diff *d)
 {
+	uint64_t rebuilt = 0, *marked = &rebuilt;
+
+	_Static_assert(RS_MAX_SERVICES <= 64, "one bit per service");
 	memset(d, 0, sizeof(*d));
 	for (size_t s = 0; s < cur->n_services; s++) {
 		const struct rs_service_conf *sc = &cur->services[s];
@@ -130,13 +135,13 @@ int rs_config_diff(const struct rs_config *old, const struct rs_config *cur,
 
 		if (o < 0) {
 			d->services_added++;
-			mark_rebuild(d, s);
+			mark_rebuild(d, marked, s);
 			continue;
 		}
 		if (sc->vnodes != old->services[o].vnodes ||
 		    sc->seed != old->services[o].seed) {
 			d->services_changed++;
-			mark_rebuild(d, s);
+			mark_rebuild(d, marked, s);
 		} else if (service_changed(sc, &old->services[o])) {
 			d->services_changed++;
 		}
@@ -144,7 +149,7 @@ int rs_config_diff(const struct rs_config *old, const struct rs_config *cur,
 	for (size_t s = 0; s < old->n_services; s++)
 		d->services_removed +=
 			rs_config_find_service(cur, old->services[s].name) < 0;
-	diff_backends(old, cur, d);
+	diff_backends(old, cur, d, marked);
 	snprintf(d->summary, sizeof(d->summary),
 		 "services +%zu -%zu ~%zu; backends +%zu -%zu, %zu moved, "
 		 "weights %zu up %zu down, %zu addresses, %zu checks changed; "

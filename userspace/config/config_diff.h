@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What a reload changes, by name: which services and backends come, go or
- * change, and which rings must be rebuilt. Everything else is a state-word
- * update. Pure: used by ringsteerd to apply and to log a reload.
+ * change, and how many rings will change. Pure: ringsteerd logs it on
+ * every reload.
  */
 #ifndef RS_CONFIG_DIFF_H
 #define RS_CONFIG_DIFF_H
@@ -18,11 +18,12 @@ struct rs_config_diff {
 	size_t weights_lowered, weights_raised;
 	size_t addresses_changed, checks_changed, backends_moved;
 	/*
-	 * By index in the new configuration: the ring must be rebuilt
-	 * (a new service, a member added, removed or raised above its old
-	 * weight, or vnodes or seed changed).
+	 * Services of the new configuration whose ring changes (a new
+	 * service, a member added, removed or raised above its old weight,
+	 * or vnodes or seed changed): for the log. Reload does not act on
+	 * it: it builds every ring and swaps the ones that differ from the
+	 * installed ring, which is exact where this is a forecast.
 	 */
-	bool rebuild[RS_MAX_SERVICES];
 	size_t rebuilds;
 	char summary[512]; /* one line for the log */
 };

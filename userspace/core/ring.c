@@ -104,30 +104,79 @@ uint32_t ring_lower_bound(const struct rs_ring *ring, uint64_t hash)
 	return lo >= ring->npoints ? 0 : lo;
 }
 
+enum rs_ring_skip ring_point_skip(const struct rs_point *p,
+				  const struct rs_ring_view *view)
+{
+	const struct rs_backend *be;
+
+	if (p->backend >= view->nbackends)
+		return RS_RING_SKIP_UNKNOWN;
+	be = &view->backends[p->backend];
+	if (p->ordinal >= be->active_points)
+		return RS_RING_SKIP_INACTIVE;
+	if (be->state != RS_BACKEND_UP)
+		return RS_RING_SKIP_NOT_UP;
+	if (view->has_socket && !view->has_socket[p->backend])
+		return RS_RING_SKIP_NO_SOCKET;
+	return RS_RING_USABLE;
+}
+
+const char *ring_skip_name(enum rs_ring_skip why)
+{
+	switch (why) {
+	case RS_RING_USABLE:
+		return "usable";
+	case RS_RING_SKIP_UNKNOWN:
+		return "unknown backend";
+	case RS_RING_SKIP_INACTIVE:
+		return "inactive point";
+	case RS_RING_SKIP_NOT_UP:
+		return "not UP";
+	case RS_RING_SKIP_NO_SOCKET:
+		return "no socket";
+	case RS_RING_SKIP_REJECTED:
+		return "backend rejected just before";
+	}
+	return "?";
+}
+
+static void trace_step(struct rs_ring_trace *trace, const struct rs_point *p,
+		       enum rs_ring_skip why)
+{
+	if (!trace || trace->n >= trace->cap)
+		return;
+	trace->steps[trace->n++] = (struct rs_ring_step){
+		.backend = p->backend, .ordinal = p->ordinal, .why = why};
+}
+
 int ring_lookup(const struct rs_ring *ring, const struct rs_ring_view *view,
-		uint64_t hash, struct rs_ring_choice *choice)
+		uint64_t hash, struct rs_ring_choice *choice,
+		struct rs_ring_trace *trace)
 {
 	uint32_t idx, primary = RS_NONE, rejected = RS_NONE;
 
+	if (trace)
+		trace->n = 0;
 	if (ring->npoints == 0)
 		return -ENOENT;
 	idx = ring_lower_bound(ring, hash);
 	for (uint32_t step = 0; step < ring->npoints; step++) {
 		const struct rs_point *p = &ring->points[idx];
-		const struct rs_backend *be;
 		uint32_t b = p->backend;
+		enum rs_ring_skip why = b == rejected
+						? RS_RING_SKIP_REJECTED
+						: ring_point_skip(p, view);
 
 		idx = idx + 1 >= ring->npoints ? 0 : idx + 1;
-		if (b == rejected || b >= view->nbackends)
-			continue;
-		be = &view->backends[b];
-		if (p->ordinal >= be->active_points)
-			continue;
-		if (primary == RS_NONE)
+		/* The first point in use names the owner, taker or not. */
+		if (primary == RS_NONE &&
+		    (why == RS_RING_USABLE || why == RS_RING_SKIP_NOT_UP ||
+		     why == RS_RING_SKIP_NO_SOCKET))
 			primary = b;
-		if (be->state != RS_BACKEND_UP ||
-		    (view->has_socket && !view->has_socket[b])) {
+		if (why == RS_RING_SKIP_NOT_UP || why == RS_RING_SKIP_NO_SOCKET)
 			rejected = b;
+		if (why != RS_RING_USABLE) {
+			trace_step(trace, p, why);
 			continue;
 		}
 		choice->backend = b;
@@ -141,14 +190,7 @@ int ring_lookup(const struct rs_ring *ring, const struct rs_ring_view *view,
 static bool point_usable(const struct rs_point *p,
 			 const struct rs_ring_view *view)
 {
-	const struct rs_backend *be;
-
-	if (p->backend >= view->nbackends)
-		return false;
-	be = &view->backends[p->backend];
-	if (p->ordinal >= be->active_points || be->state != RS_BACKEND_UP)
-		return false;
-	return !view->has_socket || view->has_socket[p->backend];
+	return ring_point_skip(p, view) == RS_RING_USABLE;
 }
 
 uint32_t ring_max_skip_run(const struct rs_ring *ring,
@@ -189,10 +231,11 @@ int ring_trim(const struct rs_ring *ring, const struct rs_ring_view *view,
 	for (uint32_t i = 0; i < ring->npoints; i++) {
 		const struct rs_point *p = &ring->points[i];
 
-		if (p->backend >= view->nbackends ||
-		    p->ordinal >= view->backends[p->backend].active_points)
+		enum rs_ring_skip why = ring_point_skip(p, view);
+
+		if (why == RS_RING_SKIP_UNKNOWN || why == RS_RING_SKIP_INACTIVE)
 			continue;
-		if (usable_only && !point_usable(p, view))
+		if (usable_only && why != RS_RING_USABLE)
 			continue;
 		out->points[n++] = *p;
 	}

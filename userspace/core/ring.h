@@ -57,11 +57,43 @@ struct rs_ring_choice {
 };
 
 /*
+ * Why the walk passes over a point: the data plane's rule (walk_point in
+ * bpf/steer_lookup.bpf.c), in the order it applies it.
+ */
+enum rs_ring_skip {
+	RS_RING_USABLE = 0,	/* not skipped: its backend takes the key */
+	RS_RING_SKIP_UNKNOWN,	/* backend id outside the view */
+	RS_RING_SKIP_INACTIVE,	/* ordinal >= the backend's active_points */
+	RS_RING_SKIP_NOT_UP,	/* the backend is DOWN or DRAIN */
+	RS_RING_SKIP_NO_SOCKET, /* no socket for the client's family */
+	RS_RING_SKIP_REJECTED,	/* another point of the backend rejected last */
+};
+
+/* The one point rule (without the walk's memory of rejected backends). */
+enum rs_ring_skip ring_point_skip(const struct rs_point *p,
+				  const struct rs_ring_view *view);
+const char *ring_skip_name(enum rs_ring_skip why);
+
+struct rs_ring_step {
+	uint32_t backend, ordinal;
+	enum rs_ring_skip why;
+};
+
+/* Points a walk passed over, in walk order: the first @cap of them. */
+struct rs_ring_trace {
+	struct rs_ring_step *steps;
+	uint32_t cap, n;
+};
+
+/*
  * The data plane's walk, replicated: returns 0 and fills @choice, or
  * -ENOENT when no point of the ring has a backend that may take the key.
+ * With @trace (may be NULL), also why each point before the chosen one
+ * was skipped.
  */
 int ring_lookup(const struct rs_ring *ring, const struct rs_ring_view *view,
-		uint64_t hash, struct rs_ring_choice *choice);
+		uint64_t hash, struct rs_ring_choice *choice,
+		struct rs_ring_trace *trace);
 
 /*
  * Longest run of consecutive points (around the ring) that the walk would

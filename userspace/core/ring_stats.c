@@ -12,7 +12,7 @@ static uint32_t owner_at(const struct rs_ring *ring,
 {
 	struct rs_ring_choice c;
 
-	if (ring_lookup(ring, view, hash, &c))
+	if (ring_lookup(ring, view, hash, &c, NULL))
 		return NO_OWNER;
 	return c.backend;
 }

@@ -17,6 +17,7 @@
 #include "control_cmds_internal.h"
 #include "hash.h"
 #include "ring_stats.h"
+#include "sticky.h"
 
 static void hex64(char *buf, size_t len, uint64_t v)
 {
@@ -148,10 +149,14 @@ static int family_view(struct daemon *d, int family, struct rs_backend **words,
 	return 0;
 }
 
-static bool sticky_honoured(struct daemon *d, size_t s,
-			    const struct rs_affinity_key *key,
-			    const struct rs_backend *words, const bool *has,
-			    uint32_t *backend, double *idle_s)
+/*
+ * Whether the data plane would honour @key's sticky entry now: the one
+ * rule (core/sticky.c) on the entry as the kernel holds it.
+ */
+static bool sticky_wins(struct daemon *d, size_t s,
+			const struct rs_affinity_key *key,
+			const struct rs_ring_view *view, uint32_t *backend,
+			double *idle_s)
 {
 	const struct rs_service_conf *sc = &d->cfg.services[s];
 	struct rs_sticky_entry e;
@@ -164,14 +169,16 @@ static bool sticky_honoured(struct daemon *d, size_t s,
 	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	*idle_s = now > e.last_seen_ns ? (now - e.last_seen_ns) / 1e9 : 0;
 	*backend = e.backend;
-	if (now - e.last_seen_ns > (uint64_t)sc->sticky_ttl * 1000000000ull)
-		return false;
-	if (e.backend >= RS_MAX_BACKENDS ||
-	    words[e.backend].service != d->svcs[s].id)
-		return false;
-	return (words[e.backend].state == RS_BACKEND_UP ||
-		words[e.backend].state == RS_BACKEND_DRAIN) &&
-	       has[e.backend];
+	return sticky_honoured(&e, now, sc->sticky_ttl, d->svcs[s].id, view);
+}
+
+/* Why the walk passed over a point, as lookup reports it. */
+static const char *skip_reason(const struct rs_ring_step *st,
+			       const struct rs_backend *words)
+{
+	if (st->why == RS_RING_SKIP_NOT_UP)
+		return rs_backend_state_name(words[st->backend].state);
+	return ring_skip_name(st->why);
 }
 
 json_t *cmd_lookup(struct daemon *d, json_t *req)
@@ -181,6 +188,7 @@ json_t *cmd_lookup(struct daemon *d, json_t *req)
 	json_t *jport = json_object_get(req, "port"), *skipped;
 	struct rs_ring_view view = {0};
 	struct rs_affinity_key key;
+	struct rs_ring_trace trace = {0};
 	struct rs_ring_choice c;
 	struct rs_service svc;
 	struct rs_backend *words;
@@ -219,8 +227,7 @@ json_t *cmd_lookup(struct daemon *d, json_t *req)
 		return err_reply("out of memory");
 	view.backends = words;
 	view.has_socket = has;
-	if (sticky_honoured(d, (size_t)s, &key, words, has, &sticky_be,
-			    &idle)) {
+	if (sticky_wins(d, (size_t)s, &key, &view, &sticky_be, &idle)) {
 		free(words);
 		free(has);
 		return json_pack("{s:b, s:s, s:s, s:s, s:s, s:f}", "ok", 1,
@@ -228,8 +235,16 @@ json_t *cmd_lookup(struct daemon *d, json_t *req)
 				 backend_name_of(d, sticky_be), "reason",
 				 "sticky", "hash", hbuf, "sticky_idle_s", idle);
 	}
-	err = ring_lookup(&d->svcs[s].ring, &view, hash, &c);
+	trace.cap = d->svcs[s].ring.npoints;
+	trace.steps = calloc(trace.cap ? trace.cap : 1, sizeof(*trace.steps));
+	if (!trace.steps) {
+		free(words);
+		free(has);
+		return err_reply("out of memory");
+	}
+	err = ring_lookup(&d->svcs[s].ring, &view, hash, &c, &trace);
 	if (err) {
+		free(trace.steps);
 		free(words);
 		free(has);
 		return json_pack("{s:b, s:s, s:n, s:s, s:s, s:s}", "ok", 1,
@@ -241,22 +256,13 @@ json_t *cmd_lookup(struct daemon *d, json_t *req)
 	}
 	/* Which backends the walk passed over, and why. */
 	skipped = json_array();
-	for (uint32_t k = 0, idx = ring_lower_bound(&d->svcs[s].ring, hash);
-	     k < c.walked; k++) {
-		const struct rs_point *p = &d->svcs[s].ring.points[idx];
-		const struct rs_backend *w = &words[p->backend];
-		const char *why = p->ordinal >= w->active_points
-					  ? "inactive point"
-				  : w->state != RS_BACKEND_UP
-					  ? rs_backend_state_name(w->state)
-					  : "no socket";
-
-		json_array_append_new(skipped,
-				      json_pack("{s:s, s:s}", "backend",
-						backend_name_of(d, p->backend),
-						"why", why));
-		idx = idx + 1 >= d->svcs[s].ring.npoints ? 0 : idx + 1;
-	}
+	for (uint32_t k = 0; k < trace.n; k++)
+		json_array_append_new(
+			skipped,
+			json_pack("{s:s, s:s}", "backend",
+				  backend_name_of(d, trace.steps[k].backend),
+				  "why", skip_reason(&trace.steps[k], words)));
+	free(trace.steps);
 	free(words);
 	free(has);
 	return json_pack("{s:b, s:s, s:s, s:s, s:s, s:s, s:i, s:o}", "ok", 1,
@@ -284,8 +290,8 @@ static void sim_sticky_entry(const struct rs_affinity_key *key,
 	ss->total++;
 	if (e->backend == ss->removed)
 		ss->lose_backend++;
-	if (ring_lookup(ss->ring, ss->view, rs_hash_key(key, ss->svc->seed),
-			&c) ||
+	if (ring_lookup(ss->ring, ss->view, rs_hash_key(key, ss->svc->seed), &c,
+			NULL) ||
 	    c.backend != e->backend)
 		ss->ring_differs++;
 }
