@@ -11,11 +11,8 @@
 
 #include "bind_match.bpf.h"
 #include "maps.bpf.h"
+#include "net.bpf.h"
 #include "xxh64.bpf.h"
-
-#define AF_INET	 2
-#define AF_INET6 10
-#define RS_NONE	 0xffffffffu
 
 static __always_inline __u32 prefix_mask32(int bits)
 {
@@ -36,7 +33,7 @@ static __always_inline struct rs_bind *match_bind(struct bpf_sk_lookup *ctx)
 	 */
 	__u32 addr[4] = {};
 
-	if (ctx->family == AF_INET) {
+	if (ctx->family == RS_AF_INET) {
 		addr[0] = *(volatile __u32 *)&ctx->local_ip4;
 	} else {
 		addr[0] = *(volatile __u32 *)&ctx->local_ip6[0];
@@ -58,7 +55,7 @@ static __always_inline void build_key(struct bpf_sk_lookup *ctx, __u32 svc_id,
 	key->family = ctx->family;
 	if (h->key_policy == RS_KEY_SRC_IP_PORT)
 		key->port = bpf_ntohs(ctx->remote_port);
-	if (ctx->family == AF_INET) {
+	if (ctx->family == RS_AF_INET) {
 		w[0] = ctx->remote_ip4 & prefix_mask32(h->prefix4);
 		return;
 	}
@@ -158,7 +155,7 @@ static __always_inline void count_assigned(__u32 backend, int spill)
 static __always_inline int try_assign(struct bpf_sk_lookup *ctx, __u32 backend,
 				      struct rs_service_stats *sst)
 {
-	__u32 slot = rs_socket_slot(backend, ctx->family == AF_INET6);
+	__u32 slot = rs_socket_slot(backend, ctx->family == RS_AF_INET6);
 	struct bpf_sock *sk;
 	long err;
 
@@ -245,7 +242,7 @@ static __always_inline int handoff_store(struct bpf_sk_lookup *ctx,
 	hk.family = ctx->family;
 	hk.remote_port = bpf_ntohs(ctx->remote_port);
 	hk.local_port = ctx->local_port;
-	if (ctx->family == AF_INET) {
+	if (ctx->family == RS_AF_INET) {
 		r[0] = *(volatile __u32 *)&ctx->remote_ip4;
 		l[0] = *(volatile __u32 *)&ctx->local_ip4;
 	} else {

@@ -12,8 +12,7 @@
 #include <bpf/bpf_endian.h>
 
 #include "maps.bpf.h"
-
-#define AF_INET 2
+#include "net.bpf.h"
 
 /* The 4-tuple as steer_lookup keyed it (struct rs_handoff_key). */
 static __always_inline void handoff_key(struct bpf_sock_ops *ctx,
@@ -25,7 +24,7 @@ static __always_inline void handoff_key(struct bpf_sock_ops *ctx,
 	/* remote_port holds the network-order port in its upper half. */
 	hk->remote_port = bpf_ntohl(ctx->remote_port);
 	hk->local_port = ctx->local_port;
-	if (ctx->family == AF_INET) {
+	if (ctx->family == RS_AF_INET) {
 		r[0] = ctx->remote_ip4;
 		l[0] = ctx->local_ip4;
 		return;

@@ -7,9 +7,7 @@
 #define RS_BPF_BIND_MATCH_H
 
 #include "maps.bpf.h"
-
-#define RS_AF_INET  2
-#define RS_AF_INET6 10
+#include "net.bpf.h"
 
 /*
  * @addr: destination address words in network order (one word for IPv4).

@@ -10,6 +10,9 @@
 
 #include <linux/types.h>
 
+/* "No backend" (and no service, no owner) wherever an id is expected. */
+#define RS_NONE 0xffffffffu
+
 #define RS_ABI_VERSION 3
 
 #define RS_NAME_MAX	64
@@ -310,5 +313,54 @@ struct rs_hash_probe {
 	__u64 seed;
 	__u64 hash;
 };
+
+/*
+ * The layout this file promises, checked where both sides compile it. A
+ * size that changes is a new ABI (RS_ABI_VERSION); an offset below is one
+ * the BPF code reads or writes by position, not by field name.
+ */
+#define RS_ABI_SIZE(type, size)                                                \
+	_Static_assert(sizeof(struct type) == (size),                          \
+		       #type " is " #size " bytes")
+#define RS_ABI_OFFSET(type, field, off)                                        \
+	_Static_assert(__builtin_offsetof(struct type, field) == (off),        \
+		       #type "." #field " is at byte " #off)
+
+RS_ABI_SIZE(rs_bind_key, 24);
+/* LPM: prefixlen, then protocol, family and port as the first 32 bits. */
+RS_ABI_OFFSET(rs_bind_key, protocol, 4);
+RS_ABI_OFFSET(rs_bind_key, family, 5);
+RS_ABI_OFFSET(rs_bind_key, port, 6);
+RS_ABI_OFFSET(rs_bind_key, addr, 8);
+RS_ABI_SIZE(rs_bind, 8);
+RS_ABI_SIZE(rs_bind_exact_key, 20);
+RS_ABI_SIZE(rs_service, 96);
+RS_ABI_SIZE(rs_sticky_entry, 16);
+RS_ABI_SIZE(rs_cookie_key, 20);
+/* steer_tc loads the DCID's first octet onto len and the ID behind it. */
+RS_ABI_OFFSET(rs_cookie_key, len, 4);
+RS_ABI_OFFSET(rs_cookie_key, server_id, 5);
+RS_ABI_SIZE(rs_cookie, 4);
+RS_ABI_SIZE(rs_backend, 96);
+/* The state word: the only 8 bytes of rs_backends the data plane reads. */
+RS_ABI_OFFSET(rs_backend, state, 0);
+RS_ABI_OFFSET(rs_backend, active_points, 4);
+/* XXH64 in BPF is unrolled for exactly 24 bytes, padding included. */
+RS_ABI_SIZE(rs_affinity_key, 24);
+RS_ABI_OFFSET(rs_affinity_key, port, 6);
+RS_ABI_OFFSET(rs_affinity_key, addr, 8);
+/* Every slot of a ring map is 16 bytes, whichever member it holds. */
+RS_ABI_SIZE(rs_ring_header, 16);
+RS_ABI_SIZE(rs_ring_trailer, 16);
+RS_ABI_SIZE(rs_ring_buckets, 16);
+RS_ABI_SIZE(rs_point, 16);
+RS_ABI_SIZE(rs_ring_slot, 16);
+RS_ABI_SIZE(rs_backend_stats, 32);
+RS_ABI_SIZE(rs_service_stats, 64);
+RS_ABI_SIZE(rs_meta, 16);
+RS_ABI_SIZE(rs_handoff_key, 40);
+RS_ABI_SIZE(rs_handoff, 32);
+RS_ABI_OFFSET(rs_handoff, key, 0);
+RS_ABI_SIZE(rs_hash_probe, 40);
 
 #endif /* RINGSTEER_ABI_H */

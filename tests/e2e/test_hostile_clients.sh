@@ -12,7 +12,8 @@
 # idle clients are dropped after client_idle_timeout, and metrics listen
 # on the configured address only. Then replies larger than the socket
 # buffer arrive whole: `ring show` of a 16384-point ring and `backends`
-# of 800 backends, both parsed as JSON with the right counts.
+# of 800 backends, both parsed as JSON with the right counts; with all
+# 1,024 backend ids in use, `sim add` is a clear error.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/netns.sh
@@ -171,6 +172,16 @@ e2e_check "backends many is over 300 kB ($(wc -c <"$OUT/many.json") bytes)" \
 e2e_eq "backends many: valid JSON, $NMANY backends" \
 	"$(jq '.backends | length' "$OUT/many.json" 2>/dev/null)" "$NMANY"
 e2e_eq "backends (table) of many: header + $NMANY rows" "$(rsctl backends many | wc -l)" $((NMANY + 1))
+
+echo "# every backend id in use: sim add is refused, nothing is written"
+write_conf $((1024 - 7))
+rsctl reload >/dev/null
+e2e_eq "1024 backends configured" \
+	"$(rsctl -j backends many | jq '.backends | length')" $((1024 - 7))
+sim=$(rsctl sim many add extra 2>&1 || true)
+e2e_check "sim add with no free id: a clear error ($sim)" \
+	grep -q "no free backend id" <<<"$sim"
+e2e_check "the daemon is still there" kill -0 "$DPID"
 e2e_eq "after all that: 100 clients steered" "$(steer 100 198.18.1.101)" 0
 
 e2e_summary

@@ -6,8 +6,6 @@
 #include "hash.h"
 #include "ring.h"
 
-#define RS_NONE 0xffffffffu
-
 struct build_point {
 	uint64_t pos;
 	uint32_t member;

@@ -4,8 +4,7 @@
 
 #include "ring_stats.h"
 
-#define TWO64	 18446744073709551616.0
-#define NO_OWNER 0xffffffffu
+#define TWO64 18446744073709551616.0
 
 static uint32_t owner_at(const struct rs_ring *ring,
 			 const struct rs_ring_view *view, uint64_t hash)
@@ -13,7 +12,7 @@ static uint32_t owner_at(const struct rs_ring *ring,
 	struct rs_ring_choice c;
 
 	if (ring_lookup(ring, view, hash, &c, NULL))
-		return NO_OWNER;
+		return RS_NONE;
 	return c.backend;
 }
 
@@ -37,7 +36,7 @@ double ring_shares(const struct rs_ring *ring, const struct rs_ring_view *view,
 		double len = ring->npoints == 1 ? 1.0 : arc(prev, cur);
 		uint32_t o = owner_at(ring, view, cur);
 
-		if (o == NO_OWNER || o >= RS_MAX_BACKENDS)
+		if (o == RS_NONE || o >= RS_MAX_BACKENDS)
 			lost += len;
 		else
 			share[o] += len;

@@ -375,6 +375,17 @@ json_t *cmd_sim(struct daemon *d, json_t *req)
 				break;
 			}
 		}
+		/* Every id taken: there is nowhere to put the newcomer. */
+		if (new_id == UINT32_MAX) {
+			free(m);
+			free(w_now);
+			free(w_then);
+			free(has);
+			free(has_then);
+			return err_reply(
+				"no free backend id: all %d are in use",
+				RS_MAX_BACKENDS);
+		}
 		m[n].name = name;
 		m[n].backend = new_id;
 		m[n].points = weight * d->cfg.services[s].vnodes;
