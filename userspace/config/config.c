@@ -1,133 +1,119 @@
 // SPDX-License-Identifier: MIT
 /*
  * Loading is all or nothing. Every error is collected, not just the first,
- * so one `ringsteerd --check` lists them all (config_errors.c); and only a
+ * so one `ringsteerd --check` lists them all (config_report.c); and only a
  * file without a single error becomes a struct rs_config, so a bad file
- * never changes running state. On the way: config_reader.c reads lines,
- * config_sections.c starts sections, config_global.c, config_service.c and
- * config_backend.c set keys (with config_values.c), and config_checks.c
- * looks at the file as a whole.
+ * never changes running state. On the way, each step handing its result
+ * to the next and its errors to one report:
+ * - config_sections.c collects the entries: config_reader.c hands it the
+ *   file's headers and keys in order, and config_global.c,
+ *   config_service.c and config_backend.c set the keys (with
+ *   config_values.c);
+ * - config_checks.c (and config_memory.c) look at the entries as a whole;
+ * - export_config() below copies them into the struct rs_config.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ini.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config_internal.h"
+#include "config_checks.h"
+#include "config_keys.h"
+#include "config_report.h"
+#include "config_sections.h"
 
-static int export_config(struct parser *p, struct rs_config *cfg)
+static int export_config(const struct cfg_entries *e, const char *file,
+			 struct rs_config *cfg)
 {
+	const struct global_entry *g = &e->global;
 	size_t i;
 
-	if (p->n_svcs) {
-		cfg->services = calloc(p->n_svcs, sizeof(*cfg->services));
+	if (e->n_svcs) {
+		cfg->services = calloc(e->n_svcs, sizeof(*cfg->services));
 		if (!cfg->services)
 			return -ENOMEM;
 	}
-	if (p->n_bes) {
-		cfg->backends = calloc(p->n_bes, sizeof(*cfg->backends));
+	if (e->n_bes) {
+		cfg->backends = calloc(e->n_bes, sizeof(*cfg->backends));
 		if (!cfg->backends) {
 			free(cfg->services);
 			cfg->services = NULL;
 			return -ENOMEM;
 		}
 	}
-	snprintf(cfg->path, sizeof(cfg->path), "%s", p->file);
-	strcpy(cfg->bpffs, p->global.bpffs);
-	strcpy(cfg->control_socket, p->global.control_socket);
-	memcpy(cfg->interfaces, p->global.interfaces, sizeof(cfg->interfaces));
-	cfg->n_interfaces = p->global.n_interfaces;
-	cfg->memory_max = p->global.memory_max;
-	cfg->has_metrics = p->global.has_metrics;
+	snprintf(cfg->path, sizeof(cfg->path), "%s", file);
+	strcpy(cfg->bpffs, g->bpffs);
+	strcpy(cfg->control_socket, g->control_socket);
+	memcpy(cfg->interfaces, g->interfaces, sizeof(cfg->interfaces));
+	cfg->n_interfaces = g->n_interfaces;
+	cfg->memory_max = g->memory_max;
+	cfg->has_metrics = g->has_metrics;
 	if (cfg->has_metrics) {
-		cfg->metrics_family = p->global.metrics.family;
-		memcpy(cfg->metrics_addr, p->global.metrics.addr,
+		cfg->metrics_family = g->metrics.family;
+		memcpy(cfg->metrics_addr, g->metrics.addr,
 		       sizeof(cfg->metrics_addr));
-		cfg->metrics_port = p->global.metrics.port;
+		cfg->metrics_port = g->metrics.port;
 	}
-	cfg->control_clients_max = p->global.control_clients_max;
-	cfg->metrics_clients_max = p->global.metrics_clients_max;
-	cfg->client_idle_ms = p->global.client_idle_ms;
-	for (i = 0; i < p->n_svcs; i++)
-		cfg->services[i] = p->svcs[i].conf;
-	for (i = 0; i < p->n_bes; i++)
-		cfg->backends[i] = p->bes[i].conf;
-	cfg->n_services = p->n_svcs;
-	cfg->n_backends = p->n_bes;
+	cfg->control_clients_max = g->control_clients_max;
+	cfg->metrics_clients_max = g->metrics_clients_max;
+	cfg->client_idle_ms = g->client_idle_ms;
+	for (i = 0; i < e->n_svcs; i++)
+		cfg->services[i] = e->svcs[i].conf;
+	for (i = 0; i < e->n_bes; i++)
+		cfg->backends[i] = e->bes[i].conf;
+	cfg->n_services = e->n_svcs;
+	cfg->n_backends = e->n_bes;
 	return 0;
 }
 
-static void parser_free(struct parser *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->n_errs; i++)
-		free(p->errs[i].text);
-	free(p->errs);
-	free(p->svcs);
-	free(p->bes);
-	free(p->buf);
-}
-
-static int parse(struct parser *p, struct rs_config *cfg, char *err,
+/* @len bytes at @text, named @file in messages, into @cfg or @err. */
+static int parse(const char *file, const char *text, size_t len,
+		 bool allow_empty, struct rs_config *cfg, char *err,
 		 size_t errlen)
 {
+	struct cfg_report report = {.file = file};
+	struct cfg_entries *e;
 	int ret;
 
-	strcpy(p->global.bpffs, RS_DEFAULT_BPFFS);
-	strcpy(p->global.control_socket, RS_DEFAULT_CONTROL_SOCKET);
-	p->global.control_clients_max = RS_DEFAULT_CONTROL_CLIENTS;
-	p->global.metrics_clients_max = RS_DEFAULT_METRICS_CLIENTS;
-	p->global.client_idle_ms = RS_DEFAULT_CLIENT_IDLE_MS;
-	p->global.memory_max = RS_DEFAULT_MEMORY_MAX;
-	/*
-	 * inih only gets lines that it can parse, so a line number returned
-	 * here means a handler failure, and ours never fail.
-	 */
-	if (ini_parse_stream(cfg_read_line, p, cfg_on_key, p) == -2 ||
-	    p->read_err)
-		p->nomem = true;
-	if (!p->nomem)
-		cfg_validate(p);
+	/* Large (two paths of PATH_MAX and more): not on the stack. */
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->global = cfg_global_defaults;
+	if (cfg_collect(text, len, &report, e))
+		report.nomem = true;
+	if (!report.nomem)
+		cfg_validate(e, allow_empty, &report);
 
-	if (p->nomem)
+	if (report.nomem)
 		ret = -ENOMEM;
-	else if (p->n_reported)
+	else if (report.n_reported)
 		ret = -EINVAL;
 	else
-		ret = export_config(p, cfg);
+		ret = export_config(e, file, cfg);
 	if (ret == -ENOMEM)
-		p->nomem = true;
+		report.nomem = true;
 	if (ret)
-		cfg_write_errors(p, err, errlen);
-	parser_free(p);
+		cfg_report_write(&report, err, errlen);
+	cfg_report_free(&report);
+	cfg_entries_free(e);
+	free(e);
 	return ret;
 }
 
 int rs_config_load_string(const char *text, const char *name,
 			  struct rs_config *cfg, char *err, size_t errlen)
 {
-	struct parser *p;
-	int ret;
-
 	if (err && errlen)
 		err[0] = '\0';
 	if (!cfg || !text)
 		return -EINVAL;
 	memset(cfg, 0, sizeof(*cfg));
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	p->file = name ? name : "<string>";
-	p->text = text;
-	p->text_end = text + strlen(text);
-	ret = parse(p, cfg, err, errlen);
-	free(p);
-	return ret;
+	return parse(name ? name : "<string>", text, strlen(text), false, cfg,
+		     err, errlen);
 }
 
 static const char *file_type(mode_t mode)
@@ -252,7 +238,6 @@ int rs_config_load_flags(const char *path, unsigned int flags,
 			 struct rs_config *cfg, char *err, size_t errlen)
 {
 	char *text = NULL;
-	struct parser *p;
 	size_t len = 0;
 	int ret;
 
@@ -266,17 +251,8 @@ int rs_config_load_flags(const char *path, unsigned int flags,
 	ret = read_file(path, &text, &len, err, errlen);
 	if (ret)
 		return ret;
-	p = calloc(1, sizeof(*p));
-	if (!p) {
-		free(text);
-		return -ENOMEM;
-	}
-	p->file = path;
-	p->text = text;
-	p->text_end = text + len;
-	p->allow_empty = flags & RS_CONFIG_ALLOW_EMPTY;
-	ret = parse(p, cfg, err, errlen);
-	free(p);
+	ret = parse(path, text, len, flags & RS_CONFIG_ALLOW_EMPTY, cfg, err,
+		    errlen);
 	free(text);
 	return ret;
 }

@@ -13,20 +13,21 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "config_internal.h"
+#include "config_keys.h"
 
-static void set_backend_service(struct parser *p, void *obj, const char *v)
+static void set_backend_service(const struct cfg_key *k, void *obj,
+				const char *v)
 {
 	struct be_entry *b = obj;
 
 	if (!cfg_valid_name(v)) {
-		cfg_bad_value(p, NAME_RULE);
+		cfg_bad_value(k, NAME_RULE);
 		return;
 	}
 	strcpy(b->service, v);
 }
 
-static void set_address(struct parser *p, void *obj, const char *v)
+static void set_address(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct be_entry *b = obj;
 	struct rs_addr a;
@@ -35,13 +36,13 @@ static void set_address(struct parser *p, void *obj, const char *v)
 	struct rs_backend_addr *slot;
 
 	if (rs_addr_parse(v, 0, &a, &why)) {
-		cfg_bad_value(p, why);
+		cfg_bad_value(k, why);
 		return;
 	}
 	for (size_t i = 0; i < b->conf.n_addrs; i++) {
 		if (b->conf.addrs[i].family == a.family) {
 			cfg_bad_value(
-				p, a.family == AF_INET
+				k, a.family == AF_INET
 					   ? "a second IPv4 address (at most "
 					     "one per family)"
 					   : "a second IPv6 address (at most "
@@ -50,26 +51,26 @@ static void set_address(struct parser *p, void *obj, const char *v)
 		}
 	}
 	if (b->conf.n_addrs == RS_MAX_BACKEND_ADDRS) {
-		cfg_bad_value(p, "too many addresses");
+		cfg_bad_value(k, "too many addresses");
 		return;
 	}
 	slot = &b->conf.addrs[b->conf.n_addrs++];
 	slot->family = a.family;
 	slot->port = a.port;
-	slot->line = p->line;
+	slot->line = k->line;
 	memcpy(slot->addr, a.addr, sizeof(slot->addr));
 }
 
-static void set_weight(struct parser *p, void *obj, const char *v)
+static void set_weight(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct be_entry *b = obj;
 	uint64_t n;
 
-	if (cfg_parse_ranged(p, v, 0, RS_MAX_WEIGHT, &n))
+	if (cfg_parse_ranged(k, v, 0, RS_MAX_WEIGHT, &n))
 		b->conf.weight = (uint32_t)n;
 }
 
-static void set_check(struct parser *p, void *obj, const char *v)
+static void set_check(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct be_entry *b = obj;
 
@@ -82,18 +83,18 @@ static void set_check(struct parser *p, void *obj, const char *v)
 	else if (strcmp(v, "none") == 0)
 		b->conf.health.type = RS_CHECK_NONE;
 	else
-		cfg_bad_value(p, "expected tcp, http, https or none");
+		cfg_bad_value(k, "expected tcp, http, https or none");
 }
 
 /* Text that goes into an HTTP request line or header as it is. */
-static bool check_text(struct parser *p, const char *v)
+static bool check_text(const struct cfg_key *k, const char *v)
 {
 	char why[64];
 	const char *c;
 
 	for (c = v; *c; c++) {
 		if ((unsigned char)*c <= ' ' || *c == 0x7f) {
-			cfg_bad_value(p,
+			cfg_bad_value(k,
 				      "contains a space or control character");
 			return false;
 		}
@@ -101,34 +102,34 @@ static bool check_text(struct parser *p, const char *v)
 	if (strlen(v) >= RS_CHECK_TEXT_MAX) {
 		snprintf(why, sizeof(why), "longer than %d bytes",
 			 RS_CHECK_TEXT_MAX - 1);
-		cfg_bad_value(p, why);
+		cfg_bad_value(k, why);
 		return false;
 	}
 	return true;
 }
 
-static void set_check_path(struct parser *p, void *obj, const char *v)
+static void set_check_path(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct be_entry *b = obj;
 
 	if (v[0] != '/') {
-		cfg_bad_value(p, "does not start with '/'");
+		cfg_bad_value(k, "does not start with '/'");
 		return;
 	}
-	if (check_text(p, v))
+	if (check_text(k, v))
 		strcpy(b->conf.health.path, v);
 }
 
-static void set_check_host(struct parser *p, void *obj, const char *v)
+static void set_check_host(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct be_entry *b = obj;
 
-	if (check_text(p, v))
+	if (check_text(k, v))
 		strcpy(b->conf.health.host, v);
 }
 
 /* "204" is 204..204, "2xx" is 200..299. */
-static void set_check_expect(struct parser *p, void *obj, const char *v)
+static void set_check_expect(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct rs_health_conf *h = &((struct be_entry *)obj)->conf.health;
 	bool digits = true;
@@ -143,7 +144,7 @@ static void set_check_expect(struct parser *p, void *obj, const char *v)
 	for (i = 0; v[i]; i++)
 		digits = digits && v[i] >= '0' && v[i] <= '9';
 	if (i != 3 || !digits || v[0] < '1' || v[0] > '5') {
-		cfg_bad_value(p,
+		cfg_bad_value(k,
 			      "expected a status 100..599 or a class 1xx..5xx");
 		return;
 	}
@@ -151,57 +152,57 @@ static void set_check_expect(struct parser *p, void *obj, const char *v)
 	h->expect_max = h->expect_min;
 }
 
-static void set_interval(struct parser *p, void *obj, const char *v)
+static void set_interval(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct be_entry *b = obj;
 
-	cfg_parse_ranged_duration(p, v, 1, &b->conf.health.interval_ms);
+	cfg_parse_ranged_duration(k, v, 1, &b->conf.health.interval_ms);
 }
 
-static void set_timeout(struct parser *p, void *obj, const char *v)
+static void set_timeout(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct be_entry *b = obj;
 
-	cfg_parse_ranged_duration(p, v, 1, &b->conf.health.timeout_ms);
+	cfg_parse_ranged_duration(k, v, 1, &b->conf.health.timeout_ms);
 }
 
-static void set_slow_start(struct parser *p, void *obj, const char *v)
+static void set_slow_start(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct be_entry *b = obj;
 
-	cfg_parse_ranged_duration(p, v, 0, &b->conf.health.slow_start_ms);
+	cfg_parse_ranged_duration(k, v, 0, &b->conf.health.slow_start_ms);
 }
 
 /* Checks may go to another port of the backend, e.g. a status page. */
-static void set_check_port(struct parser *p, void *obj, const char *v)
+static void set_check_port(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct be_entry *b = obj;
 	uint64_t n;
 
-	if (cfg_parse_ranged(p, v, 1, 65535, &n))
+	if (cfg_parse_ranged(k, v, 1, 65535, &n))
 		b->conf.health.port = (uint16_t)n;
 }
 
-static void set_rise(struct parser *p, void *obj, const char *v)
+static void set_rise(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct be_entry *b = obj;
 	uint64_t n;
 
-	if (cfg_parse_ranged(p, v, 1, 100, &n))
+	if (cfg_parse_ranged(k, v, 1, 100, &n))
 		b->conf.health.rise = (uint32_t)n;
 }
 
-static void set_fall(struct parser *p, void *obj, const char *v)
+static void set_fall(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct be_entry *b = obj;
 	uint64_t n;
 
-	if (cfg_parse_ranged(p, v, 1, 100, &n))
+	if (cfg_parse_ranged(k, v, 1, 100, &n))
 		b->conf.health.fall = (uint32_t)n;
 }
 
 /* Whether it fits in the service's quic_server_id_len is checked later. */
-static void set_server_id(struct parser *p, void *obj, const char *v)
+static void set_server_id(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct be_entry *b = obj;
 	char why[64];
@@ -210,11 +211,11 @@ static void set_server_id(struct parser *p, void *obj, const char *v)
 	if (err == -ERANGE) {
 		snprintf(why, sizeof(why), "does not fit in %d bytes",
 			 RS_QUIC_MAX_SERVER_ID);
-		cfg_bad_value(p, why);
+		cfg_bad_value(k, why);
 		return;
 	}
 	if (err) {
-		cfg_bad_value(p, "not a decimal or 0x hex number");
+		cfg_bad_value(k, "not a decimal or 0x hex number");
 		return;
 	}
 	snprintf(b->server_id_text, sizeof(b->server_id_text), "%s", v);

@@ -11,7 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config_internal.h"
+#include "config_checks.h"
+#include "config_keys.h"
 
 static void section_label(char *buf, size_t len, const char *type,
 			  const char *name)
@@ -20,69 +21,69 @@ static void section_label(char *buf, size_t len, const char *type,
 }
 
 /* A refused protocol or cookie is already reported: say nothing more. */
-static void check_quic(struct parser *p, const struct svc_entry *s,
+static void check_quic(struct cfg_report *r, const struct svc_entry *s,
 		       const char *label)
 {
 	const struct rs_service_conf *c = &s->conf;
 	int line = s->key_line[SVC_QUIC_CID_LEN];
 
 	if (c->cookie == RS_COOKIE_QUIC && c->protocol == IPPROTO_TCP)
-		cfg_report(p, s->key_line[SVC_COOKIE], label, "cookie",
+		cfg_report(r, s->key_line[SVC_COOKIE], label, "cookie",
 			   "cookie = quic needs protocol = udp");
 	if (s->key_bad[SVC_QUIC_SERVER_ID_LEN] || s->key_bad[SVC_QUIC_CID_LEN])
 		return;
 	if (c->quic_cid_len >= 1 + c->quic_server_id_len)
 		return;
 	cfg_report(
-		p, line ? line : c->line, label, line ? "quic_cid_len" : NULL,
+		r, line ? line : c->line, label, line ? "quic_cid_len" : NULL,
 		"quic_cid_len %u is too short for quic_server_id_len %u (needs "
 		"at least %u)",
 		c->quic_cid_len, c->quic_server_id_len,
 		1u + c->quic_server_id_len);
 }
 
-static void check_services(struct parser *p)
+static void check_services(const struct cfg_entries *e, struct cfg_report *r)
 {
 	char label[LABEL_MAX];
 	size_t i;
 
-	for (i = 0; i < p->n_svcs; i++) {
-		struct svc_entry *s = &p->svcs[i];
+	for (i = 0; i < e->n_svcs; i++) {
+		struct svc_entry *s = &e->svcs[i];
 
 		section_label(label, sizeof(label), "service", s->conf.name);
 		if (!s->key_line[SVC_PROTOCOL])
-			cfg_report(p, s->conf.line, label, NULL,
+			cfg_report(r, s->conf.line, label, NULL,
 				   "missing required key 'protocol'");
 		if (!s->key_line[SVC_LISTEN])
-			cfg_report(p, s->conf.line, label, NULL,
+			cfg_report(r, s->conf.line, label, NULL,
 				   "missing required key 'listen'");
-		check_quic(p, s, label);
+		check_quic(r, s, label);
 	}
 }
 
-static void resolve_backends(struct parser *p)
+static void resolve_backends(struct cfg_entries *e, struct cfg_report *r)
 {
 	char label[LABEL_MAX];
 	size_t i;
 	int idx;
 
-	for (i = 0; i < p->n_bes; i++) {
-		struct be_entry *b = &p->bes[i];
+	for (i = 0; i < e->n_bes; i++) {
+		struct be_entry *b = &e->bes[i];
 
 		section_label(label, sizeof(label), "backend", b->conf.name);
 		if (!b->key_line[BE_SERVICE])
-			cfg_report(p, b->conf.line, label, NULL,
+			cfg_report(r, b->conf.line, label, NULL,
 				   "missing required key 'service'");
 		if (!b->key_line[BE_ADDRESS])
-			cfg_report(p, b->conf.line, label, NULL,
+			cfg_report(r, b->conf.line, label, NULL,
 				   "missing required key 'address'");
 		if (!b->service[0])
 			continue;
-		for (idx = 0; (size_t)idx < p->n_svcs; idx++)
-			if (strcmp(p->svcs[idx].conf.name, b->service) == 0)
+		for (idx = 0; (size_t)idx < e->n_svcs; idx++)
+			if (strcmp(e->svcs[idx].conf.name, b->service) == 0)
 				break;
-		if ((size_t)idx == p->n_svcs) {
-			cfg_report(p, b->key_line[BE_SERVICE], label, "service",
+		if ((size_t)idx == e->n_svcs) {
+			cfg_report(r, b->key_line[BE_SERVICE], label, "service",
 				   "unknown service '%s'", b->service);
 			continue;
 		}
@@ -92,46 +93,46 @@ static void resolve_backends(struct parser *p)
 }
 
 /* Health check keys that only make sense together. */
-static void check_health(struct parser *p)
+static void check_health(struct cfg_entries *e, struct cfg_report *r)
 {
 	static const int http_only[] = {BE_CHECK_PATH, BE_CHECK_EXPECT,
 					BE_CHECK_HOST};
 	char label[LABEL_MAX], a[16], b[16];
 	size_t i, k;
 
-	for (i = 0; i < p->n_bes; i++) {
-		struct be_entry *e = &p->bes[i];
-		struct rs_health_conf *h = &e->conf.health;
-		int line = e->key_line[BE_TIMEOUT];
+	for (i = 0; i < e->n_bes; i++) {
+		struct be_entry *be = &e->bes[i];
+		struct rs_health_conf *h = &be->conf.health;
+		int line = be->key_line[BE_TIMEOUT];
 
 		/*
 		 * Defaults that depend on other keys: a UDP backend is not
 		 * checked unless asked (a TCP connect would fail), and a short
 		 * interval shortens the default timeout with it.
 		 */
-		if (!e->key_line[BE_CHECK] && e->resolved &&
-		    p->svcs[e->conf.service].conf.protocol == IPPROTO_UDP)
+		if (!be->key_line[BE_CHECK] && be->resolved &&
+		    e->svcs[be->conf.service].conf.protocol == IPPROTO_UDP)
 			h->type = RS_CHECK_NONE;
-		if (!line && !e->key_bad[BE_INTERVAL] &&
+		if (!line && !be->key_bad[BE_INTERVAL] &&
 		    h->interval_ms < h->timeout_ms)
 			h->timeout_ms = h->interval_ms;
 
-		section_label(label, sizeof(label), "backend", e->conf.name);
+		section_label(label, sizeof(label), "backend", be->conf.name);
 		for (k = 0; k < sizeof(http_only) / sizeof(http_only[0]); k++) {
 			const char *key = cfg_backend_keys[http_only[k]].name;
 
-			if (!e->key_line[http_only[k]] ||
-			    e->key_bad[BE_CHECK] || h->type == RS_CHECK_HTTP ||
+			if (!be->key_line[http_only[k]] ||
+			    be->key_bad[BE_CHECK] || h->type == RS_CHECK_HTTP ||
 			    h->type == RS_CHECK_HTTPS)
 				continue;
-			cfg_report(p, e->key_line[http_only[k]], label, key,
+			cfg_report(r, be->key_line[http_only[k]], label, key,
 				   "%s is only used by check = http or https",
 				   key);
 		}
-		if (e->key_bad[BE_INTERVAL] || e->key_bad[BE_TIMEOUT] ||
+		if (be->key_bad[BE_INTERVAL] || be->key_bad[BE_TIMEOUT] ||
 		    h->timeout_ms <= h->interval_ms)
 			continue;
-		cfg_report(p, line ? line : e->conf.line, label,
+		cfg_report(r, line ? line : be->conf.line, label,
 			   line ? "timeout" : NULL,
 			   "timeout %s is longer than interval %s",
 			   cfg_fmt_duration(a, sizeof(a), h->timeout_ms),
@@ -140,12 +141,13 @@ static void check_health(struct parser *p)
 }
 
 /* An earlier backend of the same service with the same server ID. */
-static const struct be_entry *same_server_id(const struct parser *p, size_t i)
+static const struct be_entry *same_server_id(const struct cfg_entries *e,
+					     size_t i)
 {
-	const struct be_entry *b = &p->bes[i];
+	const struct be_entry *b = &e->bes[i];
 
 	for (size_t j = 0; j < i; j++) {
-		const struct be_entry *a = &p->bes[j];
+		const struct be_entry *a = &e->bes[j];
 
 		if (a->conf.has_server_id &&
 		    a->conf.service == b->conf.service &&
@@ -160,10 +162,11 @@ static const struct be_entry *same_server_id(const struct parser *p, size_t i)
  * may come later in the file. Values are right-aligned in be_entry and
  * stored in the first quic_server_id_len bytes of the result.
  */
-static void check_server_id(struct parser *p, size_t i)
+static void check_server_id(struct cfg_entries *e, struct cfg_report *r,
+			    size_t i)
 {
-	struct be_entry *b = &p->bes[i];
-	const struct svc_entry *s = &p->svcs[b->conf.service];
+	struct be_entry *b = &e->bes[i];
+	const struct svc_entry *s = &e->svcs[b->conf.service];
 	unsigned int len = s->conf.quic_server_id_len;
 	int line = b->key_line[BE_SERVER_ID];
 	const struct be_entry *other;
@@ -174,7 +177,7 @@ static void check_server_id(struct parser *p, size_t i)
 	if (!line) {
 		if (s->conf.cookie == RS_COOKIE_QUIC)
 			cfg_report(
-				p, b->conf.line, label, NULL,
+				r, b->conf.line, label, NULL,
 				"missing required key 'server_id' (service %s "
 				"uses cookie = quic)",
 				s->conf.name);
@@ -183,7 +186,7 @@ static void check_server_id(struct parser *p, size_t i)
 	if (b->key_bad[BE_SERVER_ID] || s->key_bad[SVC_COOKIE])
 		return;
 	if (s->conf.cookie != RS_COOKIE_QUIC) {
-		cfg_report(p, line, label, "server_id",
+		cfg_report(r, line, label, "server_id",
 			   "server_id needs cookie = quic in [service %s]",
 			   s->conf.name);
 		return;
@@ -192,20 +195,20 @@ static void check_server_id(struct parser *p, size_t i)
 		return;
 	for (k = 0; k < RS_QUIC_MAX_SERVER_ID - len; k++) {
 		if (b->server_id[k]) {
-			cfg_report(p, line, label, "server_id",
+			cfg_report(r, line, label, "server_id",
 				   "server_id %s does not fit in %u byte%s "
 				   "(quic_server_id_len)",
 				   b->server_id_text, len, len == 1 ? "" : "s");
 			return;
 		}
 	}
-	other = same_server_id(p, i);
+	other = same_server_id(e, i);
 	if (other) {
 		cfg_report(
-			p, line, label, "server_id",
+			r, line, label, "server_id",
 			"server_id %s is already the server_id of [backend %s] "
 			"at %s:%d",
-			b->server_id_text, other->conf.name, p->file,
+			b->server_id_text, other->conf.name, r->file,
 			other->key_line[BE_SERVER_ID]);
 		return;
 	}
@@ -214,11 +217,11 @@ static void check_server_id(struct parser *p, size_t i)
 	       len);
 }
 
-static void check_server_ids(struct parser *p)
+static void check_server_ids(struct cfg_entries *e, struct cfg_report *r)
 {
-	for (size_t i = 0; i < p->n_bes; i++)
-		if (p->bes[i].resolved)
-			check_server_id(p, i);
+	for (size_t i = 0; i < e->n_bes; i++)
+		if (e->bes[i].resolved)
+			check_server_id(e, r, i);
 }
 
 static bool same_listen(const struct rs_listen *a, const struct rs_listen *b)
@@ -233,7 +236,7 @@ static const char *proto_name(uint8_t protocol)
 }
 
 /* Two identical keys in rs_binds: the second would replace the first. */
-static void check_listen_pair(struct parser *p, const struct svc_entry *a,
+static void check_listen_pair(struct cfg_report *r, const struct svc_entry *a,
 			      const struct rs_listen *la,
 			      const struct svc_entry *b,
 			      const struct rs_listen *lb)
@@ -246,38 +249,38 @@ static void check_listen_pair(struct parser *p, const struct svc_entry *a,
 	section_label(label, sizeof(label), "service", b->conf.name);
 	rs_addr_format_prefix(lb->family, lb->addr, lb->prefixlen, lb->port,
 			      text, sizeof(text));
-	cfg_report(p, lb->line, label, "listen",
+	cfg_report(r, lb->line, label, "listen",
 		   "%s %s overlaps listen at %s:%d in [service %s]",
-		   proto_name(b->conf.protocol), text, p->file, la->line,
+		   proto_name(b->conf.protocol), text, r->file, la->line,
 		   a->conf.name);
 }
 
-static void check_listens(struct parser *p)
+static void check_listens(const struct cfg_entries *e, struct cfg_report *r)
 {
 	size_t i, j, k, m;
 
 	/* Services are contiguous in the file, so index order is line order. */
-	for (i = 0; i < p->n_svcs; i++) {
-		const struct svc_entry *a = &p->svcs[i];
+	for (i = 0; i < e->n_svcs; i++) {
+		const struct svc_entry *a = &e->svcs[i];
 
 		for (j = 0; j < a->conf.n_listens; j++) {
-			for (k = i; k < p->n_svcs; k++) {
-				const struct svc_entry *b = &p->svcs[k];
+			for (k = i; k < e->n_svcs; k++) {
+				const struct svc_entry *b = &e->svcs[k];
 
 				for (m = k == i ? j + 1 : 0;
 				     m < b->conf.n_listens; m++)
 					check_listen_pair(
-						p, a, &a->conf.listens[j], b,
+						r, a, &a->conf.listens[j], b,
 						&b->conf.listens[m]);
 			}
 		}
 	}
 }
 
-static uint8_t backend_protocol(const struct parser *p,
+static uint8_t backend_protocol(const struct cfg_entries *e,
 				const struct be_entry *b)
 {
-	return b->resolved ? p->svcs[b->conf.service].conf.protocol : 0;
+	return b->resolved ? e->svcs[b->conf.service].conf.protocol : 0;
 }
 
 static bool same_backend_addr(const struct rs_backend_addr *a,
@@ -289,13 +292,13 @@ static bool same_backend_addr(const struct rs_backend_addr *a,
 
 /* The earlier backend address equal to @x with the same protocol, if any. */
 static const struct rs_backend_addr *earlier_socket(
-	const struct parser *p, size_t i, uint8_t proto,
+	const struct cfg_entries *e, size_t i, uint8_t proto,
 	const struct rs_backend_addr *x, size_t *owner)
 {
 	for (size_t j = 0; j < i; j++) {
-		const struct be_entry *a = &p->bes[j];
+		const struct be_entry *a = &e->bes[j];
 
-		if (backend_protocol(p, a) != proto)
+		if (backend_protocol(e, a) != proto)
 			continue;
 		for (size_t k = 0; k < a->conf.n_addrs; k++) {
 			if (same_backend_addr(&a->conf.addrs[k], x)) {
@@ -308,13 +311,13 @@ static const struct rs_backend_addr *earlier_socket(
 }
 
 /* The same protocol and address:port would be one and the same socket. */
-static void check_sockets(struct parser *p)
+static void check_sockets(const struct cfg_entries *e, struct cfg_report *r)
 {
 	char label[LABEL_MAX], text[RS_ADDR_STRLEN];
 
-	for (size_t i = 0; i < p->n_bes; i++) {
-		const struct be_entry *b = &p->bes[i];
-		uint8_t proto = backend_protocol(p, b);
+	for (size_t i = 0; i < e->n_bes; i++) {
+		const struct be_entry *b = &e->bes[i];
+		uint8_t proto = backend_protocol(e, b);
 
 		if (!proto)
 			continue;
@@ -323,7 +326,7 @@ static void check_sockets(struct parser *p)
 			const struct rs_backend_addr *prev;
 			size_t owner = 0;
 
-			prev = earlier_socket(p, i, proto, x, &owner);
+			prev = earlier_socket(e, i, proto, x, &owner);
 			if (!prev)
 				continue;
 			section_label(label, sizeof(label), "backend",
@@ -331,11 +334,11 @@ static void check_sockets(struct parser *p)
 			rs_addr_format(x->family, x->addr, x->port, text,
 				       sizeof(text));
 			cfg_report(
-				p, x->line, label, "address",
+				r, x->line, label, "address",
 				"%s %s is already the address of [backend %s] "
 				"at %s:%d",
 				proto_name(proto), text,
-				p->bes[owner].conf.name, p->file, prev->line);
+				e->bes[owner].conf.name, r->file, prev->line);
 		}
 	}
 }
@@ -346,11 +349,12 @@ static void check_sockets(struct parser *p)
  * of its own. Said only of a file without other errors: one whose
  * [service] header was refused already says why it has no service.
  */
-static void check_not_empty(struct parser *p)
+static void check_not_empty(const struct cfg_entries *e, bool allow_empty,
+			    struct cfg_report *r)
 {
-	if (p->n_svcs || p->allow_empty || p->n_reported)
+	if (e->n_svcs || allow_empty || r->n_reported)
 		return;
-	cfg_report(p, 0, NULL, NULL,
+	cfg_report(r, 0, NULL, NULL,
 		   "no [service] section: this file would stop all steering; "
 		   "to stop steering, run `ringsteer detach` (or `ringsteerd "
 		   "--detach` with the daemon stopped)");
@@ -380,12 +384,13 @@ static bool listen_covers(const struct rs_listen *l, const struct own_addr *o)
  * check of a healthy backend handed to another backend (or to none) fails,
  * and healthy backends flap DOWN.
  */
-static void check_cover(struct parser *p, const struct own_addr *o)
+static void check_cover(const struct cfg_entries *e, struct cfg_report *r,
+			const struct own_addr *o)
 {
 	char label[LABEL_MAX], ltext[RS_ADDR_STRLEN], atext[RS_ADDR_STRLEN];
 
-	for (size_t i = 0; i < p->n_svcs; i++) {
-		const struct svc_entry *s = &p->svcs[i];
+	for (size_t i = 0; i < e->n_svcs; i++) {
+		const struct svc_entry *s = &e->svcs[i];
 
 		if (s->conf.protocol != o->protocol)
 			continue;
@@ -400,22 +405,23 @@ static void check_cover(struct parser *p, const struct own_addr *o)
 					      l->port, ltext, sizeof(ltext));
 			rs_addr_format(o->family, o->addr, o->port, atext,
 				       sizeof(atext));
-			cfg_report(p, l->line, label, "listen",
+			cfg_report(r, l->line, label, "listen",
 				   "%s %s covers %s, %s [backend %s] (%s at "
 				   "%s:%d): the daemon's health checks and the "
 				   "backend's own connections would be steered",
 				   proto_name(o->protocol), ltext, atext,
 				   o->check ? "where the daemon checks"
 					    : "the address of",
-				   o->b->conf.name, o->key, p->file, o->line);
+				   o->b->conf.name, o->key, r->file, o->line);
 		}
 	}
 }
 
-static void check_backend_covers(struct parser *p, const struct be_entry *b)
+static void check_backend_covers(const struct cfg_entries *e,
+				 struct cfg_report *r, const struct be_entry *b)
 {
 	const struct rs_health_conf *h = &b->conf.health;
-	uint8_t proto = backend_protocol(p, b);
+	uint8_t proto = backend_protocol(e, b);
 
 	if (!proto)
 		return;
@@ -431,7 +437,7 @@ static void check_backend_covers(struct parser *p, const struct be_entry *b)
 		};
 
 		rs_addr_connect_target(a->family, a->addr, o.addr);
-		check_cover(p, &o);
+		check_cover(e, r, &o);
 		/* Checks are TCP, to the first address (see start_check()). */
 		if (k || h->type == RS_CHECK_NONE ||
 		    (proto == IPPROTO_TCP && (!h->port || h->port == a->port)))
@@ -443,47 +449,47 @@ static void check_backend_covers(struct parser *p, const struct be_entry *b)
 			o.line = b->key_line[BE_CHECK_PORT];
 			o.key = "check_port";
 		}
-		check_cover(p, &o);
+		check_cover(e, r, &o);
 	}
 }
 
-static void check_covers(struct parser *p)
+static void check_covers(const struct cfg_entries *e, struct cfg_report *r)
 {
-	for (size_t i = 0; i < p->n_bes; i++)
-		if (p->bes[i].resolved && !p->bes[i].key_bad[BE_CHECK])
-			check_backend_covers(p, &p->bes[i]);
+	for (size_t i = 0; i < e->n_bes; i++)
+		if (e->bes[i].resolved && !e->bes[i].key_bad[BE_CHECK])
+			check_backend_covers(e, r, &e->bes[i]);
 }
 
-static void check_ring_sizes(struct parser *p)
+static void check_ring_sizes(const struct cfg_entries *e, struct cfg_report *r)
 {
 	char label[LABEL_MAX];
 	size_t i;
 
-	for (i = 0; i < p->n_svcs; i++) {
-		const struct svc_entry *s = &p->svcs[i];
-		uint64_t points = cfg_service_points(p, i);
+	for (i = 0; i < e->n_svcs; i++) {
+		const struct svc_entry *s = &e->svcs[i];
+		uint64_t points = cfg_service_points(e, i);
 
 		if (points <= RS_MAX_RING_POINTS)
 			continue;
 		section_label(label, sizeof(label), "service", s->conf.name);
 		cfg_report(
-			p, s->conf.line, label, NULL,
+			r, s->conf.line, label, NULL,
 			"ring too large: %llu points (weight * vnodes over all "
 			"backends), max %u",
 			(unsigned long long)points, RS_MAX_RING_POINTS);
 	}
 }
 
-void cfg_validate(struct parser *p)
+void cfg_validate(struct cfg_entries *e, bool allow_empty, struct cfg_report *r)
 {
-	check_services(p);
-	resolve_backends(p);
-	check_health(p);
-	check_server_ids(p);
-	check_listens(p);
-	check_sockets(p);
-	check_covers(p);
-	check_ring_sizes(p);
-	cfg_check_memory(p);
-	check_not_empty(p);
+	check_services(e, r);
+	resolve_backends(e, r);
+	check_health(e, r);
+	check_server_ids(e, r);
+	check_listens(e, r);
+	check_sockets(e, r);
+	check_covers(e, r);
+	check_ring_sizes(e, r);
+	cfg_check_memory(e, r);
+	check_not_empty(e, allow_empty, r);
 }

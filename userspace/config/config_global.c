@@ -9,39 +9,41 @@
 #include <string.h>
 #include <sys/un.h>
 
-#include "config_internal.h"
+#include "config_keys.h"
 
 #define SUN_PATH_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
 
-static void set_path(struct parser *p, char *dst, const char *v, size_t max)
+static void set_path(const struct cfg_key *k, char *dst, const char *v,
+		     size_t max)
 {
 	char why[64];
 
 	if (v[0] != '/') {
-		cfg_bad_value(p, "not an absolute path");
+		cfg_bad_value(k, "not an absolute path");
 		return;
 	}
 	if (strlen(v) >= max) {
 		snprintf(why, sizeof(why), "longer than %zu bytes", max - 1);
-		cfg_bad_value(p, why);
+		cfg_bad_value(k, why);
 		return;
 	}
 	strcpy(dst, v);
 }
 
-static void set_bpffs(struct parser *p, void *obj, const char *v)
+static void set_bpffs(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct global_entry *g = obj;
 
-	set_path(p, g->bpffs, v, sizeof(g->bpffs));
+	set_path(k, g->bpffs, v, sizeof(g->bpffs));
 }
 
 /* bind() would fail much later, after maps are pinned, on a longer path. */
-static void set_control_socket(struct parser *p, void *obj, const char *v)
+static void set_control_socket(const struct cfg_key *k, void *obj,
+			       const char *v)
 {
 	struct global_entry *g = obj;
 
-	set_path(p, g->control_socket, v, SUN_PATH_MAX);
+	set_path(k, g->control_socket, v, SUN_PATH_MAX);
 }
 
 static bool valid_ifname(const char *s, size_t n)
@@ -67,7 +69,7 @@ static bool valid_ifname(const char *s, size_t n)
 	"(not . or ..)"
 
 /* Blank-separated names; every bad one is reported. */
-static void set_interfaces(struct parser *p, void *obj, const char *v)
+static void set_interfaces(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct global_entry *g = obj;
 	const char *s = v;
@@ -81,8 +83,8 @@ static void set_interfaces(struct parser *p, void *obj, const char *v)
 			continue;
 		}
 		if (!valid_ifname(s, n)) {
-			key_error(p, "bad %s '%.*s': %s", p->def->noun, (int)n,
-				  s, IFNAME_RULE);
+			cfg_key_error(k, "bad %s '%.*s': %s", k->def->noun,
+				      (int)n, s, IFNAME_RULE);
 			s += n;
 			continue;
 		}
@@ -91,10 +93,11 @@ static void set_interfaces(struct parser *p, void *obj, const char *v)
 			    !strncmp(g->interfaces[i], s, n))
 				dup = true;
 		if (dup) {
-			key_error(p, "duplicate interface '%.*s'", (int)n, s);
+			cfg_key_error(k, "duplicate interface '%.*s'", (int)n,
+				      s);
 		} else if (g->n_interfaces == RS_MAX_INTERFACES) {
-			key_error(p, "too many interfaces (max %d)",
-				  RS_MAX_INTERFACES);
+			cfg_key_error(k, "too many interfaces (max %d)",
+				      RS_MAX_INTERFACES);
 			return;
 		} else {
 			memcpy(g->interfaces[g->n_interfaces], s, n);
@@ -104,49 +107,52 @@ static void set_interfaces(struct parser *p, void *obj, const char *v)
 	}
 }
 
-static void set_metrics(struct parser *p, void *obj, const char *v)
+static void set_metrics(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct global_entry *g = obj;
 	const char *why;
 
 	if (rs_addr_parse(v, 0, &g->metrics, &why)) {
-		cfg_bad_value(p, why);
+		cfg_bad_value(k, why);
 		return;
 	}
 	g->has_metrics = true;
 }
 
-static void set_control_clients_max(struct parser *p, void *obj, const char *v)
+static void set_control_clients_max(const struct cfg_key *k, void *obj,
+				    const char *v)
 {
 	struct global_entry *g = obj;
 	uint64_t n;
 
-	if (cfg_parse_ranged(p, v, 1, RS_MAX_CLIENTS, &n))
+	if (cfg_parse_ranged(k, v, 1, RS_MAX_CLIENTS, &n))
 		g->control_clients_max = (uint32_t)n;
 }
 
-static void set_metrics_clients_max(struct parser *p, void *obj, const char *v)
+static void set_metrics_clients_max(const struct cfg_key *k, void *obj,
+				    const char *v)
 {
 	struct global_entry *g = obj;
 	uint64_t n;
 
-	if (cfg_parse_ranged(p, v, 1, RS_MAX_CLIENTS, &n))
+	if (cfg_parse_ranged(k, v, 1, RS_MAX_CLIENTS, &n))
 		g->metrics_clients_max = (uint32_t)n;
 }
 
 /* Under 100 ms a CLI on a busy host could be dropped mid-request. */
-static void set_client_idle_timeout(struct parser *p, void *obj, const char *v)
+static void set_client_idle_timeout(const struct cfg_key *k, void *obj,
+				    const char *v)
 {
 	struct global_entry *g = obj;
 
-	cfg_parse_ranged_duration(p, v, 100, &g->client_idle_ms);
+	cfg_parse_ranged_duration(k, v, 100, &g->client_idle_ms);
 }
 
 #define MEMORY_MIN (1ull << 20)
 #define MEMORY_MAX (1ull << 40)
 
 /* Bytes, or with a binary suffix: "512K", "256M", "2G" (also KiB, MiB...). */
-static void set_memory_max(struct parser *p, void *obj, const char *v)
+static void set_memory_max(const struct cfg_key *k, void *obj, const char *v)
 {
 	static const char units[] = "KMGT";
 	struct global_entry *g = obj;
@@ -157,7 +163,7 @@ static void set_memory_max(struct parser *p, void *obj, const char *v)
 	int shift = 0;
 
 	if (n == 0 || n >= sizeof(digits)) {
-		cfg_bad_value(p,
+		cfg_bad_value(k,
 			      "expected bytes, or a number with K, M, G or T");
 		return;
 	}
@@ -167,7 +173,7 @@ static void set_memory_max(struct parser *p, void *obj, const char *v)
 
 		if (!at || (u[1] && strcmp(u + 1, "iB"))) {
 			cfg_bad_value(
-				p, "expected bytes, or a number with K, M, G "
+				k, "expected bytes, or a number with K, M, G "
 				   "or T");
 			return;
 		}
@@ -177,7 +183,7 @@ static void set_memory_max(struct parser *p, void *obj, const char *v)
 	digits[n] = '\0';
 	if (cfg_parse_u64(digits, false, &val) || val > (MEMORY_MAX >> shift) ||
 	    (val << shift) < MEMORY_MIN) {
-		cfg_bad_value(p, "out of range 1M..1T");
+		cfg_bad_value(k, "out of range 1M..1T");
 		return;
 	}
 	g->memory_max = val << shift;
@@ -198,3 +204,13 @@ const struct key_def cfg_global_keys[] = {
 _Static_assert(sizeof(cfg_global_keys) / sizeof(cfg_global_keys[0]) <=
 		       MAX_KEYS + 1,
 	       "key_line[] too small");
+
+/* [global] when the file has none, or before its keys. */
+const struct global_entry cfg_global_defaults = {
+	.bpffs = RS_DEFAULT_BPFFS,
+	.control_socket = RS_DEFAULT_CONTROL_SOCKET,
+	.control_clients_max = RS_DEFAULT_CONTROL_CLIENTS,
+	.metrics_clients_max = RS_DEFAULT_METRICS_CLIENTS,
+	.client_idle_ms = RS_DEFAULT_CLIENT_IDLE_MS,
+	.memory_max = RS_DEFAULT_MEMORY_MAX,
+};

@@ -25,7 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config_internal.h"
+#include "config_checks.h"
 #include "ring.h"
 
 #define MAP_OVERHEAD   1024 /* struct bpf_array / bpf_htab, rounded up */
@@ -162,14 +162,14 @@ void rs_config_memory_report(const struct rs_config *cfg, FILE *f)
 		fmt_bytes(max_text, sizeof(max_text), cfg->memory_max));
 }
 
-uint64_t cfg_service_points(const struct parser *p, size_t svc)
+uint64_t cfg_service_points(const struct cfg_entries *e, size_t svc)
 {
 	uint64_t points = 0;
 
-	for (size_t j = 0; j < p->n_bes; j++)
-		if (p->bes[j].resolved && p->bes[j].conf.service == svc)
-			points += (uint64_t)p->bes[j].conf.weight *
-				  p->svcs[svc].conf.vnodes;
+	for (size_t j = 0; j < e->n_bes; j++)
+		if (e->bes[j].resolved && e->bes[j].conf.service == svc)
+			points += (uint64_t)e->bes[j].conf.weight *
+				  e->svcs[svc].conf.vnodes;
 	return points;
 }
 
@@ -197,7 +197,8 @@ static void blame(const struct svc_entry *s, const struct rs_service_memory *m,
 	}
 }
 
-static void report_over(struct parser *p, const struct svc_entry *s,
+static void report_over(const struct cfg_entries *e, struct cfg_report *r,
+			const struct svc_entry *s,
 			const struct rs_service_memory *m, bool alone,
 			uint64_t total, uint64_t max)
 {
@@ -207,19 +208,19 @@ static void report_over(struct parser *p, const struct svc_entry *s,
 
 	blame(s, m, &line, &key);
 	snprintf(label, sizeof(label), "service %s", s->conf.name);
-	if (p->global.key_line[GL_MEMORY_MAX])
-		snprintf(where, sizeof(where), " (at %s:%d)", p->file,
-			 p->global.key_line[GL_MEMORY_MAX]);
+	if (e->global.key_line[GL_MEMORY_MAX])
+		snprintf(where, sizeof(where), " (at %s:%d)", r->file,
+			 e->global.key_line[GL_MEMORY_MAX]);
 	fmt_service(what, sizeof(what), m);
 	if (alone)
-		cfg_report(p, line, label, key,
+		cfg_report(r, line, label, key,
 			   "needs ~%s of kernel memory (%s), over memory_max "
 			   "%s%s: lower sticky_max or vnodes, or raise "
 			   "[global] memory_max",
 			   fmt_bytes(need, sizeof(need), total), what,
 			   fmt_bytes(lim, sizeof(lim), max), where);
 	else
-		cfg_report(p, line, label, key,
+		cfg_report(r, line, label, key,
 			   "the services up to this one need ~%s of kernel "
 			   "memory together (this one: %s), over memory_max "
 			   "%s%s: lower sticky_max or vnodes, or raise "
@@ -232,27 +233,27 @@ static void report_over(struct parser *p, const struct svc_entry *s,
  * A service alone over the budget is blamed on its own key; otherwise the
  * service at which the running total crosses it is.
  */
-void cfg_check_memory(struct parser *p)
+void cfg_check_memory(const struct cfg_entries *e, struct cfg_report *r)
 {
-	uint64_t max = p->global.memory_max, total = 0;
+	uint64_t max = e->global.memory_max, total = 0;
 	bool over_alone = false;
 
-	if (p->global.key_bad[GL_MEMORY_MAX])
+	if (e->global.key_bad[GL_MEMORY_MAX])
 		return;
-	for (size_t i = 0; i < p->n_svcs; i++) {
-		const struct svc_entry *s = &p->svcs[i];
+	for (size_t i = 0; i < e->n_svcs; i++) {
+		const struct svc_entry *s = &e->svcs[i];
 		struct rs_service_memory m;
 
-		estimate(cfg_service_points(p, i), &s->conf, &m);
+		estimate(cfg_service_points(e, i), &s->conf, &m);
 		if (m.ring_bytes + m.sticky_bytes > max) {
-			report_over(p, s, &m, true,
+			report_over(e, r, s, &m, true,
 				    m.ring_bytes + m.sticky_bytes, max);
 			over_alone = true;
 			continue;
 		}
 		total += m.ring_bytes + m.sticky_bytes;
 		if (!over_alone && total > max) {
-			report_over(p, s, &m, false, total, max);
+			report_over(e, r, s, &m, false, total, max);
 			return;
 		}
 	}

@@ -2,19 +2,37 @@
 /*
  * The file is read line by line through our own inih reader. The reader is
  * where line numbers come from (Debian's inih is built without
- * INI_HANDLER_LINENO) and where section headers are handled (passed on to
- * config_sections.c): inih truncates section names to 50 bytes and says
- * nothing about empty sections, so it only ever sees comments and
- * "key = value" lines from us.
+ * INI_HANDLER_LINENO) and where section headers are taken out: inih
+ * truncates section names to 50 bytes and says nothing about empty
+ * sections, so it only ever sees comments and "key = value" lines from us.
+ * Headers, keys and unreadable lines go to the caller's callback in file
+ * order; what a section means is not the reader's business.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 
-#include "config_internal.h"
+#include "config_reader.h"
+
+struct reader {
+	/* input: the whole file, which may hold NUL bytes */
+	const char *text;
+	const char *text_end;
+	char *buf;
+	size_t cap;
+	int read_err; /* ENOMEM: a line did not fit in memory */
+	int line;
+
+	struct cfg_report *report;
+	cfg_event_fn on_event;
+	void *user;
+};
 
 char *cfg_trim(char *s)
 {
@@ -28,77 +46,56 @@ char *cfg_trim(char *s)
 	return s;
 }
 
-int cfg_on_key(void *user, const char *section, const char *name,
-	       const char *value)
+static void emit(struct reader *rd, enum cfg_event_kind kind, char *text,
+		 const char *key, const char *value)
 {
-	struct parser *p = user;
-	const struct key_def *def;
-	size_t n_reported;
+	struct cfg_event ev = {
+		.kind = kind,
+		.line = rd->line,
+		.text = text,
+		.key = key,
+		.value = value,
+	};
 
-	(void)section; /* tracked by the reader, see cfg_begin_section() */
-	p->def = NULL;
-	p->value = value;
-	if (p->kind == SECT_SKIP)
-		return 1;
-	if (p->kind == SECT_NONE) {
-		cfg_report(p, p->line, NULL, name,
-			   "key outside of any section");
-		return 1;
-	}
-	for (def = p->keys; def->name; def++)
-		if (strcmp(def->name, name) == 0)
-			break;
-	if (!def->name) {
-		cfg_report(p, p->line, p->label, name, "unknown key");
-		return 1;
-	}
-	p->def = def;
-	if (p->key_line[def - p->keys] && !def->repeatable) {
-		key_error(p, "duplicate key (first set at %s:%d)", p->file,
-			  p->key_line[def - p->keys]);
-		return 1;
-	}
-	if (!p->key_line[def - p->keys])
-		p->key_line[def - p->keys] = p->line;
-	if (*value == '\0') {
-		key_error(p, "empty value");
-		p->key_bad[def - p->keys] = true;
-		return 1;
-	}
-	n_reported = p->n_reported;
-	def->set(p, p->obj, value);
-	if (p->n_reported != n_reported)
-		p->key_bad[def - p->keys] = true;
+	rd->on_event(rd->user, &ev);
+}
+
+/* What inih calls for each "key = value": always the line just read. */
+static int on_key(void *user, const char *section, const char *name,
+		  const char *value)
+{
+	(void)section; /* headers never reach inih, see read_line() */
+	emit(user, CFG_EV_KEY, NULL, name, value);
 	return 1;
 }
 
 /*
- * Next raw line into p->buf without its '\n'. Returns its length, -1 at
- * the end of input or when memory runs out (p->read_err). A line may hold
+ * Next raw line into rd->buf without its '\n'. Returns its length, -1 at
+ * the end of input or when memory runs out (rd->read_err). A line may hold
  * NUL bytes: the caller compares the length with strlen().
  */
-static ssize_t next_line(struct parser *p)
+static ssize_t next_line(struct reader *rd)
 {
 	const char *nl;
 	size_t len;
 
-	if (p->text == p->text_end)
+	if (rd->text == rd->text_end)
 		return -1;
-	nl = memchr(p->text, '\n', (size_t)(p->text_end - p->text));
-	len = (size_t)((nl ? nl : p->text_end) - p->text);
-	if (len + 1 > p->cap) {
-		char *b = realloc(p->buf, len + 1);
+	nl = memchr(rd->text, '\n', (size_t)(rd->text_end - rd->text));
+	len = (size_t)((nl ? nl : rd->text_end) - rd->text);
+	if (len + 1 > rd->cap) {
+		char *b = realloc(rd->buf, len + 1);
 
 		if (!b) {
-			p->read_err = ENOMEM;
+			rd->read_err = ENOMEM;
 			return -1;
 		}
-		p->buf = b;
-		p->cap = len + 1;
+		rd->buf = b;
+		rd->cap = len + 1;
 	}
-	memcpy(p->buf, p->text, len);
-	p->buf[len] = '\0';
-	p->text += nl ? len + 1 : len;
+	memcpy(rd->buf, rd->text, len);
+	rd->buf[len] = '\0';
+	rd->text += nl ? len + 1 : len;
 	return (ssize_t)len;
 }
 
@@ -118,20 +115,31 @@ static bool is_comment(const char *s)
 	return *s == ';' || *s == '#';
 }
 
+/* A line inih cannot use; the section code says under which section. */
+static void __attribute__((format(printf, 2, 3)))
+bad_line(struct reader *rd, const char *fmt, ...)
+{
+	char why[64];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	emit(rd, CFG_EV_BAD_LINE, why, NULL, NULL);
+}
+
 /* inih would fail on this line without calling us; say why instead. */
-static bool check_key_line(struct parser *p, char *s)
+static bool check_key_line(struct reader *rd, char *s)
 {
 	char *comment = inline_comment(s);
 	size_t sep = strcspn(s, "=:");
 
 	if (!s[sep] || (comment && comment < s + sep)) {
-		cfg_report(p, p->line, p->kind > SECT_SKIP ? p->label : NULL,
-			   NULL, "expected 'key = value'");
+		bad_line(rd, "expected 'key = value'");
 		return false;
 	}
 	if (sep == 0) {
-		cfg_report(p, p->line, p->kind > SECT_SKIP ? p->label : NULL,
-			   NULL, "missing key name before '%c'", s[0]);
+		bad_line(rd, "missing key name before '%c'", s[0]);
 		return false;
 	}
 	return true;
@@ -142,7 +150,7 @@ static bool check_key_line(struct parser *p, char *s)
  * and its tail parsed as a line of its own. Long comments are harmless, so
  * only lines still too long without their comment are refused.
  */
-static char *fit_line(struct parser *p, char *s, int num)
+static char *fit_line(struct reader *rd, char *s, int num)
 {
 	char *comment;
 
@@ -157,8 +165,7 @@ static char *fit_line(struct parser *p, char *s, int num)
 		if (strlen(s) + 2 <= (size_t)num)
 			return s;
 	}
-	cfg_report(p, p->line, p->kind > SECT_SKIP ? p->label : NULL, NULL,
-		   "line too long (max %d characters)", num - 2);
+	bad_line(rd, "line too long (max %d characters)", num - 2);
 	return NULL;
 }
 
@@ -167,31 +174,54 @@ static char *fit_line(struct parser *p, char *s, int num)
  * dropped so that inih never takes an indented line as the continuation of
  * the previous value.
  */
-char *cfg_read_line(char *str, int num, void *stream)
+static char *read_line(char *str, int num, void *stream)
 {
-	struct parser *p = stream;
-	ssize_t n = next_line(p);
+	struct reader *rd = stream;
+	ssize_t n = next_line(rd);
 	char *s;
 
 	if (n < 0)
 		return NULL;
-	p->line++;
-	s = p->buf;
-	if (p->line == 1 && strncmp(s, "\xef\xbb\xbf", 3) == 0)
+	rd->line++;
+	s = rd->buf;
+	if (rd->line == 1 && strncmp(s, "\xef\xbb\xbf", 3) == 0)
 		s += 3;
-	if (strlen(p->buf) != (size_t)n) {
-		cfg_report(p, p->line, NULL, NULL, "line contains a NUL byte");
+	if (strlen(rd->buf) != (size_t)n) {
+		cfg_report(rd->report, rd->line, NULL, NULL,
+			   "line contains a NUL byte");
 		s = "";
 	}
 	s = cfg_trim(s);
 	if (*s == '[') {
-		cfg_begin_section(p, s);
+		emit(rd, CFG_EV_SECTION, s, NULL, NULL);
 		s = "";
 	} else if (*s && !is_comment(s)) {
-		s = fit_line(p, s, num);
-		if (!s || !check_key_line(p, s))
+		s = fit_line(rd, s, num);
+		if (!s || !check_key_line(rd, s))
 			s = "";
 	}
 	snprintf(str, (size_t)num, "%s\n", s);
 	return str;
+}
+
+int cfg_read(const char *text, size_t len, struct cfg_report *r,
+	     cfg_event_fn on_event, void *user)
+{
+	struct reader rd = {
+		.text = text,
+		.text_end = text + len,
+		.report = r,
+		.on_event = on_event,
+		.user = user,
+	};
+	int ret;
+
+	/*
+	 * inih only gets lines that it can parse, so a line number returned
+	 * here means a handler failure, and ours never fail; -2 is its own
+	 * allocation failing.
+	 */
+	ret = ini_parse_stream(read_line, &rd, on_key, &rd);
+	free(rd.buf);
+	return ret == -2 || rd.read_err ? -ENOMEM : 0;
 }

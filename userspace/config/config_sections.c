@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Section headers. [global] is one struct, services and backends are
- * arrays that grow; each header starts an entry from its defaults and
- * tells the key handler which keys apply. A bad or duplicate header
- * leaves its keys unread rather than filed under the section before it.
+ * The reader's events into entries. [global] is one struct, services and
+ * backends are arrays that grow; each header starts an entry from its
+ * defaults and says which keys apply, and each key goes to its setter
+ * (config_global.c, config_service.c, config_backend.c). A bad or
+ * duplicate header leaves its keys unread rather than filed under the
+ * section before it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* reallocarray */
@@ -13,7 +15,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_internal.h"
+#include "config_keys.h"
+#include "config_reader.h"
+#include "config_sections.h"
+
+enum sect_kind {
+	SECT_NONE, /* before the first header */
+	SECT_SKIP, /* bad or duplicate header: its keys are not looked at */
+	SECT_GLOBAL,
+	SECT_SERVICE,
+	SECT_BACKEND,
+};
+
+/* What filling the entries needs between two events. */
+struct sections {
+	struct cfg_entries *out;
+	struct cfg_report *report;
+	int line; /* of the event being handled */
+
+	/* the section the reader saw last */
+	enum sect_kind kind;
+	void *obj;
+	int *key_line;
+	bool *key_bad;
+	const struct key_def *keys;
+	char label[LABEL_MAX];
+};
 
 static void *grow(void *arr, size_t *cap, size_t n, size_t size)
 {
@@ -31,7 +58,7 @@ static void *grow(void *arr, size_t *cap, size_t n, size_t size)
 	return q;
 }
 
-static void enter(struct parser *p, enum sect_kind kind, void *obj,
+static void enter(struct sections *p, enum sect_kind kind, void *obj,
 		  int *key_line, bool *key_bad, const struct key_def *keys)
 {
 	p->kind = kind;
@@ -41,17 +68,18 @@ static void enter(struct parser *p, enum sect_kind kind, void *obj,
 	p->keys = keys;
 }
 
-static void begin_global(struct parser *p)
+static void begin_global(struct sections *p)
 {
-	if (p->global.line) {
-		cfg_report(p, p->line, p->label, NULL,
+	struct global_entry *g = &p->out->global;
+
+	if (g->line) {
+		cfg_report(p->report, p->line, p->label, NULL,
 			   "duplicate global section (first defined at %s:%d)",
-			   p->file, p->global.line);
+			   p->report->file, g->line);
 		return;
 	}
-	p->global.line = p->line;
-	enter(p, SECT_GLOBAL, &p->global, p->global.key_line, p->global.key_bad,
-	      cfg_global_keys);
+	g->line = p->line;
+	enter(p, SECT_GLOBAL, g, g->key_line, g->key_bad, cfg_global_keys);
 }
 
 /*
@@ -93,9 +121,9 @@ static const struct entry_type backend_entry =
  * and the header line) and enters the section. Returns the array, which
  * may have moved; NULL, with nothing changed, when the name is taken or
  * there are @t->max entries already (reported), or memory runs out
- * (p->nomem).
+ * (the report's nomem).
  */
-static void *begin_entry(struct parser *p, const struct entry_type *t,
+static void *begin_entry(struct sections *p, const struct entry_type *t,
 			 const char *name, void *arr, size_t *n, size_t *cap)
 {
 	char *e;
@@ -104,9 +132,9 @@ static void *begin_entry(struct parser *p, const struct entry_type *t,
 	for (i = 0; i < *n; i++) {
 		e = (char *)arr + i * t->size;
 		if (strcmp(e + t->name, name) == 0) {
-			cfg_report(p, p->line, p->label, NULL,
+			cfg_report(p->report, p->line, p->label, NULL,
 				   "duplicate %s '%s' (first defined at %s:%d)",
-				   t->noun, name, p->file,
+				   t->noun, name, p->report->file,
 				   *(int *)(e + t->line));
 			return NULL;
 		}
@@ -117,13 +145,13 @@ static void *begin_entry(struct parser *p, const struct entry_type *t,
 	 * bound.
 	 */
 	if (*n == t->max) {
-		cfg_report(p, p->line, p->label, NULL, "too many %ss (max %zu)",
-			   t->noun, t->max);
+		cfg_report(p->report, p->line, p->label, NULL,
+			   "too many %ss (max %zu)", t->noun, t->max);
 		return NULL;
 	}
 	arr = grow(arr, cap, *n, t->size);
 	if (!arr) {
-		p->nomem = true;
+		p->report->nomem = true;
 		return NULL;
 	}
 	e = (char *)arr + (*n)++ * t->size;
@@ -135,26 +163,28 @@ static void *begin_entry(struct parser *p, const struct entry_type *t,
 	return arr;
 }
 
-static void begin_service(struct parser *p, const char *name)
+static void begin_service(struct sections *p, const char *name)
 {
-	struct svc_entry *svcs = begin_entry(p, &service_entry, name, p->svcs,
-					     &p->n_svcs, &p->cap_svcs);
+	struct cfg_entries *e = p->out;
+	struct svc_entry *svcs = begin_entry(p, &service_entry, name, e->svcs,
+					     &e->n_svcs, &e->cap_svcs);
 
 	if (svcs)
-		p->svcs = svcs;
+		e->svcs = svcs;
 }
 
-static void begin_backend(struct parser *p, const char *name)
+static void begin_backend(struct sections *p, const char *name)
 {
-	struct be_entry *bes = begin_entry(p, &backend_entry, name, p->bes,
-					   &p->n_bes, &p->cap_bes);
+	struct cfg_entries *e = p->out;
+	struct be_entry *bes = begin_entry(p, &backend_entry, name, e->bes,
+					   &e->n_bes, &e->cap_bes);
 
 	if (bes)
-		p->bes = bes;
+		e->bes = bes;
 }
 
 /* @s is a whole trimmed line starting with '['. */
-void cfg_begin_section(struct parser *p, char *s)
+static void begin_section(struct sections *p, char *s)
 {
 	char *end = strchr(s, ']');
 	char *type, *name, *rest;
@@ -162,7 +192,7 @@ void cfg_begin_section(struct parser *p, char *s)
 	enter(p, SECT_SKIP, NULL, NULL, NULL, NULL);
 	snprintf(p->label, sizeof(p->label), "%s", s + 1);
 	if (!end) {
-		cfg_report(p, p->line, NULL, NULL,
+		cfg_report(p->report, p->line, NULL, NULL,
 			   "section header without closing ']'");
 		return;
 	}
@@ -171,7 +201,7 @@ void cfg_begin_section(struct parser *p, char *s)
 	type = cfg_trim(s + 1);
 	snprintf(p->label, sizeof(p->label), "%s", type);
 	if (*rest && *rest != ';' && *rest != '#') {
-		cfg_report(p, p->line, p->label, NULL,
+		cfg_report(p->report, p->line, p->label, NULL,
 			   "unexpected text after ']': '%s'", rest);
 		return;
 	}
@@ -185,7 +215,7 @@ void cfg_begin_section(struct parser *p, char *s)
 
 	if (strcmp(type, "global") == 0) {
 		if (*name)
-			cfg_report(p, p->line, p->label, NULL,
+			cfg_report(p->report, p->line, p->label, NULL,
 				   "the global section takes no name");
 		else
 			begin_global(p);
@@ -193,19 +223,104 @@ void cfg_begin_section(struct parser *p, char *s)
 	}
 	if (strcmp(type, "service") && strcmp(type, "backend")) {
 		cfg_report(
-			p, p->line, p->label, NULL,
+			p->report, p->line, p->label, NULL,
 			"unknown section type '%s' (expected global, service "
 			"or backend)",
 			type);
 		return;
 	}
 	if (!cfg_valid_name(name)) {
-		cfg_report(p, p->line, p->label, NULL, "bad %s name '%s': %s",
-			   type, name, NAME_RULE);
+		cfg_report(p->report, p->line, p->label, NULL,
+			   "bad %s name '%s': %s", type, name, NAME_RULE);
 		return;
 	}
 	if (type[0] == 's')
 		begin_service(p, name);
 	else
 		begin_backend(p, name);
+}
+
+/* The key on the current line, in the current section. */
+static void set_key(struct sections *p, const char *name, const char *value)
+{
+	struct cfg_key k = {
+		.report = p->report,
+		.line = p->line,
+		.label = p->label,
+		.value = value,
+	};
+	const struct key_def *def;
+	size_t n_reported;
+	int i;
+
+	if (p->kind == SECT_SKIP)
+		return;
+	if (p->kind == SECT_NONE) {
+		cfg_report(p->report, p->line, NULL, name,
+			   "key outside of any section");
+		return;
+	}
+	for (def = p->keys; def->name; def++)
+		if (strcmp(def->name, name) == 0)
+			break;
+	if (!def->name) {
+		cfg_report(p->report, p->line, p->label, name, "unknown key");
+		return;
+	}
+	k.def = def;
+	i = (int)(def - p->keys);
+	if (p->key_line[i] && !def->repeatable) {
+		cfg_key_error(&k, "duplicate key (first set at %s:%d)",
+			      p->report->file, p->key_line[i]);
+		return;
+	}
+	if (!p->key_line[i])
+		p->key_line[i] = p->line;
+	if (*value == '\0') {
+		cfg_key_error(&k, "empty value");
+		p->key_bad[i] = true;
+		return;
+	}
+	n_reported = p->report->n_reported;
+	def->set(&k, p->obj, value);
+	if (p->report->n_reported != n_reported)
+		p->key_bad[i] = true;
+}
+
+static void on_event(void *user, struct cfg_event *ev)
+{
+	struct sections *p = user;
+
+	p->line = ev->line;
+	switch (ev->kind) {
+	case CFG_EV_SECTION:
+		begin_section(p, ev->text);
+		break;
+	case CFG_EV_KEY:
+		set_key(p, ev->key, ev->value);
+		break;
+	case CFG_EV_BAD_LINE:
+		/* Named after its section only when that one is being read. */
+		cfg_report(p->report, p->line,
+			   p->kind > SECT_SKIP ? p->label : NULL, NULL, "%s",
+			   ev->text);
+		break;
+	}
+}
+
+int cfg_collect(const char *text, size_t len, struct cfg_report *r,
+		struct cfg_entries *out)
+{
+	struct sections p = {.out = out, .report = r};
+
+	return cfg_read(text, len, r, on_event, &p);
+}
+
+void cfg_entries_free(struct cfg_entries *e)
+{
+	free(e->svcs);
+	free(e->bes);
+	e->svcs = NULL;
+	e->bes = NULL;
+	e->n_svcs = e->n_bes = e->cap_svcs = e->cap_bes = 0;
 }

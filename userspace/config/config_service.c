@@ -9,9 +9,9 @@
 #include <netinet/in.h>
 #include <string.h>
 
-#include "config_internal.h"
+#include "config_keys.h"
 
-static void set_protocol(struct parser *p, void *obj, const char *v)
+static void set_protocol(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct svc_entry *s = obj;
 
@@ -20,10 +20,10 @@ static void set_protocol(struct parser *p, void *obj, const char *v)
 	else if (strcmp(v, "udp") == 0)
 		s->conf.protocol = IPPROTO_UDP;
 	else
-		cfg_bad_value(p, "expected tcp or udp");
+		cfg_bad_value(k, "expected tcp or udp");
 }
 
-static void set_listen(struct parser *p, void *obj, const char *v)
+static void set_listen(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct svc_entry *s = obj;
 	struct rs_listen *l;
@@ -31,12 +31,12 @@ static void set_listen(struct parser *p, void *obj, const char *v)
 	const char *why;
 
 	if (rs_addr_parse(v, RS_ADDR_PREFIX | RS_ADDR_PORT_ZERO, &a, &why)) {
-		cfg_bad_value(p, why);
+		cfg_bad_value(k, why);
 		return;
 	}
 	if (s->conf.n_listens == RS_MAX_LISTENS) {
-		key_error(p, "too many listen entries (max %d)",
-			  RS_MAX_LISTENS);
+		cfg_key_error(k, "too many listen entries (max %d)",
+			      RS_MAX_LISTENS);
 		return;
 	}
 	l = &s->conf.listens[s->conf.n_listens++];
@@ -44,10 +44,10 @@ static void set_listen(struct parser *p, void *obj, const char *v)
 	l->prefixlen = a.prefixlen;
 	l->port = a.port;
 	memcpy(l->addr, a.addr, sizeof(l->addr));
-	l->line = p->line;
+	l->line = k->line;
 }
 
-static void set_key_policy(struct parser *p, void *obj, const char *v)
+static void set_key_policy(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct svc_entry *s = obj;
 
@@ -56,48 +56,48 @@ static void set_key_policy(struct parser *p, void *obj, const char *v)
 	else if (strcmp(v, "src-ip-port") == 0)
 		s->conf.key_policy = RS_KEY_SRC_IP_PORT;
 	else
-		cfg_bad_value(p, "expected src-ip or src-ip-port");
+		cfg_bad_value(k, "expected src-ip or src-ip-port");
 }
 
-static void set_prefix4(struct parser *p, void *obj, const char *v)
+static void set_prefix4(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct svc_entry *s = obj;
 	uint64_t n;
 
-	if (cfg_parse_ranged(p, v, 0, 32, &n))
+	if (cfg_parse_ranged(k, v, 0, 32, &n))
 		s->conf.prefix4 = (uint8_t)n;
 }
 
-static void set_prefix6(struct parser *p, void *obj, const char *v)
+static void set_prefix6(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct svc_entry *s = obj;
 	uint64_t n;
 
-	if (cfg_parse_ranged(p, v, 0, 128, &n))
+	if (cfg_parse_ranged(k, v, 0, 128, &n))
 		s->conf.prefix6 = (uint8_t)n;
 }
 
-static void set_vnodes(struct parser *p, void *obj, const char *v)
+static void set_vnodes(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct svc_entry *s = obj;
 	uint64_t n;
 
-	if (cfg_parse_ranged(p, v, 1, 65536, &n))
+	if (cfg_parse_ranged(k, v, 1, 65536, &n))
 		s->conf.vnodes = (uint32_t)n;
 }
 
-static void set_seed(struct parser *p, void *obj, const char *v)
+static void set_seed(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct svc_entry *s = obj;
 	int err = cfg_parse_u64(v, true, &s->conf.seed);
 
 	if (err == -ERANGE)
-		cfg_bad_value(p, "does not fit in 64 bits");
+		cfg_bad_value(k, "does not fit in 64 bits");
 	else if (err)
-		cfg_bad_value(p, "not a decimal or 0x hex number");
+		cfg_bad_value(k, "not a decimal or 0x hex number");
 }
 
-static void set_fallback(struct parser *p, void *obj, const char *v)
+static void set_fallback(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct svc_entry *s = obj;
 
@@ -106,7 +106,7 @@ static void set_fallback(struct parser *p, void *obj, const char *v)
 	else if (strcmp(v, "drop") == 0)
 		s->conf.fallback = RS_FALLBACK_DROP;
 	else
-		cfg_bad_value(p, "expected pass or drop");
+		cfg_bad_value(k, "expected pass or drop");
 }
 
 /* 30 days: longer-lived affinity is better served by a cookie. */
@@ -114,25 +114,25 @@ static void set_fallback(struct parser *p, void *obj, const char *v)
 #define QUIC_MAX_CID_LEN   20 /* RFC 9000: connection IDs are <= 20 bytes */
 #define QUIC_MAX_CONFIG_ID 6  /* 7 is reserved by QUIC-LB */
 
-static void set_sticky_ttl(struct parser *p, void *obj, const char *v)
+static void set_sticky_ttl(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct svc_entry *s = obj;
 	uint64_t n;
 
-	if (cfg_parse_ranged(p, v, 0, MAX_STICKY_TTL, &n))
+	if (cfg_parse_ranged(k, v, 0, MAX_STICKY_TTL, &n))
 		s->conf.sticky_ttl = (uint32_t)n;
 }
 
-static void set_sticky_max(struct parser *p, void *obj, const char *v)
+static void set_sticky_max(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct svc_entry *s = obj;
 	uint64_t n;
 
-	if (cfg_parse_ranged(p, v, 1, RS_MAX_STICKY_MAX, &n))
+	if (cfg_parse_ranged(k, v, 1, RS_MAX_STICKY_MAX, &n))
 		s->conf.sticky_max = (uint32_t)n;
 }
 
-static void set_cookie(struct parser *p, void *obj, const char *v)
+static void set_cookie(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct svc_entry *s = obj;
 
@@ -141,33 +141,35 @@ static void set_cookie(struct parser *p, void *obj, const char *v)
 	else if (strcmp(v, "quic") == 0)
 		s->conf.cookie = RS_COOKIE_QUIC;
 	else
-		cfg_bad_value(p, "expected none or quic");
+		cfg_bad_value(k, "expected none or quic");
 }
 
-static void set_quic_server_id_len(struct parser *p, void *obj, const char *v)
+static void set_quic_server_id_len(const struct cfg_key *k, void *obj,
+				   const char *v)
 {
 	struct svc_entry *s = obj;
 	uint64_t n;
 
-	if (cfg_parse_ranged(p, v, 1, RS_QUIC_MAX_SERVER_ID, &n))
+	if (cfg_parse_ranged(k, v, 1, RS_QUIC_MAX_SERVER_ID, &n))
 		s->conf.quic_server_id_len = (uint8_t)n;
 }
 
-static void set_quic_cid_len(struct parser *p, void *obj, const char *v)
+static void set_quic_cid_len(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct svc_entry *s = obj;
 	uint64_t n;
 
-	if (cfg_parse_ranged(p, v, 1, QUIC_MAX_CID_LEN, &n))
+	if (cfg_parse_ranged(k, v, 1, QUIC_MAX_CID_LEN, &n))
 		s->conf.quic_cid_len = (uint8_t)n;
 }
 
-static void set_quic_config_id(struct parser *p, void *obj, const char *v)
+static void set_quic_config_id(const struct cfg_key *k, void *obj,
+			       const char *v)
 {
 	struct svc_entry *s = obj;
 	uint64_t n;
 
-	if (cfg_parse_ranged(p, v, 0, QUIC_MAX_CONFIG_ID, &n))
+	if (cfg_parse_ranged(k, v, 0, QUIC_MAX_CONFIG_ID, &n))
 		s->conf.quic_config_id = (uint8_t)n;
 }
 

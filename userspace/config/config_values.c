@@ -1,15 +1,43 @@
 // SPDX-License-Identifier: MIT
 /*
  * Values as the file writes them: numbers, durations with a unit, names,
- * QUIC server IDs. Digits are checked by hand where the C library would
- * quietly take leading blanks, a minus sign or a wrapped value, because a
- * typo must be an error, not another number.
+ * QUIC server IDs, and how a refused one is reported. Digits are checked
+ * by hand where the C library would quietly take leading blanks, a minus
+ * sign or a wrapped value, because a typo must be an error, not another
+ * number.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* vasprintf */
+#endif
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "config_internal.h"
+#include "config_keys.h"
+
+void cfg_key_error(const struct cfg_key *k, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		k->report->nomem = true;
+		return;
+	}
+	cfg_report(k->report, k->line, k->label, k->def->name, "%s", msg);
+	free(msg);
+}
+
+void cfg_bad_value(const struct cfg_key *k, const char *why)
+{
+	cfg_key_error(k, "bad %s '%s': %s", k->def->noun, k->value, why);
+}
 
 static int digit_value(char c, unsigned int base)
 {
@@ -54,21 +82,20 @@ int cfg_parse_u64(const char *s, bool hex_ok, uint64_t *out)
 	return 0;
 }
 
-/* Returns false after reporting the current value as bad. */
-bool cfg_parse_ranged(struct parser *p, const char *v, uint64_t min,
+bool cfg_parse_ranged(const struct cfg_key *k, const char *v, uint64_t min,
 		      uint64_t max, uint64_t *out)
 {
 	char why[64];
 	int err = cfg_parse_u64(v, false, out);
 
 	if (err == -EINVAL) {
-		cfg_bad_value(p, "not a decimal number");
+		cfg_bad_value(k, "not a decimal number");
 		return false;
 	}
 	if (err || *out < min || *out > max) {
 		snprintf(why, sizeof(why), "out of range %llu..%llu",
 			 (unsigned long long)min, (unsigned long long)max);
-		cfg_bad_value(p, why);
+		cfg_bad_value(k, why);
 		return false;
 	}
 	return true;
@@ -131,14 +158,14 @@ const char *cfg_fmt_duration(char *buf, size_t len, uint32_t ms)
 	return buf;
 }
 
-bool cfg_parse_ranged_duration(struct parser *p, const char *v, uint32_t min_ms,
-			       uint32_t *out)
+bool cfg_parse_ranged_duration(const struct cfg_key *k, const char *v,
+			       uint32_t min_ms, uint32_t *out)
 {
 	char why[64], a[16], b[16];
 	uint64_t ms;
 
 	if (parse_duration(v, &ms)) {
-		cfg_bad_value(p, "expected a number with ms, s or m (no unit: "
+		cfg_bad_value(k, "expected a number with ms, s or m (no unit: "
 				 "seconds)");
 		return false;
 	}
@@ -146,7 +173,7 @@ bool cfg_parse_ranged_duration(struct parser *p, const char *v, uint32_t min_ms,
 		snprintf(why, sizeof(why), "out of range %s..%s",
 			 min_ms ? cfg_fmt_duration(a, sizeof(a), min_ms) : "0",
 			 cfg_fmt_duration(b, sizeof(b), MAX_DURATION_MS));
-		cfg_bad_value(p, why);
+		cfg_bad_value(k, why);
 		return false;
 	}
 	*out = (uint32_t)ms;

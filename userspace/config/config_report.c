@@ -13,41 +13,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_internal.h"
+#include "config_report.h"
 
-static void push_error(struct parser *p, int line, char *text)
+static void push_error(struct cfg_report *r, int line, char *text)
 {
-	p->n_reported++;
-	if (p->n_errs == CFG_MAX_ERRORS) {
+	r->n_reported++;
+	if (r->n_errs == CFG_MAX_ERRORS) {
 		free(text);
 		return;
 	}
-	if (p->n_errs == p->cap_errs) {
-		size_t cap = p->cap_errs ? p->cap_errs * 2 : 16;
-		struct cfg_error *e = reallocarray(p->errs, cap, sizeof(*e));
+	if (r->n_errs == r->cap_errs) {
+		size_t cap = r->cap_errs ? r->cap_errs * 2 : 16;
+		struct cfg_error *e = reallocarray(r->errs, cap, sizeof(*e));
 
 		if (!e) {
 			free(text);
-			p->nomem = true;
+			r->nomem = true;
 			return;
 		}
-		p->errs = e;
-		p->cap_errs = cap;
+		r->errs = e;
+		r->cap_errs = cap;
 	}
-	p->errs[p->n_errs] = (struct cfg_error){
+	r->errs[r->n_errs] = (struct cfg_error){
 		.line = line,
-		.seq = p->n_errs,
+		.seq = r->n_errs,
 		.text = text,
 	};
-	p->n_errs++;
+	r->n_errs++;
 }
 
-/*
- * One error as "FILE:LINE: [LABEL] KEY: message"; the label and key parts
- * are left out when NULL, and the line when it is 0 (about the whole file).
- */
 void __attribute__((format(printf, 5, 6)))
-cfg_report(struct parser *p, int line, const char *label, const char *key,
+cfg_report(struct cfg_report *r, int line, const char *label, const char *key,
 	   const char *fmt, ...)
 {
 	char *msg, *text, at[16] = "";
@@ -58,12 +54,12 @@ cfg_report(struct parser *p, int line, const char *label, const char *key,
 	n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
 	if (n < 0) {
-		p->nomem = true;
+		r->nomem = true;
 		return;
 	}
 	if (line > 0)
 		snprintf(at, sizeof(at), ":%d", line);
-	n = asprintf(&text, "%s%s: %s%s%s%s%s%s", p->file, at, label ? "[" : "",
+	n = asprintf(&text, "%s%s: %s%s%s%s%s%s", r->file, at, label ? "[" : "",
 		     label ? label : "", label ? "]" : "",
 		     key && label ? " " : "", key ? key : "",
 		     key || label ? ": " : "");
@@ -76,15 +72,10 @@ cfg_report(struct parser *p, int line, const char *label, const char *key,
 	}
 	free(msg);
 	if (n < 0) {
-		p->nomem = true;
+		r->nomem = true;
 		return;
 	}
-	push_error(p, line, text);
-}
-
-void cfg_bad_value(struct parser *p, const char *why)
-{
-	key_error(p, "bad %s '%s': %s", p->def->noun, p->value, why);
+	push_error(r, line, text);
 }
 
 static int cmp_error(const void *a, const void *b)
@@ -96,29 +87,37 @@ static int cmp_error(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Sorted by line, joined with '\n', cut to fit @errlen. */
-void cfg_write_errors(struct parser *p, char *err, size_t errlen)
+void cfg_report_write(struct cfg_report *r, char *err, size_t errlen)
 {
 	size_t used = 0, i;
 
 	if (!err || errlen == 0)
 		return;
 	err[0] = '\0';
-	if (p->nomem) {
-		snprintf(err, errlen, "%s: out of memory", p->file);
+	if (r->nomem) {
+		snprintf(err, errlen, "%s: out of memory", r->file);
 		return;
 	}
-	qsort(p->errs, p->n_errs, sizeof(*p->errs), cmp_error);
-	for (i = 0; i < p->n_errs && used < errlen - 1; i++) {
+	qsort(r->errs, r->n_errs, sizeof(*r->errs), cmp_error);
+	for (i = 0; i < r->n_errs && used < errlen - 1; i++) {
 		int n = snprintf(err + used, errlen - used, "%s%s",
-				 i ? "\n" : "", p->errs[i].text);
+				 i ? "\n" : "", r->errs[i].text);
 
 		if (n < 0)
 			break;
 		used += (size_t)n;
 	}
-	if (p->n_reported > p->n_errs && used < errlen - 1)
+	if (r->n_reported > r->n_errs && used < errlen - 1)
 		snprintf(err + used, errlen - used,
-			 "\n%s: %zu more errors not shown", p->file,
-			 p->n_reported - p->n_errs);
+			 "\n%s: %zu more errors not shown", r->file,
+			 r->n_reported - r->n_errs);
+}
+
+void cfg_report_free(struct cfg_report *r)
+{
+	for (size_t i = 0; i < r->n_errs; i++)
+		free(r->errs[i].text);
+	free(r->errs);
+	r->errs = NULL;
+	r->n_errs = r->cap_errs = 0;
 }
