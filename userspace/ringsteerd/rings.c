@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * Which ring each service has installed: the full ring (every backend at
- * its built points) while walks stay short, else the full ring trimmed to
- * the points in use, which maps every key the same way; and the swap.
+ * Each service's installed ring: building the full ring (every backend at
+ * its built points), installing what ring_choose() picks from it (the
+ * full ring, or the full ring trimmed to the points in use, which maps
+ * every key the same way), and the swap.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
+#include "ring_choice.h"
 #include "state.h"
 
 /* Service @s's ring with every backend at its built (maximum) points. */
@@ -80,12 +82,11 @@ static int ring_install_if_changed(struct daemon *d, size_t s,
 }
 
 /*
- * Keep the installed ring of service @s right for the words in force:
- * the full ring (every backend at its built points) while no walk meets
- * a long run of skipped points, else the full ring trimmed to the points
- * in use (ring_trim()), which maps every key the same way. The data plane
- * walks the whole ring if it must, so this is about speed, never about
- * whether a client finds its backend.
+ * Keep the installed ring of service @s right for the words in force, as
+ * ring_choose() says: the full ring while walks stay short, else the full
+ * ring trimmed to the points in use. The data plane walks the whole ring
+ * if it must, so this is about speed, never about whether a client finds
+ * its backend.
  */
 int ring_refresh(struct daemon *d, size_t s, enum refresh how, const char *why)
 {
@@ -94,27 +95,27 @@ int ring_refresh(struct daemon *d, size_t s, enum refresh how, const char *why)
 	struct rs_ring full = {0}, trimmed = {0};
 	struct rs_backend *words;
 	bool *has_socket;
-	int err;
+	int err, shape;
 
 	err = daemon_ring_view(d, &words, &has_socket, &view.nbackends);
 	if (err)
 		return err;
 	view.backends = words;
 	view.has_socket = has_socket;
+	/* The full ring in place and still right: nothing to build. */
 	if (how == REFRESH_CHECK && !svc->compact && svc->generation &&
-	    ring_max_skip_run(&svc->ring, &view) <= WALK_SAFE_RUN)
+	    ring_walks_short(&svc->ring, &view))
 		goto out;
 	err = ring_build_full(d, s, &full);
 	if (err)
 		goto out;
-	if (full.npoints == 0 ||
-	    ring_max_skip_run(&full, &view) <= WALK_SAFE_RUN) {
+	shape = ring_choose(&full, &view, &trimmed);
+	if (shape < 0)
+		err = shape;
+	else if (shape == RS_RING_FULL)
 		err = ring_install_if_changed(d, s, &full, false,
 					      how == REFRESH_FORCE, why);
-		goto out;
-	}
-	err = ring_trim(&full, &view, true, &trimmed);
-	if (!err)
+	else
 		err = ring_install_if_changed(
 			d, s, &trimmed, true, how == REFRESH_FORCE,
 			how == REFRESH_CHECK

@@ -16,9 +16,6 @@
 
 #include "daemon.h"
 
-/* A skipped run longer than this triggers a rebuild without the skippers. */
-#define WALK_SAFE_RUN (RS_WALK_MAX / 2)
-
 /* backends.c */
 uint32_t backend_full_points(const struct daemon *d, const struct be_rt *be);
 int backend_push(struct daemon *d, struct be_rt *be);
