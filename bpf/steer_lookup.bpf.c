@@ -169,10 +169,53 @@ static __always_inline int try_assign(struct bpf_sk_lookup *ctx, __u32 backend,
 	return err ? -1 : 0;
 }
 
+/* What steer_sticky() found (one pointer: five arguments at most). */
+struct sticky_io {
+	__u32 named; /* out: backend of a live entry, else RS_NONE */
+	__u32 over;  /* out: 1 if that backend was at its bound */
+};
+
+static __always_inline __s64 backend_load(__u32 backend)
+{
+	struct rs_load *l = bpf_map_lookup_elem(&rs_backend_load, &backend);
+
+	return l ? l->active : 0;
+}
+
+static __always_inline void count_load_spill(__u32 backend)
+{
+	struct rs_backend_stats *st;
+
+	st = bpf_map_lookup_elem(&rs_backend_stats, &backend);
+	if (st)
+		st->load_spills++;
+}
+
+/*
+ * An UP backend at its bound is passed over like a DOWN one. noinline
+ * for the reason steer_sticky() gives: the walk's state then differs by
+ * r0 alone, and the verifier still checks the loop body once.
+ */
+static __attribute__((noinline)) int walk_at_bound(__u32 b,
+						   const struct rs_backend *be)
+{
+	__u32 svc_id;
+	struct rs_load *sl;
+
+	if (!be || !be->balance_milli)
+		return 0;
+	/* Read here, not carried in the walk: one less value to track. */
+	svc_id = be->service;
+	sl = bpf_map_lookup_elem(&rs_service_load, &svc_id);
+	return rs_load_at_bound(be, backend_load(b), sl ? sl->active : 0);
+}
+
 /*
  * The sticky table, when the service has one: a client seen within the TTL
- * goes back to its backend while that backend is UP or DRAIN, whatever the
- * ring says now. Returns 0 when assigned.
+ * goes back to its backend while that backend is UP or DRAIN (and an UP
+ * one is under its bound), whatever the ring says now. Returns 0 when
+ * assigned. A DRAIN backend has no bound: it takes no new clients, so its
+ * load only falls.
  *
  * noinline on purpose: every way out of here (miss, expired, backend gone,
  * assign refused) leaves different values in the caller's registers and
@@ -181,7 +224,7 @@ static __always_inline int try_assign(struct bpf_sk_lookup *ctx, __u32 backend,
  */
 static __attribute__((noinline)) int steer_sticky(
 	struct bpf_sk_lookup *ctx, const struct rs_affinity_key *key,
-	void *sticky, struct rs_service_stats *sst)
+	void *sticky, struct rs_service_stats *sst, struct sticky_io *io)
 {
 	__u32 svc_id = key->service, b;
 	struct rs_backend_stats *bst;
@@ -199,9 +242,16 @@ static __attribute__((noinline)) int steer_sticky(
 		return -1;
 	b = e->backend;
 	be = bpf_map_lookup_elem(&rs_backends, &b);
-	if (!be || be->service != svc_id ||
-	    (be->state != RS_BACKEND_UP && be->state != RS_BACKEND_DRAIN))
+	if (!be || be->service != svc_id)
 		return -1;
+	io->named = b;
+	if (be->state != RS_BACKEND_UP && be->state != RS_BACKEND_DRAIN)
+		return -1;
+	if (be->state == RS_BACKEND_UP && walk_at_bound(b, be)) {
+		io->over = 1;
+		count_load_spill(b);
+		return -1;
+	}
 	if (try_assign(ctx, b, sst))
 		return -1;
 	/*
@@ -233,10 +283,11 @@ static __always_inline int sticky_store(void *sticky,
  */
 static __always_inline int handoff_store(struct bpf_sk_lookup *ctx,
 					 const struct rs_affinity_key *key,
-					 __u32 backend)
+					 __u32 backend, __u32 flags)
 {
 	struct rs_handoff_key hk __attribute__((aligned(8))) = {};
-	struct rs_handoff h __attribute__((aligned(8))) = {.backend = backend};
+	struct rs_handoff h __attribute__((aligned(8))) = {.backend = backend,
+							   .flags = flags};
 	__u32 *r = (__u32 *)hk.remote_addr, *l = (__u32 *)hk.local_addr;
 
 	hk.family = ctx->family;
@@ -260,26 +311,37 @@ static __always_inline int handoff_store(struct bpf_sk_lookup *ctx,
 }
 
 /*
- * After a ring decision, the client's sticky entry. A SYN proves nothing
- * about its source address, so while steer_sockops consumes hand-offs a
- * TCP entry is written only once the handshake completes: SYNs from
- * forged addresses then cannot evict real clients from the LRU. UDP has
- * no handshake to wait for; its entry is written now, and datagrams from
- * forged addresses can still churn a UDP service's table.
+ * After a decision: the hand-off and the client's sticky entry. A SYN
+ * proves nothing about its source address, so while steer_sockops
+ * consumes hand-offs a TCP connection's sticky entry is written only once
+ * the handshake completes (SYNs from forged addresses then cannot evict
+ * real clients from the LRU), and its backend is counted in the load
+ * gauge then; every steered TCP connection leaves a hand-off for that.
+ * UDP has no handshake to wait for; its entry is written now, and
+ * datagrams from forged addresses can still churn a UDP service's table.
+ * @write_sticky: 0 for a sticky hit (refreshed already) and for a client
+ * spilled off its sticky backend for load (its entry stays).
  */
-static __attribute__((noinline)) int sticky_remember(
-	struct bpf_sk_lookup *ctx, void *sticky,
-	const struct rs_affinity_key *key, __u32 backend)
+static __attribute__((noinline)) int remember(struct bpf_sk_lookup *ctx,
+					      void *sticky,
+					      const struct rs_affinity_key *key,
+					      __u32 backend, __u32 write_sticky)
 {
 	struct rs_sticky_entry e = {.backend = backend};
 	struct rs_meta *meta;
 	__u32 zero = 0;
 
+	if (!sticky)
+		write_sticky = 0;
 	if (ctx->protocol == IPPROTO_TCP) {
 		meta = bpf_map_lookup_elem(&rs_meta, &zero);
 		if (meta && meta->handoff)
-			return handoff_store(ctx, key, backend);
+			return handoff_store(ctx, key, backend,
+					     write_sticky ? RS_HANDOFF_STICKY
+							  : 0);
 	}
+	if (!write_sticky || !sticky)
+		return 0;
 	e.last_seen_ns = bpf_ktime_get_ns();
 	return sticky_store(sticky, key, &e);
 }
@@ -317,7 +379,8 @@ static __always_inline void walk_point(struct walk_state *w)
 		return;
 	if (w->primary == RS_NONE)
 		w->primary = b;
-	if (be->state != RS_BACKEND_UP || try_assign(w->ctx, b, w->sst)) {
+	if (be->state != RS_BACKEND_UP || walk_at_bound(b, be) ||
+	    try_assign(w->ctx, b, w->sst)) {
 		w->rejected = b;
 		return;
 	}
@@ -343,10 +406,102 @@ static long walk_step(__u32 step, struct walk_state *w)
 	return w->stop || step + 2 >= w->npoints ? 1 : 0;
 }
 
-/* Clockwise from @idx; returns the backend assigned, or RS_NONE. */
+/*
+ * Every backend that could take the connection is at its bound (rounding,
+ * or loads changing under the walk): the least loaded relative to its
+ * bound takes it, so the bound never refuses a client. A second pass,
+ * run only then, so the common walk carries none of this state. Ties:
+ * the first met clockwise from the key.
+ */
+struct best_state {
+	struct bpf_sk_lookup *ctx;
+	void *ring;
+	__s64 svc_active;
+	__u32 npoints;
+	__u32 idx;
+	__u32 best;
+	__u64 best_load, best_bound;
+};
+
+static int has_socket(struct bpf_sk_lookup *ctx, __u32 b)
+{
+	__u32 slot = rs_socket_slot(b, ctx->family == RS_AF_INET6);
+	struct bpf_sock *sk = bpf_map_lookup_elem(&rs_sockets, &slot);
+
+	if (!sk)
+		return 0;
+	bpf_sk_release(sk);
+	return 1;
+}
+
+static long best_step(__u32 step, struct best_state *w)
+{
+	struct rs_ring_slot *slot;
+	struct rs_backend *be;
+	__u32 b, idx = w->idx;
+	__u64 bound, load;
+	__s64 active;
+
+	slot = bpf_map_lookup_elem(w->ring, &idx);
+	if (!slot)
+		return 1;
+	w->idx = idx >= w->npoints ? 1 : idx + 1;
+	b = slot->point.backend;
+	be = bpf_map_lookup_elem(&rs_backends, &b);
+	if (!be || slot->point.ordinal >= be->active_points ||
+	    be->state != RS_BACKEND_UP)
+		return step + 1 >= w->npoints ? 1 : 0;
+	bound = rs_load_bound(be, w->svc_active);
+	active = backend_load(b);
+	load = active < 0		? 0
+	       : active > RS_LOAD_CLAMP ? RS_LOAD_CLAMP
+					: (__u64)active;
+	if (bound != RS_LOAD_UNBOUNDED &&
+	    (w->best == RS_NONE ||
+	     load * w->best_bound < w->best_load * bound) &&
+	    has_socket(w->ctx, b)) {
+		w->best = b;
+		w->best_load = load;
+		w->best_bound = bound;
+	}
+	return step + 1 >= w->npoints ? 1 : 0;
+}
+
+static __attribute__((noinline)) __u32 least_loaded(struct bpf_sk_lookup *ctx,
+						    void *ring, __u32 npoints,
+						    __u32 idx, __u32 svc_id)
+{
+	struct rs_load *sl = bpf_map_lookup_elem(&rs_service_load, &svc_id);
+	struct best_state w = {
+		.ctx = ctx,
+		.ring = ring,
+		.svc_active = sl ? sl->active : 0,
+		.npoints = npoints,
+		.idx = idx,
+		.best = RS_NONE,
+	};
+
+	bpf_loop(RS_MAX_RING_POINTS, best_step, &w, 0);
+	return w.best;
+}
+
+/* A primary passed over at its bound is counted (load_spills). */
+static __attribute__((noinline)) void count_primary(__u32 primary)
+{
+	struct rs_backend *be = bpf_map_lookup_elem(&rs_backends, &primary);
+
+	if (be && be->state == RS_BACKEND_UP && walk_at_bound(primary, be))
+		count_load_spill(primary);
+}
+
+/*
+ * Clockwise from @idx; returns the backend assigned, or RS_NONE, and
+ * leaves the ring's owner in @primary.
+ */
 static __always_inline __u32 ring_walk(struct bpf_sk_lookup *ctx, void *ring,
 				       __u32 npoints, __u32 idx,
-				       struct rs_service_stats *sst)
+				       struct rs_service_stats *sst,
+				       __u32 svc_id, __u32 *primary)
 {
 	struct walk_state w = {
 		.ctx = ctx,
@@ -358,6 +513,7 @@ static __always_inline __u32 ring_walk(struct bpf_sk_lookup *ctx, void *ring,
 		.rejected = RS_NONE,
 		.chosen = RS_NONE,
 	};
+	__u32 best;
 	long steps = 1;
 
 	/* Nearly every decision ends at its first point: no loop for it. */
@@ -371,8 +527,16 @@ static __always_inline __u32 ring_walk(struct bpf_sk_lookup *ctx, void *ring,
 	/* Slow, not wrong: the daemon rebuilds rings to keep this at 0. */
 	if (steps > RS_WALK_MAX && sst)
 		sst->walk_limit++;
+	if (w.chosen == RS_NONE) {
+		best = least_loaded(ctx, ring, npoints, idx, svc_id);
+		if (best != RS_NONE && try_assign(ctx, best, sst) == 0)
+			w.chosen = best;
+	}
+	*primary = w.primary;
 	if (w.chosen == RS_NONE)
 		return RS_NONE;
+	if (w.chosen != w.primary && w.primary != RS_NONE)
+		count_primary(w.primary);
 	count_assigned(w.chosen, w.chosen != w.primary);
 	return w.chosen;
 }
@@ -381,7 +545,8 @@ static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 				 struct rs_service_stats *sst)
 {
 	struct rs_affinity_key key __attribute__((aligned(8))) = {};
-	__u32 zero = 0, idx = 0, chosen;
+	struct sticky_io io = {.named = RS_NONE};
+	__u32 zero = 0, idx = 0, chosen, primary = RS_NONE;
 	struct rs_ring_slot *hdr;
 	struct rs_service *svc;
 	void *ring, *sticky = NULL;
@@ -404,8 +569,10 @@ static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 	build_key(ctx, svc_id, &hdr->hdr, &key);
 	if (svc->sticky_ttl)
 		sticky = bpf_map_lookup_elem(&rs_sticky, &svc_id);
-	if (sticky && steer_sticky(ctx, &key, sticky, sst) == 0)
+	if (sticky && steer_sticky(ctx, &key, sticky, sst, &io) == 0) {
+		remember(ctx, sticky, &key, io.named, 0);
 		return 0;
+	}
 
 	npoints = ring_npoints(hdr);
 	if (npoints == 0)
@@ -415,11 +582,13 @@ static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 	if (ring_lower_bound(ring, npoints, hdr->hdr.bucket_bits, hash, &idx))
 		return -1;
 
-	chosen = ring_walk(ctx, ring, npoints, idx, sst);
+	chosen = ring_walk(ctx, ring, npoints, idx, sst, svc_id, &primary);
 	if (chosen == RS_NONE)
 		return -1;
-	if (sticky)
-		sticky_remember(ctx, sticky, &key, chosen);
+	/* Not where the client's affinity names: a reassignment. */
+	if (sst && chosen != (io.named != RS_NONE ? io.named : primary))
+		sst->reassigned++;
+	remember(ctx, sticky, &key, chosen, !io.over);
 	return 0;
 }
 

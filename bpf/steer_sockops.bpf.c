@@ -6,6 +6,11 @@
  * steer_lookup steered, it turns the decision left in rs_handoff into the
  * client's sticky entry: only a completed handshake proves the client
  * address, so SYNs from forged addresses never reach the sticky table.
+ * It also keeps the load gauge: +1 for the backend and its service when
+ * a steered connection is established, -1 when that socket reaches
+ * TCP_CLOSE, by whatever path (FIN, RST, timeout, the backend exiting,
+ * an unaccepted child of a closed listener). A SYN that never completes
+ * never gets here, so it never counts.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -73,12 +78,73 @@ static __always_inline void sticky_commit(const struct rs_handoff *h)
 	bpf_map_update_elem(sticky, &h->key, &e, BPF_ANY);
 }
 
+static __always_inline void load_add(__u32 backend, __u32 service, __s64 d)
+{
+	struct rs_load *l;
+
+	l = bpf_map_lookup_elem(&rs_backend_load, &backend);
+	if (l)
+		__sync_fetch_and_add(&l->active, d);
+	l = bpf_map_lookup_elem(&rs_service_load, &service);
+	if (l)
+		__sync_fetch_and_add(&l->active, d);
+}
+
+/*
+ * Count the connection up and remember, in the socket itself, what it
+ * was counted for. The state callback is asked for only here, so only
+ * counted sockets ever call back at close.
+ */
+static __always_inline void load_up(struct bpf_sock_ops *ctx,
+				    const struct rs_handoff *h)
+{
+	__u32 svc_id = h->key.service, b = h->backend;
+	struct bpf_sock *sk = ctx->sk;
+	struct rs_backend *be;
+	struct rs_conn *c;
+
+	be = bpf_map_lookup_elem(&rs_backends, &b);
+	if (!sk || !be || be->service != svc_id)
+		return;
+	c = bpf_sk_storage_get(&rs_conn, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!c)
+		return;
+	c->backend = b;
+	c->service = svc_id;
+	load_add(b, svc_id, 1);
+	bpf_sock_ops_cb_flags_set(ctx, ctx->bpf_sock_ops_cb_flags |
+					       BPF_SOCK_OPS_STATE_CB_FLAG);
+}
+
+/*
+ * Every way a TCP socket ends passes tcp_set_state(TCP_CLOSE) once. The
+ * storage is deleted as it is counted down, so a second callback (none is
+ * expected) finds nothing to count.
+ */
+static __always_inline void load_down(struct bpf_sock_ops *ctx)
+{
+	struct bpf_sock *sk = ctx->sk;
+	struct rs_conn *c;
+
+	if (!sk || ctx->args[1] != BPF_TCP_CLOSE)
+		return;
+	c = bpf_sk_storage_get(&rs_conn, sk, 0, 0);
+	if (!c)
+		return;
+	load_add(c->backend, c->service, -1);
+	bpf_sk_storage_delete(&rs_conn, sk);
+}
+
 SEC("sockops")
 int steer_sockops(struct bpf_sock_ops *ctx)
 {
 	struct rs_handoff_key hk __attribute__((aligned(8))) = {};
 	struct rs_handoff *h, copy;
 
+	if (ctx->op == BPF_SOCK_OPS_STATE_CB) {
+		load_down(ctx);
+		return 1;
+	}
 	if (ctx->op != BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB)
 		return 1;
 	handoff_key(ctx, &hk);
@@ -88,7 +154,9 @@ int steer_sockops(struct bpf_sock_ops *ctx)
 	/* Copied first: the delete frees the element h points into. */
 	__builtin_memcpy(&copy, h, sizeof(copy));
 	bpf_map_delete_elem(&rs_handoff, &hk);
-	sticky_commit(&copy);
+	if (copy.flags & RS_HANDOFF_STICKY)
+		sticky_commit(&copy);
+	load_up(ctx, &copy);
 	return 1;
 }
 

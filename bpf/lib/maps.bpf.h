@@ -113,6 +113,40 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } rs_handoff SEC(".maps");
 
+/*
+ * The load gauge (struct rs_load): established steered TCP connections
+ * per backend and per service, counted by steer_sockops with atomic adds
+ * and read by steer_lookup for the bound. Shared values, not per-CPU: the
+ * bound needs the exact figure at every decision.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RS_MAX_BACKENDS);
+	__type(key, __u32);
+	__type(value, struct rs_load);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_backend_load SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RS_MAX_SERVICES);
+	__type(key, __u32);
+	__type(value, struct rs_load);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_service_load SEC(".maps");
+
+/*
+ * Per counted connection, in the socket itself: freed with the socket, so
+ * nothing here outlives a connection or needs cleaning.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct rs_conn);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_conn SEC(".maps");
+
 /* QUIC server IDs of cookie services; read by the TC program. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -13,7 +13,7 @@
 /* "No backend" (and no service, no owner) wherever an id is expected. */
 #define RS_NONE 0xffffffffu
 
-#define RS_ABI_VERSION 3
+#define RS_ABI_VERSION 4
 
 #define RS_NAME_MAX	64
 #define RS_MAX_SERVICES 64
@@ -126,7 +126,11 @@ struct rs_service {
 	__u8 pad[2];
 	__u32 sticky_ttl; /* seconds idle before a sticky entry lapses; 0 = off
 			   */
-	__u32 pad2;
+	/*
+	 * balance_factor x 1000, 0 = no bound. For readers of this map: the
+	 * data plane reads the copy in each backend's word (struct rs_backend).
+	 */
+	__u32 balance_milli;
 	char name[RS_NAME_MAX];
 };
 
@@ -155,13 +159,27 @@ struct rs_cookie {
 
 /*
  * rs_backends (ARRAY, index = backend id; SOCKMAP slots via rs_socket_slot).
- * The data plane reads only the first 8 bytes: the state word. Points of this
- * backend with ordinal >= active_points are skipped, which maps keys exactly
- * like a ring built at the lower weight would.
+ * The data plane reads the first 16 bytes: the state word and the bound
+ * parameters. Points of this backend with ordinal >= active_points are
+ * skipped, which maps keys exactly like a ring built at the lower weight
+ * would.
+ *
+ * The bound's parameters live in each backend's own word, not in the ring
+ * header or the service entry: the weights the bound divides by change
+ * with health and slow start, which write words and swap no ring. A
+ * backend's state, points and bound are then one map write, and a reload
+ * gives every backend the bound of the old or of the new file (see
+ * rs_load_bound()).
  */
 struct rs_backend {
 	__u32 state;	     /* enum rs_backend_state */
 	__u32 active_points; /* weight * vnodes */
+	/*
+	 * Sum of active_points over the service's UP backends (those that
+	 * take new clients): the bound's total weight. 0 = no bound.
+	 */
+	__u32 bound_points;
+	__u32 balance_milli; /* the service's balance_factor x 1000, 0 = off */
 	__u32 service;
 	__u32 max_points; /* points built into the ring */
 	/*
@@ -174,6 +192,66 @@ struct rs_backend {
 	__u32 weight_set; /* 1 = weight set by the operator, not the file */
 	char name[RS_NAME_MAX];
 };
+
+/*
+ * rs_backend_load (ARRAY, index = backend id) and rs_service_load (ARRAY,
+ * index = service id): established TCP connections steered to a backend
+ * and still open, and their sum per service. One shared value each,
+ * changed only with atomic adds (steer_sockops at establishment and at
+ * close), so sk_lookup reads the exact figure without summing CPUs.
+ */
+struct rs_load {
+	__s64 active;
+};
+
+/*
+ * rs_conn (SK_STORAGE): on each counted connection, what it was counted
+ * for, so the close counts down the same backend and service exactly
+ * once (the entry is deleted when it is counted down).
+ */
+struct rs_conn {
+	__u32 backend;
+	__u32 service;
+};
+
+/* Loads above this are treated as this: keeps rs_load_bound() in 64 bits. */
+#define RS_LOAD_CLAMP	  (1ll << 24)
+#define RS_LOAD_UNBOUNDED 0xffffffffffffffffull
+
+/*
+ * The bounded-loads rule (consistent hashing with bounded loads, as
+ * HAProxy's hash-balance-factor): a backend takes a new connection while
+ * its load is below ceil(factor x (service load + 1) x weight / total
+ * weight), the weights being active points (so weight, operator weight and
+ * slow start all count). One function for BPF and userspace, so the
+ * replica cannot drift from the kernel. Product bounds: 2^17 (factor <=
+ * 100) x 2^25 x 2^20 (ring points) < 2^63.
+ */
+static inline __u64 rs_load_bound(const struct rs_backend *be,
+				  __s64 service_active)
+{
+	__u64 total = be->bound_points, s;
+
+	if (!be->balance_milli || !total)
+		return RS_LOAD_UNBOUNDED;
+	s = service_active < 0		     ? 0
+	    : service_active > RS_LOAD_CLAMP ? RS_LOAD_CLAMP
+					     : (__u64)service_active;
+	total *= 1000;
+	return ((__u64)be->balance_milli * (s + 1) * be->active_points + total -
+		1) /
+	       total;
+}
+
+/* Whether @be, holding @active connections, is at its bound. */
+static inline int rs_load_at_bound(const struct rs_backend *be, __s64 active,
+				   __s64 service_active)
+{
+	__u64 bound = rs_load_bound(be, service_active);
+
+	return bound != RS_LOAD_UNBOUNDED && active >= 0 &&
+	       (__u64)active >= bound;
+}
 
 enum rs_op_state {
 	RS_OP_UP = 0,
@@ -240,6 +318,11 @@ struct rs_backend_stats {
 	__u64 sticky_hits; /* of which through the sticky table */
 	__u64 spills;	   /* of which it was not the primary owner */
 	__u64 cookie_hits; /* of which through a QUIC cookie (TC) */
+	/*
+	 * New connections this backend owned (ring primary or live sticky
+	 * entry) and passed on because it was at its bound.
+	 */
+	__u64 load_spills;
 };
 
 /* rs_service_stats (PERCPU_ARRAY, index = service id). */
@@ -256,6 +339,13 @@ struct rs_service_stats {
 	__u64 cookie_unknown;	/* CID of another length/config, unknown ID */
 	__u64 cookie_down;	/* ID's backend DOWN or without a socket */
 	__u64 cookie_malformed; /* truncated or inconsistent headers */
+	/*
+	 * Connections that did not go where the client's affinity named (its
+	 * live sticky entry, else its ring owner): spills for load, for a
+	 * backend down or without a socket. The reassignment rate is this
+	 * over lookups.
+	 */
+	__u64 reassigned;
 };
 
 /*
@@ -301,10 +391,19 @@ struct rs_handoff_key {
 	__u8 local_addr[16];  /* the service address the client dialled */
 };
 
+/*
+ * Written for every steered TCP connection while steer_sockops runs: the
+ * backend is counted in rs_backend_load at establishment. The sticky
+ * entry is written only with RS_HANDOFF_STICKY (a ring decision of a
+ * sticky service whose client was not spilled off its sticky backend
+ * for load).
+ */
+#define RS_HANDOFF_STICKY 1u
+
 struct rs_handoff {
 	struct rs_affinity_key key; /* the sticky key; key.service = service */
 	__u32 backend;
-	__u32 pad;
+	__u32 flags; /* RS_HANDOFF_* */
 };
 
 /* Input/output of the hash self-test program (BPF_PROG_TEST_RUN). */
@@ -341,10 +440,15 @@ RS_ABI_SIZE(rs_cookie_key, 20);
 RS_ABI_OFFSET(rs_cookie_key, len, 4);
 RS_ABI_OFFSET(rs_cookie_key, server_id, 5);
 RS_ABI_SIZE(rs_cookie, 4);
-RS_ABI_SIZE(rs_backend, 96);
-/* The state word: the only 8 bytes of rs_backends the data plane reads. */
+RS_ABI_SIZE(rs_backend, 104);
+/* The state word and bound: the 16 bytes of rs_backends the data plane reads.
+ */
 RS_ABI_OFFSET(rs_backend, state, 0);
 RS_ABI_OFFSET(rs_backend, active_points, 4);
+RS_ABI_OFFSET(rs_backend, bound_points, 8);
+RS_ABI_OFFSET(rs_backend, balance_milli, 12);
+RS_ABI_SIZE(rs_load, 8);
+RS_ABI_SIZE(rs_conn, 8);
 /* XXH64 in BPF is unrolled for exactly 24 bytes, padding included. */
 RS_ABI_SIZE(rs_affinity_key, 24);
 RS_ABI_OFFSET(rs_affinity_key, port, 6);
@@ -355,8 +459,8 @@ RS_ABI_SIZE(rs_ring_trailer, 16);
 RS_ABI_SIZE(rs_ring_buckets, 16);
 RS_ABI_SIZE(rs_point, 16);
 RS_ABI_SIZE(rs_ring_slot, 16);
-RS_ABI_SIZE(rs_backend_stats, 32);
-RS_ABI_SIZE(rs_service_stats, 64);
+RS_ABI_SIZE(rs_backend_stats, 40);
+RS_ABI_SIZE(rs_service_stats, 72);
 RS_ABI_SIZE(rs_meta, 16);
 RS_ABI_SIZE(rs_handoff_key, 40);
 RS_ABI_SIZE(rs_handoff, 32);

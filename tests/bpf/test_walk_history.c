@@ -118,7 +118,9 @@ static int kernel_choice(uint32_t src, int *retval)
 
 static int replica_choice(const struct rs_ring *ring, uint32_t src)
 {
-	struct rs_ring_view view = {backends, has_socket, NBACKENDS};
+	struct rs_ring_view view = {.backends = backends,
+				    .has_socket = has_socket,
+				    .nbackends = NBACKENDS};
 	struct rs_affinity_key key;
 	struct rs_ring_choice c;
 	uint8_t addr[16] = {0};
@@ -212,7 +214,9 @@ static void test_random_histories(void)
 	int long_runs = 0;
 
 	for (int step = 0; step < STEPS; step++) {
-		struct rs_ring_view view = {backends, has_socket, NBACKENDS};
+		struct rs_ring_view view = {.backends = backends,
+					    .has_socket = has_socket,
+					    .nbackends = NBACKENDS};
 		struct rs_ring t;
 		int n = 1 + (int)(fixture_rand(&rng) % 3);
 
@@ -255,7 +259,9 @@ static void test_weight_lowered_to_one(void)
 {
 	struct rs_ring_member m[2] = {{names[0], 0, VNODES * MAX_W},
 				      {names[1], 1, VNODES}};
-	struct rs_ring_view view = {backends, has_socket, NBACKENDS};
+	struct rs_ring_view view = {.backends = backends,
+				    .has_socket = has_socket,
+				    .nbackends = NBACKENDS};
 	struct rs_ring ring;
 	int refused = 0, retval;
 

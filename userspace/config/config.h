@@ -81,6 +81,7 @@ struct rs_service_conf {
 	uint8_t quic_server_id_len; /* 1..RS_QUIC_MAX_SERVER_ID */
 	uint8_t quic_cid_len;	    /* 1 + server_id_len .. 20 */
 	uint8_t quic_config_id;	    /* 0..6 */
+	uint32_t balance_milli;	    /* balance_factor x 1000; 0 = no bound */
 };
 
 /*

@@ -58,6 +58,12 @@ static void check_services(const struct cfg_entries *e, struct cfg_report *r)
 			cfg_report(r, s->conf.line, label, NULL,
 				   "missing required key 'listen'");
 		check_quic(r, s, label);
+		/* The load gauge counts TCP connections only (docs). */
+		if (s->conf.balance_milli && s->conf.protocol == IPPROTO_UDP)
+			cfg_report(r, s->key_line[SVC_BALANCE_FACTOR], label,
+				   "balance_factor",
+				   "balance_factor needs protocol = tcp (UDP "
+				   "has no load gauge)");
 	}
 }
 

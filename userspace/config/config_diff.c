@@ -64,7 +64,8 @@ static bool service_changed(const struct rs_service_conf *a,
 	       a->sticky_max != b->sticky_max || a->cookie != b->cookie ||
 	       a->quic_server_id_len != b->quic_server_id_len ||
 	       a->quic_cid_len != b->quic_cid_len ||
-	       a->quic_config_id != b->quic_config_id;
+	       a->quic_config_id != b->quic_config_id ||
+	       a->balance_milli != b->balance_milli;
 }
 
 /* Services already counted in d->rebuilds, by index (RS_MAX_SERVICES). */

@@ -82,6 +82,7 @@ enum {
 	SVC_VNODES,
 	SVC_STICKY_TTL,
 	SVC_STICKY_MAX,
+	SVC_BALANCE_FACTOR,
 };
 
 enum {

@@ -6,6 +6,8 @@
  * config_checks.c, since keys may come in any order.
  */
 #include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <netinet/in.h>
 #include <string.h>
 
@@ -173,6 +175,43 @@ static void set_quic_config_id(const struct cfg_key *k, void *obj,
 		s->conf.quic_config_id = (uint8_t)n;
 }
 
+/*
+ * Above 100 the bound never binds in practice, and the product in
+ * rs_load_bound() stays within 64 bits.
+ */
+#define MAX_BALANCE_MILLI 100000u
+
+/* 0 (off) or a factor > 1, kept to 1/1000: 1.25 is 1250. */
+static void set_balance_factor(const struct cfg_key *k, void *obj,
+			       const char *v)
+{
+	struct svc_entry *s = obj;
+	char *end;
+	double f;
+
+	errno = 0;
+	f = strtod(v, &end);
+	if (end == v || *end || errno || !isfinite(f) || f < 0) {
+		cfg_bad_value(k, "expected 0 (off) or a number > 1.0");
+		return;
+	}
+	if (f == 0) {
+		s->conf.balance_milli = 0;
+		return;
+	}
+	if (f <= 1.0 || f > MAX_BALANCE_MILLI / 1000) {
+		cfg_key_error(k,
+			      "%s is out of range: 0 (off) or more than 1.0, "
+			      "at most %u",
+			      v, MAX_BALANCE_MILLI / 1000);
+		return;
+	}
+	s->conf.balance_milli = (uint32_t)lround(f * 1000);
+	/* 1.0001 rounds to 1000: no slack at all would refuse spills' room. */
+	if (s->conf.balance_milli <= 1000)
+		s->conf.balance_milli = 1001;
+}
+
 const struct key_def cfg_service_keys[] = {
 	[SVC_PROTOCOL] = {"protocol", "protocol", set_protocol, false},
 	[SVC_LISTEN] = {"listen", "listen address", set_listen, true},
@@ -184,6 +223,8 @@ const struct key_def cfg_service_keys[] = {
 	[SVC_VNODES] = {"vnodes", "vnodes", set_vnodes, false},
 	[SVC_STICKY_TTL] = {"sticky_ttl", "sticky_ttl", set_sticky_ttl, false},
 	[SVC_STICKY_MAX] = {"sticky_max", "sticky_max", set_sticky_max, false},
+	[SVC_BALANCE_FACTOR] = {"balance_factor", "balance_factor",
+				set_balance_factor, false},
 	{"key", "key policy", set_key_policy, false},
 	{"prefix4", "prefix4", set_prefix4, false},
 	{"prefix6", "prefix6", set_prefix6, false},

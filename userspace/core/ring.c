@@ -134,6 +134,8 @@ const char *ring_skip_name(enum rs_ring_skip why)
 		return "no socket";
 	case RS_RING_SKIP_REJECTED:
 		return "backend rejected just before";
+	case RS_RING_SKIP_AT_BOUND:
+		return "at its bound";
 	}
 	return "?";
 }
@@ -147,11 +149,41 @@ static void trace_step(struct rs_ring_trace *trace, const struct rs_point *p,
 		.backend = p->backend, .ordinal = p->ordinal, .why = why};
 }
 
+bool ring_at_bound(const struct rs_ring_view *view, uint32_t b)
+{
+	if (!view->load || b >= view->nbackends)
+		return false;
+	return rs_load_at_bound(&view->backends[b], view->load[b],
+				view->service_active);
+}
+
+/* The least loaded relative to its bound, as walk_at_bound() keeps it. */
+struct bound_best {
+	uint32_t backend;
+	uint64_t load, bound;
+};
+
+static void bound_consider(struct bound_best *best,
+			   const struct rs_ring_view *view, uint32_t b)
+{
+	uint64_t bound = rs_load_bound(&view->backends[b],
+				       view->service_active),
+		 load = view->load[b] > RS_LOAD_CLAMP ? RS_LOAD_CLAMP
+						      : (uint64_t)view->load[b];
+
+	if (view->has_socket && !view->has_socket[b])
+		return;
+	if (best->backend == RS_NONE || load * best->bound < best->load * bound)
+		*best = (struct bound_best){b, load, bound};
+}
+
 int ring_lookup(const struct rs_ring *ring, const struct rs_ring_view *view,
 		uint64_t hash, struct rs_ring_choice *choice,
 		struct rs_ring_trace *trace)
 {
 	uint32_t idx, primary = RS_NONE, rejected = RS_NONE;
+	struct bound_best best = {.backend = RS_NONE};
+	bool primary_over = false;
 
 	if (trace)
 		trace->n = 0;
@@ -171,18 +203,35 @@ int ring_lookup(const struct rs_ring *ring, const struct rs_ring_view *view,
 		    (why == RS_RING_USABLE || why == RS_RING_SKIP_NOT_UP ||
 		     why == RS_RING_SKIP_NO_SOCKET))
 			primary = b;
-		if (why == RS_RING_SKIP_NOT_UP || why == RS_RING_SKIP_NO_SOCKET)
+		/* The bound is checked before the socket, as in BPF. */
+		if ((why == RS_RING_USABLE || why == RS_RING_SKIP_NO_SOCKET) &&
+		    ring_at_bound(view, b)) {
+			why = RS_RING_SKIP_AT_BOUND;
+			primary_over |= b == primary;
+			bound_consider(&best, view, b);
+		}
+		if (why == RS_RING_SKIP_NOT_UP ||
+		    why == RS_RING_SKIP_NO_SOCKET ||
+		    why == RS_RING_SKIP_AT_BOUND)
 			rejected = b;
 		if (why != RS_RING_USABLE) {
 			trace_step(trace, p, why);
 			continue;
 		}
-		choice->backend = b;
-		choice->primary = primary;
-		choice->walked = step;
+		*choice = (struct rs_ring_choice){.backend = b,
+						  .primary = primary,
+						  .walked = step,
+						  .primary_over = primary_over};
 		return 0;
 	}
-	return -ENOENT;
+	if (best.backend == RS_NONE)
+		return -ENOENT;
+	*choice = (struct rs_ring_choice){.backend = best.backend,
+					  .primary = primary,
+					  .walked = ring->npoints,
+					  .primary_over = primary_over,
+					  .all_at_bound = true};
+	return 0;
 }
 
 static bool point_usable(const struct rs_point *p,

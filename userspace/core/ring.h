@@ -48,12 +48,22 @@ struct rs_ring_view {
 	const struct rs_backend *backends; /* indexed by backend id */
 	const bool *has_socket;		   /* indexed by backend id, or NULL */
 	uint32_t nbackends;
+	/*
+	 * The load gauge (rs_backend_load by backend id, rs_service_load of
+	 * the service), or NULL: then no backend is ever at its bound, as
+	 * for ring statistics, which are about the mapping alone.
+	 */
+	const int64_t *load;
+	int64_t service_active;
 };
 
 struct rs_ring_choice {
-	uint32_t backend; /* chosen backend id */
-	uint32_t primary; /* owner if every backend were UP */
-	uint32_t walked;  /* points visited before the chosen one */
+	uint32_t backend;  /* chosen backend id */
+	uint32_t primary;  /* owner if every backend were UP */
+	uint32_t walked;   /* points visited before the chosen one */
+	bool primary_over; /* the primary was UP but at its bound */
+	/* Every backend that could take it was at its bound: least loaded. */
+	bool all_at_bound;
 };
 
 /*
@@ -67,6 +77,7 @@ enum rs_ring_skip {
 	RS_RING_SKIP_NOT_UP,	/* the backend is DOWN or DRAIN */
 	RS_RING_SKIP_NO_SOCKET, /* no socket for the client's family */
 	RS_RING_SKIP_REJECTED,	/* another point of the backend rejected last */
+	RS_RING_SKIP_AT_BOUND,	/* UP, but at its bound (balance_factor) */
 };
 
 /* The one point rule (without the walk's memory of rejected backends). */
@@ -84,6 +95,9 @@ struct rs_ring_trace {
 	struct rs_ring_step *steps;
 	uint32_t cap, n;
 };
+
+/* Whether backend @b of @view is at its bound (never without view->load). */
+bool ring_at_bound(const struct rs_ring_view *view, uint32_t b);
 
 /*
  * The data plane's walk, replicated: returns 0 and fills @choice, or

@@ -16,5 +16,8 @@ bool sticky_honoured(const struct rs_sticky_entry *e, uint64_t now_ns,
 	if (be->service != svc_id ||
 	    (be->state != RS_BACKEND_UP && be->state != RS_BACKEND_DRAIN))
 		return false;
+	/* A DRAIN backend has no bound: it takes no new clients. */
+	if (be->state == RS_BACKEND_UP && ring_at_bound(view, e->backend))
+		return false;
 	return !view->has_socket || view->has_socket[e->backend];
 }

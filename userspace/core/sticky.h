@@ -18,8 +18,9 @@
  * True when @e wins over the ring at @now_ns (CLOCK_MONOTONIC, as
  * bpf_ktime_get_ns()) for service @svc_id with a TTL of @ttl_s seconds:
  * seen within the TTL, and its backend belongs to the service, is UP or
- * DRAIN (a draining backend keeps its clients) and has a socket for the
- * client's family in @view.
+ * DRAIN (a draining backend keeps its clients), is not UP at its bound
+ * (with a load in @view) and has a socket for the client's family in
+ * @view.
  */
 bool sticky_honoured(const struct rs_sticky_entry *e, uint64_t now_ns,
 		     uint32_t ttl_s, uint32_t svc_id,

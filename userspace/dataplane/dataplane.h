@@ -233,5 +233,8 @@ int dp_backend_stats(struct rs_dataplane *dp, uint32_t id,
 		     struct rs_backend_stats *out);
 int dp_service_stats(struct rs_dataplane *dp, uint32_t id,
 		     struct rs_service_stats *out);
+/* Established steered TCP connections now (the load gauge). */
+int dp_backend_load(struct rs_dataplane *dp, uint32_t id, int64_t *active);
+int dp_service_load(struct rs_dataplane *dp, uint32_t id, int64_t *active);
 
 #endif /* RS_DATAPLANE_H */

@@ -46,3 +46,28 @@ int dp_service_stats(struct rs_dataplane *dp, uint32_t id,
 	return percpu_sum(dp->skel->maps.rs_service_stats, id, out,
 			  sizeof(*out) / sizeof(__u64));
 }
+
+/*
+ * The load gauge is one shared value per id (struct rs_load), counted with
+ * atomics by steer_sockops: read as is, nothing to sum.
+ */
+static int load_read(struct bpf_map *map, uint32_t id, int64_t *active)
+{
+	struct rs_load l = {0};
+
+	*active = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(map), &id, &l))
+		return -errno;
+	*active = l.active;
+	return 0;
+}
+
+int dp_backend_load(struct rs_dataplane *dp, uint32_t id, int64_t *active)
+{
+	return load_read(dp->skel->maps.rs_backend_load, id, active);
+}
+
+int dp_service_load(struct rs_dataplane *dp, uint32_t id, int64_t *active)
+{
+	return load_read(dp->skel->maps.rs_service_load, id, active);
+}

@@ -275,9 +275,9 @@ static void services_table(json_t *r)
 	json_t *v, *l;
 	size_t i, k;
 
-	printf("%-14s %-4s %-28s %-11s %6s %5s %5s %10s %8s\n", "SERVICE",
-	       "PROT", "LISTEN", "KEY", "VNODES", "BACK", "GEN", "LOOKUPS",
-	       "NO_BACK");
+	printf("%-14s %-4s %-28s %-11s %6s %5s %5s %10s %8s %7s %7s\n",
+	       "SERVICE", "PROT", "LISTEN", "KEY", "VNODES", "BACK", "GEN",
+	       "LOOKUPS", "NO_BACK", "ACTIVE", "BALANCE");
 	json_array_foreach(json_object_get(r, "services"), i, v)
 	{
 		json_t *st = json_object_get(v, "stats");
@@ -291,12 +291,17 @@ static void services_table(json_t *r)
 			strncat(listen, json_string_value(l),
 				sizeof(listen) - strlen(listen) - 1);
 		}
+		char balance[16] = "off";
+
+		if (jnum(v, "balance_factor") > 0)
+			snprintf(balance, sizeof(balance), "%.3g",
+				 jnum(v, "balance_factor"));
 		printf("%-14s %-4s %-28s %-11s %6lld %5lld %5lld %10lld "
-		       "%8lld\n",
+		       "%8lld %7lld %7s\n",
 		       jstr(v, "name"), jstr(v, "protocol"), listen,
 		       jstr(v, "key"), jint(v, "vnodes"), jint(v, "backends"),
 		       jint(v, "generation"), jint(st, "lookups"),
-		       jint(st, "no_backend"));
+		       jint(st, "no_backend"), jint(v, "active"), balance);
 	}
 	cookie_services_table(r);
 }
@@ -335,23 +340,32 @@ static void backends_table(json_t *r)
 	json_t *v;
 	size_t i;
 
-	printf("%-14s %-10s %-22s %-5s %-5s %-6s %6s %6s %7s %10s  %s\n",
+	/* POINTS: ring points in use; ACTIVE: connections held now. */
+	printf("%-14s %-10s %-22s %-5s %-5s %-6s %6s %6s %7s %10s %7s %6s  "
+	       "%s\n",
 	       "BACKEND", "SERVICE", "ADDRESS", "STATE", "OP", "HEALTH",
-	       "WEIGHT", "ACTIVE", "SHARE", "ASSIGNED", "LAST CHECK");
+	       "WEIGHT", "POINTS", "SHARE", "ASSIGNED", "ACTIVE", "BOUND",
+	       "LAST CHECK");
 	json_array_foreach(json_object_get(r, "backends"), i, v)
 	{
 		json_t *a = json_array_get(json_object_get(v, "addresses"), 0);
 		/* An empty SOCKMAP slot is DOWN to the data plane. */
 		bool sock = json_is_true(json_object_get(v, "has_socket"));
+		char bound[24] = "-";
 
+		/* "-": no bound (balance_factor off, or not UP). */
+		if (json_is_integer(json_object_get(v, "bound")))
+			snprintf(bound, sizeof(bound), "%lld",
+				 jint(v, "bound"));
 		printf("%-14s %-10s %-22s %-5s %-5s %-6s %6lld %6lld %6.1f%% "
-		       "%10lld  %s%s\n",
+		       "%10lld %7lld %6s  %s%s\n",
 		       jstr(v, "name"), jstr(v, "service"),
 		       a ? json_string_value(a) : "-",
 		       sock ? jstr(v, "state") : "DOWN", jstr(v, "op"),
 		       jstr(v, "health"), jint(v, "weight"),
 		       jint(v, "active_points"), 100 * jnum(v, "share"),
-		       jint(v, "assigned"), jstr(v, "last_check"),
+		       jint(v, "assigned"), jint(v, "active"), bound,
+		       jstr(v, "last_check"),
 		       sock ? "" : " (no socket: not serving)");
 	}
 	cookie_backends_table(r);
@@ -489,6 +503,19 @@ static void lookup_table(json_t *r)
 		printf("; primary %s, walked past %lld points",
 		       jstr(r, "primary"), jint(r, "walked"));
 	printf("; hash %s)\n", jstr(r, "hash"));
+	if (json_is_string(json_object_get(r, "sticky_over_bound")))
+		printf("  sticky backend %s is at its bound: the client "
+		       "spills, "
+		       "its entry stays\n",
+		       jstr(r, "sticky_over_bound"));
+	if (json_is_true(json_object_get(r, "primary_over_bound")))
+		printf("  primary %s is at its bound (%lld active, bound "
+		       "%lld)%s\n",
+		       jstr(r, "primary"), jint(r, "primary_active"),
+		       jint(r, "primary_bound"),
+		       json_is_true(json_object_get(r, "all_at_bound"))
+			       ? "; every backend is: least loaded wins"
+			       : "");
 	json_array_foreach(json_object_get(r, "skipped"), i, v) printf(
 		"  skipped %s: %s\n", jstr(v, "backend"), jstr(v, "why"));
 }

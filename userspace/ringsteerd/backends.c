@@ -59,8 +59,9 @@ uint32_t backend_full_points(const struct daemon *d, const struct be_rt *be)
 	return be->weight * d->cfg.services[bc->service].vnodes;
 }
 
-void daemon_backend_word(const struct daemon *d, const struct be_rt *be,
-			 struct rs_backend *out)
+/* The state word alone, without the bound (which needs every backend's). */
+static void backend_word_own(const struct daemon *d, const struct be_rt *be,
+			     struct rs_backend *out)
 {
 	const struct rs_backend_conf *bc = &d->cfg.backends[be->idx];
 	uint32_t full = backend_full_points(d, be), active = full;
@@ -86,6 +87,47 @@ void daemon_backend_word(const struct daemon *d, const struct be_rt *be,
 	out->weight = be->weight;
 	out->weight_set = be->weight_override;
 	snprintf(out->name, sizeof(out->name), "%s", bc->name);
+}
+
+/*
+ * The bound's total weight: active points of the service's UP backends,
+ * those that take new clients. It changes whenever any of them changes
+ * state, weight or slow-start step, so every word of the service is
+ * pushed then (backend_changed, on_ramp); unchanged words are not written.
+ */
+static uint32_t service_bound_points(const struct daemon *d, size_t svc)
+{
+	uint32_t total = 0;
+
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		struct rs_backend w;
+
+		if (d->cfg.backends[i].service != svc)
+			continue;
+		backend_word_own(d, &d->bes[i], &w);
+		if (w.state == RS_BACKEND_UP)
+			total += w.active_points;
+	}
+	return total;
+}
+
+void daemon_backend_word(const struct daemon *d, const struct be_rt *be,
+			 struct rs_backend *out)
+{
+	size_t svc = d->cfg.backends[be->idx].service;
+
+	backend_word_own(d, be, out);
+	out->balance_milli = d->cfg.services[svc].balance_milli;
+	if (out->balance_milli)
+		out->bound_points = service_bound_points(d, svc);
+}
+
+/* Every word of service @svc (the bound's total may have changed). */
+static void service_push(struct daemon *d, size_t svc)
+{
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		if (d->cfg.backends[i].service == svc)
+			backend_push(d, &d->bes[i]);
 }
 
 /* Write the backend's word if it changed. */
@@ -128,7 +170,7 @@ int daemon_ring_view(const struct daemon *d, struct rs_backend **backends,
 /* A backend's state changed: write its word, then mind the walk. */
 void backend_changed(struct daemon *d, struct be_rt *be)
 {
-	backend_push(d, be);
+	service_push(d, d->cfg.backends[be->idx].service);
 	ring_refresh(d, d->cfg.backends[be->idx].service, REFRESH_CHECK,
 		     "backend state");
 }
@@ -207,7 +249,7 @@ void on_ramp(struct ev_loop *loop, ev_timer *w, int revents)
 			rs_info("backend %s: slow start done",
 				d->cfg.backends[i].name);
 		}
-		backend_push(d, be);
+		service_push(d, d->cfg.backends[i].service);
 		/* A trimmed ring holds only the points in use until now. */
 		if (d->svcs[d->cfg.backends[i].service].compact)
 			ring_refresh(d, d->cfg.backends[i].service,
@@ -354,7 +396,7 @@ int daemon_set_weight(struct daemon *d, const char *backend, uint32_t weight)
 	/* Above what the ring holds: rebuild with the new maximum. */
 	be->built_points = backend_full_points(d, be);
 	be->pushed_valid = false;
-	backend_push(d, be);
+	service_push(d, s);
 	return ring_refresh(d, s, REFRESH_REBUILD,
 			    "weight raised above the built one");
 }

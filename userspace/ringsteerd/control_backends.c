@@ -48,6 +48,17 @@ int backend_view_get(struct daemon *d, size_t idx, const double *shares,
 	daemon_backend_word(d, be, &out->word);
 	dp_backend_stats(&d->dp, be->id, &out->stats);
 	out->share = shares ? shares[be->id] : 0;
+	{
+		int64_t svc_active = 0;
+		uint32_t svc = d->cfg.backends[idx].service;
+
+		dp_backend_load(&d->dp, be->id, &out->active);
+		dp_service_load(&d->dp, d->svcs[svc].id, &svc_active);
+		/* An UP backend's bound; others take no new clients. */
+		out->bound = out->word.state == RS_BACKEND_UP
+				     ? rs_load_bound(&out->word, svc_active)
+				     : RS_LOAD_UNBOUNDED;
+	}
 	out->serving = be->has_socket && out->word.state != RS_BACKEND_DOWN;
 	return 0;
 }
@@ -99,6 +110,14 @@ static json_t *backend_json(struct daemon *d, size_t i, const double *shares)
 		(json_int_t)be->health.checks);
 	json_object_set_new(o, "server_id", server_id_json(d, i));
 	json_object_set_new(o, "serving", json_boolean(v.serving));
+	json_object_set_new(o, "active", json_integer((json_int_t)v.active));
+	/* null: no bound (balance_factor off, or not UP). */
+	json_object_set_new(o, "bound",
+			    v.bound == RS_LOAD_UNBOUNDED
+				    ? json_null()
+				    : json_integer((json_int_t)v.bound));
+	json_object_set_new(o, "load_spills",
+			    json_integer((json_int_t)v.stats.load_spills));
 	return o;
 }
 

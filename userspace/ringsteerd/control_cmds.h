@@ -17,7 +17,10 @@ json_t *control_dispatch(struct daemon *d, const char *cmd, json_t *req);
 struct backend_view {
 	struct rs_backend word;
 	struct rs_backend_stats stats;
-	double share; /* of its service's hash space, now */
+	double share;	/* of its service's hash space, now */
+	int64_t active; /* established steered connections now */
+	/* Connections it may hold before new ones spill (or unbounded). */
+	uint64_t bound;
 	/*
 	 * The data plane can hand it clients: not DOWN, and a socket in its
 	 * SOCKMAP slots (an empty slot counts as DOWN whatever the word says).

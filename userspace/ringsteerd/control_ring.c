@@ -150,6 +150,23 @@ static int family_view(struct daemon *d, int family, struct rs_backend **words,
 }
 
 /*
+ * The load gauge of service @s into @view, as the bound reads it. One
+ * array for the daemon: its loop runs one command at a time.
+ */
+static void load_view(struct daemon *d, size_t s, struct rs_ring_view *view)
+{
+	static int64_t load[RS_MAX_BACKENDS];
+
+	memset(load, 0, sizeof(load));
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		if (d->cfg.backends[i].service == s)
+			dp_backend_load(&d->dp, d->bes[i].id,
+					&load[d->bes[i].id]);
+	dp_service_load(&d->dp, d->svcs[s].id, &view->service_active);
+	view->load = load;
+}
+
+/*
  * Whether the data plane would honour @key's sticky entry now: the one
  * rule (core/sticky.c) on the entry as the kernel holds it.
  */
@@ -168,7 +185,9 @@ static bool sticky_wins(struct daemon *d, size_t s,
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	*idle_s = now > e.last_seen_ns ? (now - e.last_seen_ns) / 1e9 : 0;
-	*backend = e.backend;
+	/* Named only while live: an expired entry names nobody. */
+	if (now - e.last_seen_ns <= (uint64_t)sc->sticky_ttl * 1000000000ull)
+		*backend = e.backend;
 	return sticky_honoured(&e, now, sc->sticky_ttl, d->svcs[s].id, view);
 }
 
@@ -193,7 +212,9 @@ json_t *cmd_lookup(struct daemon *d, json_t *req)
 	struct rs_service svc;
 	struct rs_backend *words;
 	uint8_t addr[16] = {0};
-	uint32_t sticky_be = 0;
+	uint32_t sticky_be = RS_NONE;
+	bool sticky_over;
+	json_t *reply;
 	double idle = 0;
 	int family, s, err;
 	uint16_t port = 0;
@@ -227,6 +248,7 @@ json_t *cmd_lookup(struct daemon *d, json_t *req)
 		return err_reply("out of memory");
 	view.backends = words;
 	view.has_socket = has;
+	load_view(d, (size_t)s, &view);
 	if (sticky_wins(d, (size_t)s, &key, &view, &sticky_be, &idle)) {
 		free(words);
 		free(has);
@@ -254,6 +276,10 @@ json_t *cmd_lookup(struct daemon *d, json_t *req)
 					 ? "drop"
 					 : "pass");
 	}
+	/* A live entry on an UP backend at its bound: the client spills. */
+	sticky_over = sticky_be != RS_NONE && sticky_be < view.nbackends &&
+		      words[sticky_be].state == RS_BACKEND_UP &&
+		      ring_at_bound(&view, sticky_be);
 	/* Which backends the walk passed over, and why. */
 	skipped = json_array();
 	for (uint32_t k = 0; k < trace.n; k++)
@@ -263,14 +289,34 @@ json_t *cmd_lookup(struct daemon *d, json_t *req)
 				  backend_name_of(d, trace.steps[k].backend),
 				  "why", skip_reason(&trace.steps[k], words)));
 	free(trace.steps);
+	reply = json_pack(
+		"{s:b, s:s, s:s, s:s, s:s, s:s, s:i, s:o}", "ok", 1, "service",
+		service, "backend", backend_name_of(d, c.backend), "reason",
+		c.backend == c.primary		? "primary"
+		: c.primary_over || sticky_over ? "spill for load"
+						: "spill",
+		"hash", hbuf, "primary", backend_name_of(d, c.primary),
+		"walked", (int)c.walked, "skipped", skipped);
+	/* Present only with a bound: what it was and who was over it. */
+	if (words[c.primary].balance_milli) {
+		json_object_set_new(reply, "primary_over_bound",
+				    json_boolean(c.primary_over));
+		json_object_set_new(
+			reply, "primary_active",
+			json_integer((json_int_t)view.load[c.primary]));
+		json_object_set_new(
+			reply, "primary_bound",
+			json_integer((json_int_t)rs_load_bound(
+				&words[c.primary], view.service_active)));
+		json_object_set_new(reply, "all_at_bound",
+				    json_boolean(c.all_at_bound));
+	}
+	if (sticky_over)
+		json_object_set_new(reply, "sticky_over_bound",
+				    json_string(backend_name_of(d, sticky_be)));
 	free(words);
 	free(has);
-	return json_pack("{s:b, s:s, s:s, s:s, s:s, s:s, s:i, s:o}", "ok", 1,
-			 "service", service, "backend",
-			 backend_name_of(d, c.backend), "reason",
-			 c.backend == c.primary ? "primary" : "spill", "hash",
-			 hbuf, "primary", backend_name_of(d, c.primary),
-			 "walked", (int)c.walked, "skipped", skipped);
+	return reply;
 }
 
 struct sticky_sim {

@@ -129,6 +129,17 @@ static json_t *service_json(struct daemon *d, size_t s)
 		(json_int_t)st.cookie_unknown, "cookie_down",
 		(json_int_t)st.cookie_down, "cookie_malformed",
 		(json_int_t)st.cookie_malformed);
+	{
+		int64_t active = 0;
+
+		dp_service_load(&d->dp, d->svcs[s].id, &active);
+		json_object_set_new(o, "active",
+				    json_integer((json_int_t)active));
+		json_object_set_new(o, "balance_factor",
+				    json_real(sc->balance_milli / 1000.0));
+		json_object_set_new(json_object_get(o, "stats"), "reassigned",
+				    json_integer((json_int_t)st.reassigned));
+	}
 	if (sc->cookie == RS_COOKIE_QUIC) {
 		json_object_set_new(o, "quic_server_id_len",
 				    json_integer(sc->quic_server_id_len));

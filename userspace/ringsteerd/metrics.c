@@ -95,6 +95,14 @@ static void backend_metrics(struct daemon *d, struct buf *b)
 		 "Duration of the last health check."},
 		{"ringsteer_backend_checks_total", "counter",
 		 "Health checks run."},
+		{"ringsteer_backend_active_connections", "gauge",
+		 "Established steered TCP connections it holds now."},
+		{"ringsteer_backend_load_bound", "gauge",
+		 "Connections it may hold before new ones spill "
+		 "(balance_factor; "
+		 "absent when off)."},
+		{"ringsteer_backend_load_spills_total", "counter",
+		 "New connections it owned and passed on at its bound."},
 	};
 	static const char *const states[] = {"DOWN", "UP", "DRAIN"};
 
@@ -171,8 +179,19 @@ static void backend_metrics(struct daemon *d, struct buf *b)
 					val = be->health.last_latency_ms /
 					      1000.0;
 					break;
-				default:
+				case 11:
 					val = (double)be->health.checks;
+					break;
+				case 12:
+					val = (double)vp->active;
+					break;
+				case 13:
+					if (vp->bound == RS_LOAD_UNBOUNDED)
+						continue;
+					val = (double)vp->bound;
+					break;
+				default:
+					val = (double)vp->stats.load_spills;
 					break;
 				}
 				put(b, "%s{%s} %.17g\n", m[k].name, lbl, val);
@@ -182,12 +201,52 @@ static void backend_metrics(struct daemon *d, struct buf *b)
 	free(views);
 }
 
+/*
+ * The figures cache operators watch: connections held now, and how often
+ * affinity held (sticky hits over lookups since the counters began; over
+ * a window it is rate(sticky_hits) / rate(lookups)).
+ */
+static void service_affinity_metrics(struct daemon *d, struct buf *b,
+				     const struct rs_service_stats *st)
+{
+	help(b, "ringsteer_service_active_connections", "gauge",
+	     "Established steered TCP connections of the service now.");
+	for (size_t s = 0; s < d->cfg.n_services; s++) {
+		int64_t active = 0;
+
+		dp_service_load(&d->dp, d->svcs[s].id, &active);
+		put(b,
+		    "ringsteer_service_active_connections{service=\"%s\"} "
+		    "%lld\n",
+		    d->cfg.services[s].name, (long long)active);
+	}
+	help(b, "ringsteer_service_affinity_hit_ratio", "gauge",
+	     "Sticky-table hits over lookups since the counters began.");
+	for (size_t s = 0; s < d->cfg.n_services; s++) {
+		__u64 hits = 0;
+
+		for (size_t i = 0; i < d->cfg.n_backends; i++) {
+			struct rs_backend_stats bs;
+
+			if (d->cfg.backends[i].service != s ||
+			    dp_backend_stats(&d->dp, d->bes[i].id, &bs))
+				continue;
+			hits += bs.sticky_hits;
+		}
+		put(b,
+		    "ringsteer_service_affinity_hit_ratio{service=\"%s\"} "
+		    "%.17g\n",
+		    d->cfg.services[s].name,
+		    st[s].lookups ? (double)hits / (double)st[s].lookups : 0.0);
+	}
+}
+
 static void service_metrics(struct daemon *d, struct buf *b)
 {
 	static const char *const names[] = {
 		"lookups",     "no_backend",	   "errors",
 		"walk_limit",  "cookie_none",	   "cookie_unknown",
-		"cookie_down", "cookie_malformed",
+		"cookie_down", "cookie_malformed", "reassigned",
 	};
 	static const char *const helps[] = {
 		"sk_lookup runs that matched the service.",
@@ -199,6 +258,9 @@ static void service_metrics(struct daemon *d, struct buf *b)
 		"QUIC cookies naming no known server ID or config.",
 		"QUIC cookies of a backend that is down or without a socket.",
 		"Malformed or truncated packets on a cookie service.",
+		"Connections not sent where the client's affinity named (live "
+		"sticky entry, else ring owner): the reassignment rate is "
+		"rate(this) / rate(lookups).",
 	};
 
 	struct rs_service_stats *st;
@@ -222,6 +284,7 @@ static void service_metrics(struct daemon *d, struct buf *b)
 			    d->cfg.services[s].name,
 			    (unsigned long long)((__u64 *)&st[s])[k]);
 	}
+	service_affinity_metrics(d, b, st);
 	free(st);
 	help(b, "ringsteer_ring_generation", "gauge",
 	     "Generation of the installed ring.");
