@@ -3,18 +3,27 @@
  * rs_idle: a hostile client that opens many connections and sends nothing.
  *
  *   rs_idle (--tcp ADDR:PORT | --unix PATH) --count N [--connect-for S]
+ *           [--src IPV4 [--sources K]] [--rst]
  *
  * Connects N sockets without blocking; a connect refused for a full unix
  * listen queue (EAGAIN) is retried until all N are in or --connect-for
  * seconds (default 10) have passed. Then prints "connected K" and "ready",
  * and every 200 ms "open M": how many of them the server has not closed
  * (EOF, reset or error counts as closed). Runs until SIGTERM.
+ *
+ * --src binds connection i to IPV4 + (i mod K) x 256: K clients in K
+ * different /24 prefixes (affinity keys with prefix4 = 24), for tests of
+ * connections held open per key. --rst closes with a reset at SIGTERM.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +45,7 @@ static void on_term(int sig)
 static void usage(FILE *f)
 {
 	fputs("usage: rs_idle (--tcp ADDR:PORT | --unix PATH) --count N "
-	      "[--connect-for S]\n",
+	      "[--connect-for S] [--src IPV4 [--sources K]] [--rst]\n",
 	      f);
 }
 
@@ -50,12 +59,17 @@ static double now(void)
 
 /* One connection: the fd, or -1 when it could not be made. */
 static int connect_one(const struct sockaddr_storage *ss, socklen_t len,
-		       double deadline)
+		       const struct sockaddr_in *src, double deadline)
 {
 	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK, 0);
 
 	if (fd < 0)
 		return -1;
+	if (src && (tool_set_freebind(fd, AF_INET) ||
+		    bind(fd, (const struct sockaddr *)src, sizeof(*src)))) {
+		close(fd);
+		return -1;
+	}
 	for (;;) {
 		if (!connect(fd, (const struct sockaddr *)ss, len) ||
 		    errno == EINPROGRESS)
@@ -98,11 +112,16 @@ int main(int argc, char **argv)
 		{"unix", required_argument, NULL, 'u'},
 		{"count", required_argument, NULL, 'n'},
 		{"connect-for", required_argument, NULL, 'f'},
+		{"src", required_argument, NULL, 's'},
+		{"sources", required_argument, NULL, 'k'},
+		{"rst", no_argument, NULL, 'r'},
 		TOOL_OPTS_END,
 	};
 	struct sockaddr_storage ss = {0};
 	socklen_t len = 0;
-	unsigned long count = 0, secs = 10, i, made = 0;
+	unsigned long count = 0, secs = 10, i, made = 0, sources = 1;
+	struct sockaddr_in src = {.sin_family = AF_INET};
+	bool has_src = false, rst = false;
 	struct pollfd *pfd;
 	double deadline;
 	int c;
@@ -138,6 +157,22 @@ int main(int argc, char **argv)
 					     1, 3600, &secs))
 				return 2;
 			break;
+		case 's':
+			if (inet_pton(AF_INET, optarg, &src.sin_addr) != 1) {
+				fprintf(stderr, "rs_idle: bad --src '%s'\n",
+					optarg);
+				return 2;
+			}
+			has_src = true;
+			break;
+		case 'k':
+			if (tool_parse_ulong("rs_idle", "--sources", optarg, 1,
+					     65536, &sources))
+				return 2;
+			break;
+		case 'r':
+			rst = true;
+			break;
 		default:
 			return 2;
 		}
@@ -155,7 +190,12 @@ int main(int argc, char **argv)
 		return 1;
 	deadline = now() + (double)secs;
 	for (i = 0; i < count && !stop; i++) {
-		pfd[i].fd = connect_one(&ss, len, deadline);
+		struct sockaddr_in from = src;
+
+		from.sin_addr.s_addr = htonl(ntohl(src.sin_addr.s_addr) +
+					     (uint32_t)(i % sources) * 256);
+		pfd[i].fd = connect_one(&ss, len, has_src ? &from : NULL,
+					deadline);
 		pfd[i].events = POLLIN | POLLRDHUP;
 		made += pfd[i].fd >= 0;
 	}
@@ -168,9 +208,17 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		usleep(200000);
 	}
-	for (i = 0; i < count; i++)
-		if (pfd[i].fd >= 0)
-			close(pfd[i].fd);
+	for (i = 0; i < count; i++) {
+		struct linger lg = {.l_onoff = 1, .l_linger = 0};
+
+		if (pfd[i].fd < 0)
+			continue;
+		/* A zero linger time makes close() send a reset. */
+		if (rst)
+			setsockopt(pfd[i].fd, SOL_SOCKET, SO_LINGER, &lg,
+				   sizeof(lg));
+		close(pfd[i].fd);
+	}
 	free(pfd);
 	return 0;
 }

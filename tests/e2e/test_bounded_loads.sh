@@ -1,0 +1,161 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# End to end: bounded loads (issue 11). Four real backends that hold every
+# connection open (rs_backend --hold), balance_factor = 1.25, prefix4 = 24.
+#   48 client /24 prefixes open 5 connections each and hold them; then one
+#   hot prefix opens 160. At every sample no backend holds more than
+#   ceil(1.25 x total / 4), the hot prefix fills its own backend first
+#   (it ends the fullest, at its bound), and the 240 earlier connections
+#   stay open where they were. Without the bound the hot prefix's backend
+#   holds 160 + its share (about 220 of 400).
+#   The gauge after churn: 2,000 short connections, 100 closed by resets,
+#   a backend killed with its connections open: `ringsteer backends`
+#   `active` equals what `ss` counts for each backend's process, and
+#   everything returns to 0 when all close.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. scripts/netns.sh
+. tests/e2e/lib.sh
+
+e2e_setup bnd
+
+# 64 client /24 prefixes of our own: 198.18.64.0/18, routed locally in
+# the client namespace and back to it from the edge.
+ip -n "$RS_NS_CLIENT" route add local 198.18.64.0/18 dev lo
+ip -n "$RS_NS_EDGE" route add 198.18.64.0/18 via "$RS_CLIENT_IP4"
+
+cat >"$CONF" <<CONF
+[global]
+bpffs = $BPFFS
+control_socket = $SOCK
+
+[service web]
+protocol = tcp
+listen = 198.18.0.10:80
+prefix4 = 24
+balance_factor = 1.25
+CONF
+for i in 1 2 3 4; do
+	cat >>"$CONF" <<CONF
+
+[backend web-$i]
+service = web
+address = 127.0.0.1:808$i
+check = none
+CONF
+	rs_bg_start "be$i" rs_in_edge build/tools/rs_backend --name "web-$i" \
+		--tcp "127.0.0.1:808$i" --hold
+	rs_bg_wait_ready "be$i"
+done
+rs_bg_start d1 rs_in_edge build/ringsteerd -c "$CONF"
+e2e_wait_for "$(rs_bg_err d1)" "sk_lookup link" 10
+e2e_wait_for "$(rs_bg_err d1)" "steer_sockops attached" 10
+
+rsjson() { build/ringsteer -s "$SOCK" -j "$@"; }
+active_of() { rsjson backends | jq ".backends[] | select(.name == \"$1\") | .active"; }
+svc_active() { rsjson services | jq '.services[0].active'; }
+# ss_of N: established connections owned by backend N's process.
+ss_of() {
+	local pid=${RS_BG_PID[be$1]}
+	rs_in_edge ss -Htnp state established src 198.18.0.10:80 |
+		grep -c "pid=$pid," || true
+}
+# gauge_matches: every backend's active equals ss's count (after settling).
+gauge_matches() {
+	local i a s ok=1
+	sleep 0.5
+	for i in 1 2 3 4; do
+		a=$(active_of "web-$i")
+		s=$(ss_of "$i")
+		[[ $a == "$s" ]] || { echo "  web-$i: active $a, ss $s"; ok=0; }
+	done
+	[[ $ok == 1 ]]
+}
+# within_bound: no backend above ceil(1.25 x total / 4) right now.
+within_bound() {
+	local b total max=0 i a
+	b=$(rsjson backends | jq '[.backends[].active]')
+	total=$(jq add <<<"$b")
+	max=$(jq max <<<"$b")
+	(((max * 4000) <= (1250 * total + 3999)))
+}
+
+echo "# 48 prefixes x 5 connections, held open"
+rs_bg_start warm rs_in_client build/tools/rs_idle --tcp 198.18.0.10:80 \
+	--src 198.18.64.1 --sources 48 --count 240
+rs_bg_wait_ready warm
+e2e_eq "all 240 connected" "$(grep connected "$(rs_bg_out warm)")" "connected 240"
+sleep 0.5
+e2e_eq "service active" "$(svc_active)" 240
+e2e_check "gauge equals ss for every backend" gauge_matches
+before=$(for i in 1 2 3 4; do active_of "web-$i"; done | tr '\n' ' ')
+echo "  before the hot prefix: $before"
+
+hot=198.18.120.1
+owner=$(rsjson lookup web "$hot" | jq -r .primary)
+echo "# one hot prefix ($hot, owner $owner) opens 160"
+rs_bg_start hot rs_in_client build/tools/rs_idle --tcp 198.18.0.10:80 \
+	--src "$hot" --count 160
+violations=0 samples=0
+while ! grep -qx ready "$(rs_bg_out hot)"; do
+	within_bound || violations=$((violations + 1))
+	samples=$((samples + 1))
+	sleep 0.05
+done
+within_bound || violations=$((violations + 1))
+echo "  $samples samples while connecting"
+e2e_eq "all 160 connected" "$(grep connected "$(rs_bg_out hot)")" "connected 160"
+sleep 0.5
+e2e_eq "service active" "$(svc_active)" 400
+e2e_eq "samples with a backend above ceil(1.25 x total / 4)" "$violations" 0
+e2e_check "every backend at or below its bound now" within_bound
+after=$(rsjson backends | jq -c '[.backends[] | {n: .name, a: .active, b: .bound}]')
+echo "  after: $after"
+oa=$(jq ".[] | select(.n == \"$owner\") | .a" <<<"$after")
+ob=$(jq ".[] | select(.n == \"$owner\") | .b" <<<"$after")
+e2e_check "the hot prefix filled its own backend first ($oa, bound $ob)" \
+	test "$oa" -ge $((ob - 1))
+e2e_eq "no backend holds more than the owner" \
+	"$(jq "[.[].a] | max" <<<"$after")" "$oa"
+e2e_check "the earlier 240 connections are still open" \
+	grep -qx "open 240" <(tail -n 3 "$(rs_bg_out warm)")
+# One more from the hot prefix puts its owner exactly at its bound.
+rs_bg_start one rs_in_client build/tools/rs_idle --tcp 198.18.0.10:80 \
+	--src "$hot" --count 1
+rs_bg_wait_ready one
+sleep 0.3
+r=$(rsjson lookup web "$hot")
+echo "  $(build/ringsteer -s "$SOCK" lookup web "$hot" | head -2 | tr '\n' ' ')"
+e2e_eq "lookup explains the spill" "$(jq -r .reason <<<"$r")" "spill for load"
+e2e_eq "lookup: primary over its bound" "$(jq -r .primary_over_bound <<<"$r")" true
+e2e_check "load_spills counted for $owner" \
+	test "$(rsjson backends | jq ".backends[] | select(.name == \"$owner\") | .load_spills")" -gt 0
+e2e_check "gauge equals ss for every backend" gauge_matches
+
+echo "# churn: 2,000 short connections, 100 reset, a backend killed"
+rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
+	--src-base 198.18.1.1 --count 200 --rounds 10 >"$OUT/churn" 2>/dev/null || true
+e2e_eq "short connections that failed" "$(e2e_errors "$OUT/churn")" 0
+rs_bg_start rst rs_in_client build/tools/rs_idle --tcp 198.18.0.10:80 \
+	--src 198.18.2.1 --count 100 --rst
+rs_bg_wait_ready rst
+rs_bg_stop rst
+e2e_check "gauge equals ss after churn and resets" gauge_matches
+k=${RS_BG_PID[be4]}
+killed=$(ss_of 4)
+kill -KILL "$k"
+sleep 0.5
+e2e_eq "web-4 killed with $killed open: its active" "$(active_of web-4)" 0
+e2e_check "gauge equals ss after the kill" gauge_matches
+rs_bg_stop one
+rs_bg_stop hot
+rs_bg_stop warm
+sleep 0.5
+e2e_eq "all closed: service active" "$(svc_active)" 0
+e2e_eq "all closed: sum of backends' active" \
+	"$(rsjson backends | jq '[.backends[].active] | add')" 0
+metrics_ok=$(rsjson backends | jq '[.backends[] | select(.bound != null)] | length')
+e2e_check "bounds reported for UP backends ($metrics_ok)" test "$metrics_ok" -ge 3
+rs_bg_stop d1
+e2e_summary
