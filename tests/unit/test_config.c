@@ -407,7 +407,7 @@ static void test_sample_keys(void)
 		"timeout",	"rise",
 		"fall",		"slow_start",
 		"server_id",	"check_port",
-		"memory_max",
+		"memory_max",	"balance_factor",
 	};
 	/* Apart from the table above, which keeps its layout this way. */
 	static const char *const client_keys[] = {
@@ -832,6 +832,26 @@ static void test_bad_backend_addresses(void)
 		     "t.conf:10: [backend b] address: ",
 		     "tcp [::1]:1 is already the address of [backend a] at "
 		     "t.conf:7");
+}
+
+static void test_balance_factor(void)
+{
+	EXPECT_ERROR(WEB "balance_factor = 1.0\n",
+		     "t.conf:4: [service web] balance_factor: ",
+		     "1.0 is out of range: 0 (off) or more than 1.0, at most "
+		     "100");
+	EXPECT_ERROR(WEB "balance_factor = 0.5\n",
+		     "t.conf:4: [service web] balance_factor: ",
+		     "0.5 is out of range: 0 (off) or more than 1.0, at most "
+		     "100");
+	EXPECT_ERROR(WEB "balance_factor = lots\n",
+		     "t.conf:4: [service web] balance_factor: ",
+		     "expected 0 (off) or a number > 1.0");
+	EXPECT_ERROR("[service u]\nprotocol = udp\nlisten = 198.18.0.11:53\n"
+		     "balance_factor = 1.25\n",
+		     "t.conf:4: [service u] balance_factor: ",
+		     "balance_factor needs protocol = tcp (UDP has no load "
+		     "gauge)");
 }
 
 static void test_error_format(void)
@@ -2219,6 +2239,7 @@ static const struct test config_tests[] = {
 	{"order and syntax", test_order_and_syntax},
 	{"allowed overlaps", test_allowed_overlaps},
 	{"bad backend addresses", test_bad_backend_addresses},
+	{"balance_factor", test_balance_factor},
 	{"error format", test_error_format},
 	{"bad sections", test_bad_sections},
 	{"bad lines", test_bad_lines},

@@ -194,8 +194,8 @@ int main(int argc, char **argv)
 
 		from.sin_addr.s_addr = htonl(ntohl(src.sin_addr.s_addr) +
 					     (uint32_t)(i % sources) * 256);
-		pfd[i].fd = connect_one(&ss, len, has_src ? &from : NULL,
-					deadline);
+		pfd[i].fd =
+			connect_one(&ss, len, has_src ? &from : NULL, deadline);
 		pfd[i].events = POLLIN | POLLRDHUP;
 		made += pfd[i].fd >= 0;
 	}
