@@ -434,36 +434,45 @@ static int has_socket(struct bpf_sk_lookup *ctx, __u32 b)
 	return 1;
 }
 
+/*
+ * One point of the second pass, in a call of its own: the verifier then
+ * sees the loop body's state change by what this returns alone.
+ */
+static __attribute__((noinline)) int best_consider(struct best_state *w,
+						   __u32 b, __u32 ordinal)
+{
+	struct rs_backend *be = bpf_map_lookup_elem(&rs_backends, &b);
+	__u64 bound, load;
+	__s64 active;
+
+	if (!be || ordinal >= be->active_points || be->state != RS_BACKEND_UP)
+		return 0;
+	bound = rs_load_bound(be, w->svc_active);
+	if (bound == RS_LOAD_UNBOUNDED || !has_socket(w->ctx, b))
+		return 0;
+	active = backend_load(b);
+	load = active < 0 ? 0 : (__u64)active;
+	if (load > RS_LOAD_CLAMP)
+		load = RS_LOAD_CLAMP;
+	/* best_bound starts at 0: the first candidate always wins. */
+	if (load * w->best_bound < w->best_load * bound) {
+		w->best = b;
+		w->best_load = load;
+		w->best_bound = bound;
+	}
+	return 0;
+}
+
 static long best_step(__u32 step, struct best_state *w)
 {
 	struct rs_ring_slot *slot;
-	struct rs_backend *be;
-	__u32 b, idx = w->idx;
-	__u64 bound, load;
-	__s64 active;
+	__u32 idx = w->idx;
 
 	slot = bpf_map_lookup_elem(w->ring, &idx);
 	if (!slot)
 		return 1;
 	w->idx = idx >= w->npoints ? 1 : idx + 1;
-	b = slot->point.backend;
-	be = bpf_map_lookup_elem(&rs_backends, &b);
-	if (!be || slot->point.ordinal >= be->active_points ||
-	    be->state != RS_BACKEND_UP)
-		return step + 1 >= w->npoints ? 1 : 0;
-	bound = rs_load_bound(be, w->svc_active);
-	active = backend_load(b);
-	load = active < 0		? 0
-	       : active > RS_LOAD_CLAMP ? RS_LOAD_CLAMP
-					: (__u64)active;
-	if (bound != RS_LOAD_UNBOUNDED &&
-	    (w->best == RS_NONE ||
-	     load * w->best_bound < w->best_load * bound) &&
-	    has_socket(w->ctx, b)) {
-		w->best = b;
-		w->best_load = load;
-		w->best_bound = bound;
-	}
+	best_consider(w, slot->point.backend, slot->point.ordinal);
 	return step + 1 >= w->npoints ? 1 : 0;
 }
 
@@ -479,6 +488,7 @@ static __attribute__((noinline)) __u32 least_loaded(struct bpf_sk_lookup *ctx,
 		.npoints = npoints,
 		.idx = idx,
 		.best = RS_NONE,
+		.best_load = 1,
 	};
 
 	bpf_loop(RS_MAX_RING_POINTS, best_step, &w, 0);
