@@ -133,13 +133,17 @@ echo "# drain: established connections go on, sticky clients stay, new ones neve
 clients sticky0 198.18.0.20:80 198.18.1.1
 
 coproc HELD { rs_in_client bash -c 'exec 3<>/dev/tcp/198.18.0.20/80; read -r g <&3; echo "$g"; read -r cmd; echo "$cmd" >&3; read -r r <&3; echo "$r"'; }
-read -r greeting <&"${HELD[0]}"
+# Our own copies: bash unsets HELD as soon as the coprocess exits, which
+# can be before we read its last line.
+exec {held_out}<&"${HELD[0]}" {held_in}>&"${HELD[1]}"
+read -r greeting <&"$held_out"
 held=${greeting%% *}
 e2e_check "held connection greeted by an app backend ($held)" test -n "$held"
 build/ringsteer -s "$SOCK" backend drain "$held" >/dev/null
 e2e_eq "drained backend state" "$(field_of app "$held" state)" DRAIN
-echo ping >&"${HELD[1]}"
-read -r echoed <&"${HELD[0]}"
+echo ping >&"$held_in"
+read -r echoed <&"$held_out"
+exec {held_out}<&- {held_in}>&-
 e2e_eq "established connection still served" "$echoed" "$held ping"
 clients sticky1 198.18.0.20:80 198.18.1.1
 e2e_eq "sticky clients keep their backend, drained one included" "$(moved sticky0 sticky1)" 0
