@@ -65,7 +65,8 @@ struct opts {
 struct cell {
 	int family;
 	bool sticky;
-	bool miss; /* destination of no service: only the bind match runs */
+	bool bounded; /* balance_factor 1.25, every backend under its bound */
+	bool miss;    /* destination of no service: only the bind match runs */
 	unsigned int backends;
 	unsigned int points;
 	double steer_ns;
@@ -306,6 +307,24 @@ static int set_ring(unsigned int nb, unsigned int points)
 	if (ring_build(m, nb, SVC_SEED, &ring))
 		return -1;
 	return dp_swap_ring(&dp, SVC, &ring) < 0 ? -1 : 0;
+}
+
+/*
+ * Bounded loads on (balance_factor 1.25) or off for the backends of the
+ * ring in place. The gauges stay at 0, so no backend is at its bound and
+ * the choice is the same: this measures what checking the bound costs on
+ * every decision, the common case.
+ */
+static int set_bounded(bool on, unsigned int nb)
+{
+	for (unsigned int i = 0; i < MAX_BACKENDS; i++) {
+		backends[i].balance_milli = on ? 1250 : 0;
+		backends[i].bound_points =
+			on ? nb * backends[i].active_points : 0;
+		if (dp_set_backend(&dp, i, &backends[i]))
+			return -1;
+	}
+	return 0;
 }
 
 static void client_ctx(int family, unsigned int k, bool miss,
@@ -567,7 +586,8 @@ static void write_md(FILE *f, const struct cell *cells, size_t n)
 		for (size_t i = 0; i < n; i++) {
 			const struct cell *a = &cells[i], *s = NULL;
 
-			if (a->family != family || a->sticky || a->miss)
+			if (a->family != family || a->sticky || a->miss ||
+			    a->bounded)
 				continue;
 			for (size_t j = 0; j < n; j++)
 				if (cells[j].family == family &&
@@ -586,6 +606,33 @@ static void write_md(FILE *f, const struct cell *cells, size_t n)
 		}
 		fprintf(f, "\n");
 	}
+	fprintf(f, "Bounded loads on (`balance_factor = 1.25`, every "
+		   "backend under its bound, so the same choice) against "
+		   "off, same ring, same run:\n\n");
+	fprintf(f, "| family | backends | points/backend | steer off ns | "
+		   "steer on ns | on / off |\n");
+	fprintf(f, "|---|---:|---:|---:|---:|---:|\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct cell *on = &cells[i];
+
+		if (!on->bounded)
+			continue;
+		for (size_t j = 0; j < n; j++) {
+			const struct cell *off = &cells[j];
+
+			if (off->family != on->family || off->sticky ||
+			    off->miss || off->bounded ||
+			    off->backends != on->backends ||
+			    off->points != on->points)
+				continue;
+			fprintf(f, "| %s | %u | %u | %.1f | %.1f | %.2f |\n",
+				fam_name(on->family), on->backends, on->points,
+				off->steer_ns, on->steer_ns,
+				off->steer_ns > 0 ? on->steer_ns / off->steer_ns
+						  : 0);
+		}
+	}
+	fprintf(f, "\n");
 	fprintf(f,
 		"Not a service (destination 198.18.0.99:80 or "
 		"[2001:db8::99]:80, which no `listen` covers): the program "
@@ -603,7 +650,7 @@ static void write_md(FILE *f, const struct cell *cells, size_t n)
 
 int main(int argc, char **argv)
 {
-	size_t max = 2 * 2 * MAX_LIST * MAX_LIST + 2, n = 0;
+	size_t max = 3 * 2 * MAX_LIST * MAX_LIST + 2, n = 0;
 	struct cell *cells = calloc(max, sizeof(*cells));
 	FILE *tsv, *md;
 
@@ -625,16 +672,19 @@ int main(int argc, char **argv)
 					g_opt.backends[b], g_opt.points[p]);
 				return 1;
 			}
-			for (int s = 0; s < 2; s++) {
-				if (s && !sticky_possible())
+			/* 0: plain, 1: sticky hit, 2: bounded loads on. */
+			for (int s = 0; s < 3; s++) {
+				if (s == 1 && !sticky_possible())
 					continue;
-				if (set_sticky(s))
+				if (set_sticky(s == 1) ||
+				    set_bounded(s == 2, g_opt.backends[b]))
 					return 1;
 				for (int fam = 0; fam < 2; fam++) {
 					struct cell *c = &cells[n];
 
 					c->family = fam ? AF_INET6 : AF_INET;
-					c->sticky = s;
+					c->sticky = s == 1;
+					c->bounded = s == 2;
 					c->backends = g_opt.backends[b];
 					c->points = g_opt.points[p];
 					if (measure(c))
@@ -644,7 +694,9 @@ int main(int argc, char **argv)
 						"%4u: floor %.1f ns, steer "
 						"%.1f ns (x%.2f)\n",
 						fam_name(c->family),
-						s ? "sticky" : "no-sticky",
+						s == 2	 ? "bounded"
+						: s == 1 ? "sticky"
+							 : "no-sticky",
 						c->backends, c->points,
 						c->floor_ns, c->steer_ns,
 						c->ratio);
@@ -654,7 +706,8 @@ int main(int argc, char **argv)
 		}
 	}
 	/* The bind match alone, on the last ring (it is not searched). */
-	if (set_sticky(false))
+	if (set_sticky(false) ||
+	    set_bounded(false, g_opt.backends[g_opt.nbackends - 1]))
 		return 1;
 	for (int fam = 0; fam < 2; fam++) {
 		struct cell *c = &cells[n];
@@ -683,9 +736,10 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < n; i++)
 		fprintf(tsv, "%s\t%s\t%u\t%u\t%.2f\t%.2f\t%.3f\t%d\n",
 			fam_name(cells[i].family),
-			cells[i].miss	  ? "miss"
-			: cells[i].sticky ? "1"
-					  : "0",
+			cells[i].miss	   ? "miss"
+			: cells[i].bounded ? "bounded"
+			: cells[i].sticky  ? "1"
+					   : "0",
 			cells[i].backends, cells[i].points, cells[i].floor_ns,
 			cells[i].steer_ns, cells[i].ratio,
 			cells[i].sticky_active);
