@@ -29,12 +29,13 @@ TIMEOUT=${VMTEST_TIMEOUT:-900}
 MEM=${VMTEST_MEM:-2048}
 # Affinity, failover and the daemon stopped (affinity), health, slow start
 # and drain (health), no refusal under any weight path (never_closed),
-# QUIC cookies at TC (quic): about 5 minutes under TCG on 2 cores. Left
+# QUIC cookies at TC (quic), the probes as the operator sees them
+# (kernel): about 5 minutes under TCG on 2 cores. Left
 # out for time: swap (passes, ~2.5 minutes more), sticky_flood (204,000
 # SYNs), and the control-plane suites (control, guard, config_refusals,
 # hostile_clients), which test no kernel feature that these do not.
 E2E=${VMTEST_E2E:-tests/e2e/test_affinity.sh tests/e2e/test_health.sh
-tests/e2e/test_never_closed.sh tests/e2e/test_quic.sh}
+tests/e2e/test_never_closed.sh tests/e2e/test_quic.sh tests/e2e/test_kernel.sh}
 BPF=${VMTEST_BPF:-$(for f in tests/bpf/test_*.c; do
 	t=${f#tests/bpf/}
 	echo "build/tests/${t%.c}"
