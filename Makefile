@@ -45,7 +45,7 @@ INC_ringsteerd := $(INC_sys) -Iuserspace/dataplane -I$(BUILD)/bpf \
 INC_ringsteer := $(INC_config) -Iuserspace/ringsteer
 INC_tests     := $(INC_ringsteerd) -I$(BUILD)/tests/bpf
 
-BPF_PROGS := steer_lookup steer_tc steer_sockops
+BPF_PROGS := steer_lookup steer_tc steer_sockops steer_probe
 BPF_OBJS  := $(patsubst %,$(BUILD)/bpf/%.bpf.o,$(BPF_PROGS))
 BPF_SKELS := $(patsubst %,$(BUILD)/bpf/%.skel.h,$(BPF_PROGS))
 # Test-only BPF programs: built under build/tests, never beside the shipped.
@@ -71,7 +71,8 @@ TOOLS      := $(patsubst tests/e2e/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/e
 HEADERS    := $(wildcard include/ringsteer/*.h userspace/*/*.h)
 C_SOURCES  := $(shell find bpf include userspace tests scripts bench -name '*.[ch]' 2>/dev/null)
 
-.PHONY: all build deps bpffs test unit bpftest e2e demo lint info clean install help bench
+.PHONY: all build deps bpffs test unit bpftest e2e demo lint info clean install help bench \
+	vmtest
 
 # `make` installs missing build dependencies first, as `make test` does
 # (scripts/install-deps.sh: a no-op when everything is there, root needed
@@ -87,6 +88,8 @@ help:
 	@echo "V=1             show whole command lines"
 	@echo "make demo       run the memcached demo in network namespaces (root)"
 	@echo "make test       lint + unit + BPF + end-to-end tests (root)"
+	@echo "make vmtest     BPF tests and data-plane e2e suites on Debian 12's 6.1 kernel"
+	@echo "                under qemu TCG (root; scripts/vmtest.sh)"
 	@echo "make lint       clang-format check and cppcheck"
 	@echo "make info       verifier instruction count and stack use per program"
 	@echo "make install    install binaries, sample config, systemd unit"
@@ -190,8 +193,9 @@ $(BUILD)/tools/%: tests/e2e/tools/%.c $(TOOL_LIB)
 unit: $(UNIT_TESTS)
 	@scripts/run-suite.sh unit $(UNIT_TESTS)
 
-bpftest: $(BPF_TESTS)
-	@scripts/run-suite.sh bpf $(BPF_TESTS)
+# The verifier budget (tests/bpf/verifier_budget.txt) runs with the BPF tests.
+bpftest: $(BPF_TESTS) $(BUILD)/bpf_info $(BPF_OBJS)
+	@scripts/run-suite.sh bpf $(BPF_TESTS) tests/bpf/test_verifier_budget.sh
 
 e2e: $(BINS) $(TOOLS)
 	@scripts/run-suite.sh e2e $(sort $(wildcard tests/e2e/test_*.sh))
@@ -203,6 +207,12 @@ test: deps bpffs
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory bpftest
 	@$(MAKE) --no-print-directory e2e
+
+# Debian 12's own 6.1 kernel under qemu (README.md, "Tests").
+vmtest: deps
+	@$(MAKE) --no-print-directory build $(BPF_TESTS) $(BUILD)/bpf_info \
+		$(BPF_OBJS)
+	@scripts/vmtest.sh
 
 demo: deps bpffs
 	@$(MAKE) --no-print-directory build

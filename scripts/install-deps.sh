@@ -1,5 +1,6 @@
 #!/bin/bash
-# Installs the Debian 12 packages ringsteer needs to build, test and demo,
+# Installs the Debian 12 packages ringsteer needs to build, test and demo
+# (qemu-system-x86, busybox-static, cpio and kmod: `make vmtest`),
 # and only those that are missing. Idempotent.
 #   scripts/install-deps.sh          install what is missing
 #   scripts/install-deps.sh --check  exit 1 if anything is missing
@@ -17,6 +18,7 @@ PACKAGES=(
 	libinih-dev libcunit1-dev libev-dev libcurl4-openssl-dev libjansson-dev
 	libmicrohttpd-dev
 	iproute2 util-linux procps memcached clang-format cppcheck jq socat curl
+	qemu-system-x86 busybox-static cpio kmod
 )
 
 check=""

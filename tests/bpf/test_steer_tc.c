@@ -31,6 +31,7 @@
 #include <linux/pkt_cls.h>
 
 #include "bpf_fixture.h"
+#include "dataplane_probe.h"
 #include "frames.h"
 #include "quic_cid.h"
 #include "tc_fixture.h"
@@ -963,6 +964,17 @@ static int live_child(void)
 	struct snap want, got;
 	size_t n, plen;
 	bool v6;
+	/*
+	 * Linux before 6.6 refuses a SO_REUSEPORT socket at TC (the daemon
+	 * warns about such backends); the probe says which kernel this is.
+	 */
+	int reuse_ok = rs_probe_tc_assign_reuseport();
+
+	if (reuse_ok < 0) {
+		fprintf(stderr, "  live: reuseport probe failed: %s\n",
+			strerror(-reuse_ok));
+		return 1;
+	}
 
 	/* Created before unshare: lives in the test's own namespace. */
 	foreign = fixture_loopback_socket(AF_INET, SOCK_DGRAM, NULL);
@@ -1053,7 +1065,11 @@ static int live_child(void)
 	live_send("Initial", AF_INET, p, plen, -1, all, nall);
 	expect_add(&want, SVC_Q, TC_NONE, 0);
 
-	/* Reuseport group: the kernel picks among it after sk_assign. */
+	/*
+	 * Reuseport group: the kernel picks among it after sk_assign. Where
+	 * the kernel refuses the socket, each datagram is the service's
+	 * error and reaches neither (nothing listens on 4433).
+	 */
 	n = make_cid(SVC_Q, 0x0102, 0, cid);
 	plen = quic_short(p, cid, n);
 	{
@@ -1066,16 +1082,26 @@ static int live_child(void)
 					   !send_to(c[i], AF_INET, "127.0.0.1",
 						    4433, p, plen),
 				   "reuseport: send %d", i);
-			expect_add(&want, SVC_Q, TC_HIT, 1);
+			if (reuse_ok)
+				expect_add(&want, SVC_Q, TC_HIT, 1);
+			else
+				tc_count(&want.svc[SVC_Q], &want.be[1], TC_HIT,
+					 false);
 		}
-		on[0] = drain(r[0], 500);
-		on[1] = drain(r[1], 500);
+		on[0] = drain(r[0], reuse_ok ? 500 : 100);
+		on[1] = drain(r[1], reuse_ok ? 500 : 100);
 		for (int i = 0; i < 32; i++)
 			if (c[i] >= 0)
 				close(c[i]);
-		LIVE_CHECK(on[0] + on[1] == 32 && on[0] > 0 && on[1] > 0,
-			   "DRAIN reuseport pair got %d + %d of 32", on[0],
-			   on[1]);
+		if (reuse_ok)
+			LIVE_CHECK(on[0] + on[1] == 32 && on[0] > 0 &&
+					   on[1] > 0,
+				   "DRAIN reuseport pair got %d + %d of 32",
+				   on[0], on[1]);
+		else
+			LIVE_CHECK(on[0] + on[1] == 0,
+				   "refused reuseport pair got %d + %d of 32",
+				   on[0], on[1]);
 	}
 
 	n = make_cid(SVC_Q, 0x0103, 0, cid);

@@ -203,6 +203,13 @@ e2e_check "status: steer_tc attached on rs-e, rs-q missing" jq -e '
 	.interfaces[1].name == "rs-q" and .interfaces[1].state == "missing"' "$OUT/status.json"
 e2e_check "status (table) lists the TC program and its interfaces" \
 	bash -c "build/ringsteer -s '$SOCK' status | grep -q 'program steer_tc id [0-9]* at tc ingress (pref 1 handle 0x5253) on rs-e (ifindex [0-9]*), rs-q (missing)'"
+# The kernel's answers as status reports them: the same as --probe says,
+# and no backend of this suite (no SO_REUSEPORT) has its cookies refused.
+reuse_probe=$(build/ringsteerd --probe | grep -q "SO_REUSEPORT yes" && echo true || echo false)
+e2e_check "status: kernel probes (TC sk_assign to SO_REUSEPORT: $reuse_probe), no refused cookies" jq -e --argjson r "$reuse_probe" '
+	.kernel.features.bpf_loop == true and .kernel.features.tc_sk_assign == true and
+	.kernel.features.tc_sk_assign_reuseport == $r and .kernel.warnings == [] and
+	([.services[] | select(has("cookie_refused")) | .cookie_refused | length] | add) == 0' "$OUT/status.json"
 TC_ID1=$(jq -r '.programs[] | select(.name == "steer_tc") | .id' "$OUT/status.json")
 e2e_eq "tc shows the daemon's program" \
 	"$(rs_in_edge tc filter show dev rs-e ingress | grep -c "steer_tc:\[$TC_ID1\]")" 1

@@ -205,6 +205,26 @@ static void tc_program_line(json_t *v)
 	putchar('\n');
 }
 
+/* "kernel 6.1.0-57-amd64: ... tc_sk_assign_reuseport no" and warnings. */
+static void kernel_lines(json_t *k)
+{
+	const char *name;
+	json_t *v;
+	size_t i;
+
+	if (!json_is_object(k))
+		return;
+	printf("kernel %s:", jstr(k, "release"));
+	json_object_foreach(json_object_get(k, "features"), name, v)
+		printf(" %s %s", name,
+		       json_is_null(v)	 ? "?"
+		       : json_is_true(v) ? "yes"
+					 : "NO");
+	putchar('\n');
+	json_array_foreach(json_object_get(k, "warnings"), i, v)
+		printf("warning: %s\n", json_string_value(v));
+}
+
 static void status_table(json_t *r)
 {
 	json_t *v;
@@ -225,6 +245,7 @@ static void status_table(json_t *r)
 			       jstr(v, "name"), jint(v, "id"),
 			       jstr(v, "attach"), jstr(v, "link"));
 	}
+	kernel_lines(json_object_get(r, "kernel"));
 	printf("%-16s %4s %11s %8s\n", "SERVICE", "ID", "GENERATION", "POINTS");
 	json_array_foreach(json_object_get(r, "services"), i, v)
 		printf("%-16s %4lld %11lld %8lld%s\n", jstr(v, "name"),

@@ -9,6 +9,7 @@
 
 #include "addr.h"
 #include "control_cmds_internal.h"
+#include "kernel.h"
 #include "tc_attach.h"
 #include <ringsteer/version.h>
 
@@ -60,6 +61,22 @@ static json_t *tc_program_json(struct daemon *d)
 			 RS_TC_HANDLE, "interfaces", ifs);
 }
 
+/*
+ * Backends of cookie service @s whose cookies this kernel cannot honour
+ * (a SO_REUSEPORT socket before 6.6; kernel.c).
+ */
+static json_t *cookie_refused(struct daemon *d, size_t s)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		if (d->cfg.backends[i].service == s &&
+		    daemon_kernel_cookie_refused(d, i))
+			json_array_append_new(
+				arr, json_string(d->cfg.backends[i].name));
+	return arr;
+}
+
 json_t *cmd_status(struct daemon *d, json_t *req)
 {
 	json_t *svcs = json_array(), *progs = json_array();
@@ -71,21 +88,28 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 				 "sk_lookup", "link", RS_LINK_PIN_NAME));
 	if (any_cookie_service(d))
 		json_array_append_new(progs, tc_program_json(d));
-	for (size_t s = 0; s < d->cfg.n_services; s++)
-		json_array_append_new(
-			svcs, json_pack("{s:s, s:i, s:I, s:i, s:b}", "name",
-					d->cfg.services[s].name, "id",
-					(int)d->svcs[s].id, "generation",
-					(json_int_t)d->svcs[s].generation,
-					"points", (int)d->svcs[s].ring.npoints,
-					"compact", d->svcs[s].compact));
-	return json_pack("{s:b, s:s, s:i, s:f, s:s, s:s, s:o, s:o, s:I, s:I}",
+	for (size_t s = 0; s < d->cfg.n_services; s++) {
+		json_t *o = json_pack("{s:s, s:i, s:I, s:i, s:b}", "name",
+				      d->cfg.services[s].name, "id",
+				      (int)d->svcs[s].id, "generation",
+				      (json_int_t)d->svcs[s].generation,
+				      "points", (int)d->svcs[s].ring.npoints,
+				      "compact", d->svcs[s].compact);
+
+		if (d->cfg.services[s].cookie == RS_COOKIE_QUIC)
+			json_object_set_new(o, "cookie_refused",
+					    cookie_refused(d, s));
+		json_array_append_new(svcs, o);
+	}
+	return json_pack("{s:b, s:s, s:i, s:f, s:s, s:s, s:o, s:o, s:I, s:I, "
+			 "s:o}",
 			 "ok", 1, "version", RS_VERSION, "pid", (int)getpid(),
 			 "uptime_s", ev_now(d->loop) - d->started, "config",
 			 d->config_path, "bpffs", d->cfg.bpffs, "programs",
 			 progs, "services", svcs, "reloads",
 			 (json_int_t)d->reloads, "reload_failures",
-			 (json_int_t)d->reload_failures);
+			 (json_int_t)d->reload_failures, "kernel",
+			 daemon_kernel_json(d));
 }
 
 static json_t *service_json(struct daemon *d, size_t s)
@@ -147,6 +171,7 @@ static json_t *service_json(struct daemon *d, size_t s)
 				    json_integer(sc->quic_cid_len));
 		json_object_set_new(o, "quic_config_id",
 				    json_integer(sc->quic_config_id));
+		json_object_set_new(o, "cookie_refused", cookie_refused(d, s));
 	}
 	return o;
 }

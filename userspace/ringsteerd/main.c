@@ -16,6 +16,7 @@
 
 #include "control.h"
 #include "daemon.h"
+#include "kernel.h"
 #include "fd_budget.h"
 #include "guard.h"
 #include "log.h"
@@ -37,6 +38,8 @@ static void usage(FILE *f)
 		"  -v, --verbose      debug logging\n"
 		"  -q, --quiet        warnings and errors only\n"
 		"      --version      print the version\n"
+		"      --probe        print what this kernel can do and exit\n"
+		"                     (1 if ringsteer cannot run on it)\n"
 		"Signals: TERM/INT exit and leave steering in place; HUP "
 		"reloads.\n");
 }
@@ -93,12 +96,33 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt,
 	return vfprintf(stderr, fmt, ap);
 }
 
+/* --probe: the start-up line, and whether the floor is met. */
+static int probe_only(void)
+{
+	struct rs_kernel_features kf;
+	const struct rs_kernel_need *miss;
+	char line[512];
+
+	libbpf_set_print(libbpf_log);
+	rs_kernel_probe(&kf);
+	rs_kernel_format(&kf, line, sizeof(line));
+	printf("%s\n", line);
+	miss = rs_kernel_missing(&kf);
+	if (miss)
+		printf("missing: %s (Linux %s)\n", miss->what, miss->since);
+	return miss ? 1 : 0;
+}
+
 static int run(struct daemon *d)
 {
 	int err, have = 0;
 
 	d->loop = EV_DEFAULT;
 	d->started = ev_time();
+	/* What the kernel can do, before anything is loaded or pinned. */
+	err = daemon_kernel_check(&d->cfg);
+	if (err)
+		return err;
 	/* Before the control socket, the metrics port or any pin. */
 	err = guard_lock(d, false);
 	if (err)
@@ -159,7 +183,7 @@ static int run(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CHECK = 256, OPT_DETACH, OPT_VERSION };
+	enum { OPT_CHECK = 256, OPT_DETACH, OPT_VERSION, OPT_PROBE };
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'},
 		{"check", no_argument, NULL, OPT_CHECK},
@@ -167,6 +191,7 @@ int main(int argc, char **argv)
 		{"verbose", no_argument, NULL, 'v'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"version", no_argument, NULL, OPT_VERSION},
+		{"probe", no_argument, NULL, OPT_PROBE},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -195,6 +220,8 @@ int main(int argc, char **argv)
 		case OPT_VERSION:
 			printf("ringsteerd %s\n", RS_VERSION);
 			return 0;
+		case OPT_PROBE:
+			return probe_only();
 		case 'h':
 			usage(stdout);
 			return 0;

@@ -8,6 +8,7 @@
 
 #include "addr.h"
 #include "backend_socket.h"
+#include "kernel.h"
 #include "log.h"
 #include "sockets.h"
 #include "state.h"
@@ -70,11 +71,20 @@ static bool slots_hold(struct rs_dataplane *dp, const uint32_t *slots, size_t n,
 	return true;
 }
 
+static bool has_reuseport(int fd)
+{
+	socklen_t len = sizeof(int);
+	int on = 0;
+
+	return !getsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, &len) && on;
+}
+
 static int install_socket(struct rs_dataplane *dp,
 			  const struct rs_sock_addr *sa,
 			  const struct rs_backend_conf *bc, uint32_t id,
 			  const struct rs_backend_addr *ba,
-			  struct rs_sock_found *found, pid_t *owner)
+			  struct rs_sock_found *found, pid_t *owner,
+			  bool *reuseport)
 {
 	uint32_t slots[2];
 	size_t n;
@@ -83,6 +93,7 @@ static int install_socket(struct rs_dataplane *dp,
 	fd = sock_acquire(sa, found, owner);
 	if (fd < 0)
 		return fd;
+	*reuseport = has_reuseport(fd);
 	n = target_slots(bc, id, ba, found, slots);
 	for (size_t i = 0; i < n && !err; i++)
 		err = dp_set_socket(dp, slots[i], fd);
@@ -130,6 +141,7 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 	char where[80];
 	uint32_t slots[2];
 	pid_t owner = 0;
+	bool reuseport = false;
 	int err;
 
 	/*
@@ -148,6 +160,16 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 		size_t n = target_slots(bc, id, ba, &found, slots);
 
 		if (slots_hold(dp, slots, n, found.cookie)) {
+			/*
+			 * Adopted after a restart: look at a copy once, for
+			 * the SO_REUSEPORT check of kernel.c.
+			 */
+			int fd = sock_acquire(&sa, &found, &owner);
+
+			rt->reuseport = fd >= 0 && has_reuseport(fd);
+			if (fd >= 0)
+				close(fd);
+			daemon_kernel_note_socket(cfg, idx, rt->reuseport);
 			rt->has_socket = true;
 			rt->cookie = found.cookie;
 			rt->nslots = n;
@@ -157,7 +179,8 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 	}
 	rs_addr_format(ba->family, ba->addr, ba->port, where, sizeof(where));
 	if (err == 0)
-		err = install_socket(dp, &sa, bc, id, ba, &found, &owner);
+		err = install_socket(dp, &sa, bc, id, ba, &found, &owner,
+				     &reuseport);
 	if (err == 0) {
 		rs_info("backend %s: socket %s (cookie %llu%s) taken from pid "
 			"%d",
@@ -169,6 +192,8 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 		rt->reported_missing = false;
 		rt->cookie = found.cookie;
 		rt->owner = owner;
+		rt->reuseport = reuseport;
+		daemon_kernel_note_socket(cfg, idx, reuseport);
 		rt->nslots = target_slots(bc, id, ba, &found, rt->slots);
 		return;
 	}

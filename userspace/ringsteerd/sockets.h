@@ -19,6 +19,7 @@ struct rs_addr_rt {
 	bool reported_missing; /* "not listening" logged once, not per retry */
 	uint64_t cookie;
 	pid_t owner;
+	bool reuseport; /* the socket has SO_REUSEPORT (kernel.c cares) */
 	/* The SOCKMAP slots that hold this socket, to check without a dump. */
 	uint32_t slots[2];
 	size_t nslots;

@@ -317,8 +317,18 @@ void daemon_tc_check(struct daemon *d)
 				ti->ifindex = 0;
 			}
 		}
-		if (!ti->ifindex)
+		if (!ti->ifindex) {
+			/*
+			 * The link event may come after this check (seen under
+			 * qemu TCG): say "appeared" here too, or nobody does.
+			 */
+			bool was_missing = ti->reported_missing;
+
 			tc_attach_if(d, ti);
+			if (was_missing && ti->ifindex)
+				rs_info("tc: %s appeared (ifindex %d)",
+					ti->name, ti->ifindex);
+		}
 	}
 }
 

@@ -5,6 +5,7 @@
  *   rs_backend --name NAME [--tcp ADDR:PORT]... [--udp ADDR:PORT]...
  *              [--http ADDR:PORT]... [--status-file FILE]
  *              [--status-pattern CODES] [--hold] [--pidfile FILE]
+ *              [--reuseport]
  *
  * Every TCP connection gets "NAME <peer-ip>\n" and is closed; every UDP
  * datagram is answered with the same line. The line tells the test which
@@ -115,7 +116,10 @@ static void usage(FILE *f)
 	      "[--udp ADDR:PORT]...\n"
 	      "         [--http ADDR:PORT]... [--status-file FILE]\n"
 	      "         [--status-pattern CODES] [--hold] [--pidfile FILE]\n"
+	      "         [--reuseport]\n"
 	      "  ADDR is an IPv4 address or [IPv6 address]\n"
+	      "  --reuseport             SO_REUSEPORT on the listeners given\n"
+	      "                          after it\n"
 	      "  --http ADDR:PORT        HTTP/1.0 health endpoint: answers\n"
 	      "                          \"NAME <code>\" and closes\n"
 	      "  --status-file FILE      while FILE exists, its number is the\n"
@@ -171,9 +175,15 @@ static int setopt_int(int fd, int level, int opt, int val, const char *what,
  * Service addresses are only routed locally, so every socket, listener or
  * reply socket, needs freebind to bind them (see tool_set_freebind()).
  */
+/* --reuseport, before the listeners it applies to (test_kernel.sh). */
+static bool g_reuseport;
+
 static int set_bind_opts(int fd, int family, const char *spec)
 {
 	if (setopt_int(fd, SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR", spec))
+		return -1;
+	if (g_reuseport &&
+	    setopt_int(fd, SOL_SOCKET, SO_REUSEPORT, 1, "SO_REUSEPORT", spec))
 		return -1;
 	if (family == AF_INET6 &&
 	    setopt_int(fd, IPPROTO_IPV6, IPV6_V6ONLY, 1, "IPV6_V6ONLY", spec))
@@ -1057,6 +1067,7 @@ static int parse_args(int argc, char **argv, const char **pidfile)
 		{"status-pattern", required_argument, NULL, 'P'},
 		{"hold", no_argument, NULL, 'o'},
 		{"pidfile", required_argument, NULL, 'p'},
+		{"reuseport", no_argument, NULL, 'r'},
 		TOOL_OPTS_END,
 	};
 	int c;
@@ -1090,6 +1101,9 @@ static int parse_args(int argc, char **argv, const char **pidfile)
 			break;
 		case 'p':
 			*pidfile = optarg;
+			break;
+		case 'r':
+			g_reuseport = true;
 			break;
 		default:
 			return -1;
