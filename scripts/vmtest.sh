@@ -127,6 +127,7 @@ timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi -smp 2 -m "$
 	-append "console=ttyS0 panic=-1 rdinit=/init loglevel=4" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs "local,path=$tree/lib/modules,mount_tag=mods,security_model=none,readonly=on" \
+	-virtfs "local,path=$REPO,mount_tag=repo,security_model=none,readonly=on,multidevs=remap" \
 	</dev/null &
 qpid=$!
 # Follow the console while the guest runs.
