@@ -163,6 +163,19 @@ e2e_eq "nobody else moved" \
 	"$(join "$OUT/add5" "$OUT/moved1" | awk '$2 != "cache-1" && $2 != $3' | wc -l)" 0
 e2e_eq "the old socket is out of the map" "$(on_backend moved1 cache-1)" 0
 
+echo "# what is bound at start stays until a restart, and a reload says so"
+cp "$CONF" "$OUT/conf.keep"
+sed -i "s|^metrics = 127.0.0.1:9464\$|metrics = 127.0.0.1:9465|; s|^control_socket = .*|control_socket = $OUT/other.sock|" "$CONF"
+e2e_check "reload moving the metrics port and control socket" build/ringsteer -s "$SOCK" reload
+e2e_check "the metrics move is logged as waiting for a restart" \
+	grep -q "metrics and metrics_clients_max take effect at the next restart" "$(rs_bg_err daemon)"
+e2e_check "the control socket move too" \
+	grep -q "control_socket $OUT/other.sock takes effect at the next restart" "$(rs_bg_err daemon)"
+e2e_check "metrics still served where they were" curl_metrics
+e2e_check "the control socket still answers where it was" build/ringsteer -s "$SOCK" status
+cp "$OUT/conf.keep" "$CONF"
+build/ringsteer -s "$SOCK" reload >/dev/null
+
 echo "# operator states, ring show/stats"
 e2e_eq "drain (json)" "$(rsjson backend drain web-1 | jq -r .state)" DRAIN
 e2e_eq "undrain (json)" "$(rsjson backend undrain web-1 | jq -r .state)" UP

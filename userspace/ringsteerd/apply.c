@@ -447,6 +447,41 @@ static void services_carry(struct daemon *d, struct daemon *old)
 	}
 }
 
+/*
+ * The control socket and the metrics listener are bound once, at start:
+ * a reload that changes where they are keeps them where they are, says
+ * so, and keeps the values in force in the daemon's configuration, so
+ * that `status` shows what is true.
+ */
+static void keep_bound_globals(const char *path, const struct rs_config *cur,
+			       struct rs_config *next)
+{
+	if (strcmp(cur->control_socket, next->control_socket)) {
+		rs_warn("%s: [global] control_socket %s takes effect at the "
+			"next restart; the daemon stays on %s",
+			path, next->control_socket, cur->control_socket);
+		memcpy(next->control_socket, cur->control_socket,
+		       sizeof(next->control_socket));
+	}
+	if (cur->has_metrics != next->has_metrics ||
+	    cur->metrics_family != next->metrics_family ||
+	    cur->metrics_port != next->metrics_port ||
+	    memcmp(cur->metrics_addr, next->metrics_addr,
+		   sizeof(cur->metrics_addr)) ||
+	    cur->metrics_clients_max != next->metrics_clients_max) {
+		rs_warn("%s: [global] metrics and metrics_clients_max take "
+			"effect at the next restart; the metrics endpoint "
+			"stays as it is",
+			path);
+		next->has_metrics = cur->has_metrics;
+		next->metrics_family = cur->metrics_family;
+		next->metrics_port = cur->metrics_port;
+		memcpy(next->metrics_addr, cur->metrics_addr,
+		       sizeof(next->metrics_addr));
+		next->metrics_clients_max = cur->metrics_clients_max;
+	}
+}
+
 int daemon_reload(struct daemon *d, char *err_text, size_t errlen)
 {
 	struct daemon next = *d, old = *d;
@@ -479,6 +514,7 @@ int daemon_reload(struct daemon *d, char *err_text, size_t errlen)
 	}
 	if (!rs_config_diff(&d->cfg, &next.cfg, &diff))
 		rs_info("reload: %s", diff.summary);
+	keep_bound_globals(d->config_path, &d->cfg, &next.cfg);
 	snapshot_of(&old, before);
 	err = assign_ids(&next, before);
 	if (err) {
