@@ -21,90 +21,48 @@
 #include "bpf_fixture.h"
 #include "dataplane.h"
 #include "hash.h"
+#include "ring_fixture.h"
 #include "ring.h"
 #include "steer_lookup.skel.h"
 
 #define NBACKENDS 5
 #define VNODES	  16
 #define MAX_W	  4
-#define SVC	  0
+#define SVC	  RING_FIXTURE_SVC
 #define STEPS	  300
 #define CLIENTS	  100
 
-static struct rs_dataplane dp;
-static int fds[NBACKENDS];
-static uint64_t cookies[NBACKENDS];
-static bool has_socket[NBACKENDS];
-static struct rs_backend backends[NBACKENDS];
+static struct ring_fixture fx;
 static int64_t load[NBACKENDS];
 static int64_t service_active;
-static struct rs_service service;
-static struct rs_ring ring;
 static const char *const names[NBACKENDS] = {"a", "b", "c", "d", "e"};
 
 static int setup(void)
 {
-	struct rs_ring_member m[NBACKENDS];
-	struct rs_bind_key key;
-	struct rs_bind val;
-
-	if (dp_open(&dp, NULL))
-		return -1;
-	for (int i = 0; i < NBACKENDS; i++) {
-		fds[i] = fixture_loopback_socket(AF_INET, SOCK_STREAM,
-						 &cookies[i]);
-		if (fds[i] < 0 ||
-		    dp_set_socket(&dp, rs_socket_slot(i, 0), fds[i]))
-			return -1;
-		has_socket[i] = true;
-		m[i] = (struct rs_ring_member){names[i], (uint32_t)i,
-					       VNODES * MAX_W};
-		backends[i].state = RS_BACKEND_UP;
-		backends[i].active_points = VNODES * MAX_W;
-		backends[i].max_points = VNODES * MAX_W;
-	}
-	service.enabled = 1;
-	service.seed = 0xb0a7d;
-	service.prefix4 = 32;
-	service.prefix6 = 64;
-	service.protocol = IPPROTO_TCP;
-	service.fallback = RS_FALLBACK_DROP;
-	if (ring_build(m, NBACKENDS, service.seed, &ring))
-		return -1;
-	ring_set_key(&ring, &service);
-	if (dp_swap_ring(&dp, SVC, &ring) < 0 ||
-	    dp_set_service(&dp, SVC, &service))
-		return -1;
-	if (fixture_bind_entry(&key, &val, IPPROTO_TCP, AF_INET, "198.18.0.10",
-			       32, 80, SVC))
-		return -1;
-	return dp_sync_binds(&dp, &key, &val, 1);
+	return ring_fixture_setup(&fx, names, NBACKENDS, VNODES * MAX_W,
+				  0xb0a7d);
 }
 
 static void teardown(void)
 {
-	for (int i = 0; i < NBACKENDS; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	ring_free(&ring);
-	dp_close(&dp);
+	ring_fixture_teardown(&fx);
 }
 
 /* The words as the daemon computes them (backends.c) and the loads. */
 static void push_state(uint32_t balance_milli)
 {
-	int lfd = bpf_map__fd(dp.skel->maps.rs_backend_load);
-	int sfd = bpf_map__fd(dp.skel->maps.rs_service_load);
+	int lfd = bpf_map__fd(fx.dp.skel->maps.rs_backend_load);
+	int sfd = bpf_map__fd(fx.dp.skel->maps.rs_service_load);
 	uint32_t total = 0, svc = SVC;
 	struct rs_load l;
 
 	for (int i = 0; i < NBACKENDS; i++)
-		if (backends[i].state == RS_BACKEND_UP)
-			total += backends[i].active_points;
+		if (fx.backends[i].state == RS_BACKEND_UP)
+			total += fx.backends[i].active_points;
 	for (uint32_t i = 0; i < NBACKENDS; i++) {
-		backends[i].balance_milli = balance_milli;
-		backends[i].bound_points = total;
-		CU_ASSERT_EQUAL(dp_set_backend(&dp, i, &backends[i]), 0);
+		fx.backends[i].balance_milli = balance_milli;
+		fx.backends[i].bound_points = total;
+		CU_ASSERT_EQUAL(dp_set_backend(&fx.dp, i, &fx.backends[i]), 0);
 		l.active = load[i];
 		CU_ASSERT_EQUAL(bpf_map_update_elem(lfd, &i, &l, BPF_ANY), 0);
 	}
@@ -112,32 +70,10 @@ static void push_state(uint32_t balance_milli)
 	CU_ASSERT_EQUAL(bpf_map_update_elem(sfd, &svc, &l, BPF_ANY), 0);
 }
 
-/* The backend the kernel chose for @src, -1 for none. */
-static int kernel_choice(uint32_t src)
-{
-	struct bpf_sk_lookup ctx = {.family = AF_INET,
-				    .protocol = IPPROTO_TCP,
-				    .remote_ip4 = src,
-				    .remote_port = htons(40000),
-				    .local_port = 80};
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &ctx,
-		    .ctx_size_in = sizeof(ctx), .ctx_out = &ctx,
-		    .ctx_size_out = sizeof(ctx));
-
-	inet_pton(AF_INET, "198.18.0.10", &ctx.local_ip4);
-	if (bpf_prog_test_run_opts(bpf_program__fd(dp.skel->progs.steer_lookup),
-				   &opts))
-		return -2;
-	for (int i = 0; i < NBACKENDS; i++)
-		if (ctx.cookie && ctx.cookie == cookies[i])
-			return i;
-	return -1;
-}
-
 static int replica_choice(uint32_t src, struct rs_ring_choice *c)
 {
-	struct rs_ring_view view = {.backends = backends,
-				    .has_socket = has_socket,
+	struct rs_ring_view view = {.backends = fx.backends,
+				    .has_socket = fx.has_socket,
 				    .nbackends = NBACKENDS,
 				    .load = load,
 				    .service_active = service_active};
@@ -145,8 +81,9 @@ static int replica_choice(uint32_t src, struct rs_ring_choice *c)
 	uint8_t addr[16] = {0};
 
 	memcpy(addr, &src, sizeof(src));
-	rs_affinity_key_build(&key, &service, AF_INET, addr, 0);
-	if (ring_lookup(&ring, &view, rs_hash_key(&key, service.seed), c, NULL))
+	rs_affinity_key_build(&key, &fx.service, AF_INET, addr, 0);
+	if (ring_lookup(&fx.ring, &view, rs_hash_key(&key, fx.service.seed), c,
+			NULL))
 		return -1;
 	return (int)c->backend;
 }
@@ -177,7 +114,7 @@ static void random_loads(uint64_t *rng)
 {
 	service_active = (int64_t)(fixture_rand(rng) % 200);
 	for (int i = 0; i < NBACKENDS; i++) {
-		uint64_t b = rs_load_bound(&backends[i], service_active);
+		uint64_t b = rs_load_bound(&fx.backends[i], service_active);
 
 		if (b == RS_LOAD_UNBOUNDED)
 			b = 10;
@@ -192,20 +129,21 @@ static void random_backend(uint64_t *rng, int b)
 	uint64_t r = fixture_rand(rng) % 8;
 
 	if (r == 0)
-		backends[b].state = RS_BACKEND_DOWN;
+		fx.backends[b].state = RS_BACKEND_DOWN;
 	else if (r == 1)
-		backends[b].state = RS_BACKEND_DRAIN;
+		fx.backends[b].state = RS_BACKEND_DRAIN;
 	else
-		backends[b].state = RS_BACKEND_UP;
+		fx.backends[b].state = RS_BACKEND_UP;
 	/* Weight 1..MAX_W, or partway through slow start. */
-	backends[b].active_points =
+	fx.backends[b].active_points =
 		1 + (uint32_t)(fixture_rand(rng) % (VNODES * MAX_W));
-	if (has_socket[b] != (fixture_rand(rng) % 10 != 0)) {
+	if (fx.has_socket[b] != (fixture_rand(rng) % 10 != 0)) {
 		uint32_t slot = rs_socket_slot(b, 0);
 
-		has_socket[b] = !has_socket[b];
-		CU_ASSERT_EQUAL(has_socket[b] ? dp_set_socket(&dp, slot, fds[b])
-					      : dp_clear_socket(&dp, slot),
+		fx.has_socket[b] = !fx.has_socket[b];
+		CU_ASSERT_EQUAL(fx.has_socket[b]
+					? dp_set_socket(&fx.dp, slot, fx.fds[b])
+					: dp_clear_socket(&fx.dp, slot),
 				0);
 	}
 }
@@ -213,7 +151,7 @@ static void random_backend(uint64_t *rng, int b)
 static bool any_usable(void)
 {
 	for (int i = 0; i < NBACKENDS; i++)
-		if (backends[i].state == RS_BACKEND_UP && has_socket[i])
+		if (fx.backends[i].state == RS_BACKEND_UP && fx.has_socket[i])
 			return true;
 	return false;
 }
@@ -235,7 +173,7 @@ static void test_random_histories(void)
 				htonl(0xc6120000u |
 				      (uint32_t)(fixture_rand(&rng) & 0xffff));
 			struct rs_ring_choice rc = {0};
-			int got = kernel_choice(src);
+			int got = ring_fixture_choice(&fx, src, NULL);
 			int want = replica_choice(src, &rc);
 
 			checked++;
@@ -267,11 +205,11 @@ static void test_all_at_bound(void)
 	int to2 = 0;
 
 	for (int i = 0; i < NBACKENDS; i++) {
-		backends[i].state = RS_BACKEND_UP;
-		backends[i].active_points = VNODES * MAX_W;
-		if (!has_socket[i]) {
-			has_socket[i] = true;
-			dp_set_socket(&dp, rs_socket_slot(i, 0), fds[i]);
+		fx.backends[i].state = RS_BACKEND_UP;
+		fx.backends[i].active_points = VNODES * MAX_W;
+		if (!fx.has_socket[i]) {
+			fx.has_socket[i] = true;
+			dp_set_socket(&fx.dp, rs_socket_slot(i, 0), fx.fds[i]);
 		}
 	}
 	/*
@@ -285,12 +223,12 @@ static void test_all_at_bound(void)
 	load[2] = 21;
 	push_state(1001);
 	for (int i = 0; i < NBACKENDS; i++)
-		CU_ASSERT_EQUAL(rs_load_bound(&backends[i], service_active),
+		CU_ASSERT_EQUAL(rs_load_bound(&fx.backends[i], service_active),
 				21);
 	for (uint32_t c = 0; c < 200; c++) {
 		uint32_t src = htonl(0xc6130000u + c);
 		struct rs_ring_choice rc;
-		int got = kernel_choice(src);
+		int got = ring_fixture_choice(&fx, src, NULL);
 
 		CU_ASSERT_EQUAL(got, replica_choice(src, &rc));
 		CU_ASSERT(rc.all_at_bound);

@@ -22,112 +22,45 @@
 #include "bpf_fixture.h"
 #include "dataplane.h"
 #include "hash.h"
+#include "ring_fixture.h"
 #include "ring.h"
 #include "steer_lookup.skel.h"
 
 #define NBACKENDS 8
 #define VNODES	  8
 #define MAX_W	  64 /* built weight: VNODES * MAX_W points per backend */
-#define SVC	  0
+#define SVC	  RING_FIXTURE_SVC
 #define STEPS	  150
 #define CLIENTS	  200
 
-static struct rs_dataplane dp;
-static int fds[NBACKENDS];
-static uint64_t cookies[NBACKENDS];
-static bool has_socket[NBACKENDS];
-static struct rs_backend backends[NBACKENDS];
-static struct rs_service service;
-static struct rs_ring full;
+static struct ring_fixture fx;
 static const char *const names[NBACKENDS] = {"a", "b", "c", "d",
 					     "e", "f", "g", "h"};
 
 static int setup(void)
 {
-	struct rs_ring_member m[NBACKENDS];
-	struct rs_bind_key key;
-	struct rs_bind val;
-
-	if (dp_open(&dp, NULL))
-		return -1;
-	for (int i = 0; i < NBACKENDS; i++) {
-		fds[i] = fixture_loopback_socket(AF_INET, SOCK_STREAM,
-						 &cookies[i]);
-		if (fds[i] < 0 ||
-		    dp_set_socket(&dp, rs_socket_slot(i, 0), fds[i]))
-			return -1;
-		has_socket[i] = true;
-		m[i] = (struct rs_ring_member){names[i], (uint32_t)i,
-					       VNODES * MAX_W};
-		backends[i].state = RS_BACKEND_UP;
-		backends[i].active_points = VNODES * MAX_W;
-		backends[i].max_points = VNODES * MAX_W;
-		if (dp_set_backend(&dp, i, &backends[i]))
-			return -1;
-	}
-	service.enabled = 1;
-	service.seed = 0x5eed;
-	service.prefix4 = 32;
-	service.prefix6 = 64;
-	service.protocol = IPPROTO_TCP;
-	service.fallback = RS_FALLBACK_DROP;
-	if (ring_build(m, NBACKENDS, service.seed, &full))
-		return -1;
-	ring_set_key(&full, &service);
-	if (dp_swap_ring(&dp, SVC, &full) < 0 ||
-	    dp_set_service(&dp, SVC, &service))
-		return -1;
-	if (fixture_bind_entry(&key, &val, IPPROTO_TCP, AF_INET, "198.18.0.10",
-			       32, 80, SVC))
-		return -1;
-	return dp_sync_binds(&dp, &key, &val, 1);
+	return ring_fixture_setup(&fx, names, NBACKENDS, VNODES * MAX_W,
+				  0x5eed);
 }
 
 static void teardown(void)
 {
-	for (int i = 0; i < NBACKENDS; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	ring_free(&full);
-	dp_close(&dp);
-}
-
-/* The backend the kernel chose for @src, -1 for none. */
-static int kernel_choice(uint32_t src, int *retval)
-{
-	struct bpf_sk_lookup ctx = {.family = AF_INET,
-				    .protocol = IPPROTO_TCP,
-				    .remote_ip4 = src,
-				    .remote_port = htons(40000),
-				    .local_port = 80};
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &ctx,
-		    .ctx_size_in = sizeof(ctx), .ctx_out = &ctx,
-		    .ctx_size_out = sizeof(ctx));
-
-	inet_pton(AF_INET, "198.18.0.10", &ctx.local_ip4);
-	*retval = -1;
-	if (bpf_prog_test_run_opts(bpf_program__fd(dp.skel->progs.steer_lookup),
-				   &opts))
-		return -2;
-	*retval = (int)opts.retval;
-	for (int i = 0; i < NBACKENDS; i++)
-		if (ctx.cookie && ctx.cookie == cookies[i])
-			return i;
-	return -1;
+	ring_fixture_teardown(&fx);
 }
 
 static int replica_choice(const struct rs_ring *ring, uint32_t src)
 {
-	struct rs_ring_view view = {.backends = backends,
-				    .has_socket = has_socket,
+	struct rs_ring_view view = {.backends = fx.backends,
+				    .has_socket = fx.has_socket,
 				    .nbackends = NBACKENDS};
 	struct rs_affinity_key key;
 	struct rs_ring_choice c;
 	uint8_t addr[16] = {0};
 
 	memcpy(addr, &src, sizeof(src));
-	rs_affinity_key_build(&key, &service, AF_INET, addr, 0);
-	if (ring_lookup(ring, &view, rs_hash_key(&key, service.seed), &c, NULL))
+	rs_affinity_key_build(&key, &fx.service, AF_INET, addr, 0);
+	if (ring_lookup(ring, &view, rs_hash_key(&key, fx.service.seed), &c,
+			NULL))
 		return -1;
 	return (int)c.backend;
 }
@@ -135,8 +68,8 @@ static int replica_choice(const struct rs_ring *ring, uint32_t src)
 static bool any_usable(void)
 {
 	for (int i = 0; i < NBACKENDS; i++)
-		if (backends[i].state == RS_BACKEND_UP && has_socket[i] &&
-		    backends[i].active_points > 0)
+		if (fx.backends[i].state == RS_BACKEND_UP && fx.has_socket[i] &&
+		    fx.backends[i].active_points > 0)
 			return true;
 	return false;
 }
@@ -163,19 +96,19 @@ static void change_one(uint64_t *rng)
 						  RS_BACKEND_DRAIN,
 						  RS_BACKEND_DOWN};
 
-		backends[b].state = states[fixture_rand(rng) % 4];
+		fx.backends[b].state = states[fixture_rand(rng) % 4];
 	} else if (what == 1) {
 		uint32_t slot = rs_socket_slot(b, 0);
 		int err;
 
-		has_socket[b] = !has_socket[b];
-		err = has_socket[b] ? dp_set_socket(&dp, slot, fds[b])
-				    : dp_clear_socket(&dp, slot);
+		fx.has_socket[b] = !fx.has_socket[b];
+		err = fx.has_socket[b] ? dp_set_socket(&fx.dp, slot, fx.fds[b])
+				       : dp_clear_socket(&fx.dp, slot);
 		CU_ASSERT_EQUAL(err, 0);
 	} else {
-		backends[b].active_points = random_weight(rng) * VNODES;
+		fx.backends[b].active_points = random_weight(rng) * VNODES;
 	}
-	CU_ASSERT_EQUAL(dp_set_backend(&dp, b, &backends[b]), 0);
+	CU_ASSERT_EQUAL(dp_set_backend(&fx.dp, b, &fx.backends[b]), 0);
 }
 
 struct tally {
@@ -190,7 +123,7 @@ static void check_clients(const struct rs_ring *ring, uint64_t *rng,
 	for (int c = 0; c < CLIENTS; c++) {
 		uint32_t src = htonl(0xc6120000u |
 				     (uint32_t)(fixture_rand(rng) & 0xffff));
-		int retval, got = kernel_choice(src, &retval);
+		int retval, got = ring_fixture_choice(&fx, src, &retval);
 		int want = replica_choice(ring, src);
 
 		t->checked++;
@@ -214,28 +147,28 @@ static void test_random_histories(void)
 	int long_runs = 0;
 
 	for (int step = 0; step < STEPS; step++) {
-		struct rs_ring_view view = {.backends = backends,
-					    .has_socket = has_socket,
+		struct rs_ring_view view = {.backends = fx.backends,
+					    .has_socket = fx.has_socket,
 					    .nbackends = NBACKENDS};
 		struct rs_ring t;
 		int n = 1 + (int)(fixture_rand(&rng) % 3);
 
 		for (int k = 0; k < n; k++)
 			change_one(&rng);
-		long_runs += ring_max_skip_run(&full, &view) > RS_WALK_MAX;
+		long_runs += ring_max_skip_run(&fx.ring, &view) > RS_WALK_MAX;
 		/* The daemon has not rebuilt: the full ring, skipping. */
-		CU_ASSERT_FATAL(dp_swap_ring(&dp, SVC, &full) > 0);
-		check_clients(&full, &rng, &untrimmed);
+		CU_ASSERT_FATAL(dp_swap_ring(&fx.dp, SVC, &fx.ring) > 0);
+		check_clients(&fx.ring, &rng, &untrimmed);
 		/* What the daemon installs: only the points in use. */
-		CU_ASSERT_EQUAL_FATAL(ring_trim(&full, &view, true, &t), 0);
-		CU_ASSERT_FATAL(dp_swap_ring(&dp, SVC, &t) > 0);
+		CU_ASSERT_EQUAL_FATAL(ring_trim(&fx.ring, &view, true, &t), 0);
+		CU_ASSERT_FATAL(dp_swap_ring(&fx.dp, SVC, &t) > 0);
 		check_clients(&t, &rng, &trimmed);
 		/* Same keys, same owners as the skipping full ring. */
 		for (int c = 0; c < CLIENTS; c++) {
 			uint32_t src = htonl(0xc6120000u + (uint32_t)c * 7);
 
 			CU_ASSERT_EQUAL(replica_choice(&t, src),
-					replica_choice(&full, src));
+					replica_choice(&fx.ring, src));
 		}
 		ring_free(&t);
 	}
@@ -259,29 +192,29 @@ static void test_weight_lowered_to_one(void)
 {
 	struct rs_ring_member m[2] = {{names[0], 0, VNODES * MAX_W},
 				      {names[1], 1, VNODES}};
-	struct rs_ring_view view = {.backends = backends,
-				    .has_socket = has_socket,
+	struct rs_ring_view view = {.backends = fx.backends,
+				    .has_socket = fx.has_socket,
 				    .nbackends = NBACKENDS};
 	struct rs_ring ring;
 	int refused = 0, retval;
 
 	for (int i = 0; i < NBACKENDS; i++) {
-		backends[i].state = RS_BACKEND_UP;
-		has_socket[i] = true;
-		dp_set_socket(&dp, rs_socket_slot(i, 0), fds[i]);
+		fx.backends[i].state = RS_BACKEND_UP;
+		fx.has_socket[i] = true;
+		dp_set_socket(&fx.dp, rs_socket_slot(i, 0), fx.fds[i]);
 	}
-	backends[0].active_points = VNODES; /* weight 64 -> 1 */
-	backends[1].active_points = VNODES;
-	dp_set_backend(&dp, 0, &backends[0]);
-	dp_set_backend(&dp, 1, &backends[1]);
-	CU_ASSERT_EQUAL_FATAL(ring_build(m, 2, service.seed, &ring), 0);
-	ring_set_key(&ring, &service);
+	fx.backends[0].active_points = VNODES; /* weight 64 -> 1 */
+	fx.backends[1].active_points = VNODES;
+	dp_set_backend(&fx.dp, 0, &fx.backends[0]);
+	dp_set_backend(&fx.dp, 1, &fx.backends[1]);
+	CU_ASSERT_EQUAL_FATAL(ring_build(m, 2, fx.service.seed, &ring), 0);
+	ring_set_key(&ring, &fx.service);
 	CU_ASSERT(ring_max_skip_run(&ring, &view) > RS_WALK_MAX);
-	CU_ASSERT_FATAL(dp_swap_ring(&dp, SVC, &ring) > 0);
+	CU_ASSERT_FATAL(dp_swap_ring(&fx.dp, SVC, &ring) > 0);
 	for (uint32_t c = 0; c < 2000; c++) {
 		uint32_t src = htonl(0xc6130000u + c);
 
-		refused += kernel_choice(src, &retval) < 0;
+		refused += ring_fixture_choice(&fx, src, &retval) < 0;
 		CU_ASSERT_EQUAL(retval, SK_PASS);
 	}
 	CU_ASSERT_EQUAL(refused, 0);
