@@ -137,6 +137,17 @@ ln -sfn "$OUT/sticky.conf" "$LINK"
 checked sticky "current.conf:9: [service web] sticky_max: needs ~832.1 MiB"
 refused sticky "over memory_max 256 MiB"
 
+echo "# a service without backends: accepted, and said so"
+printf '[global]\nbpffs = %s\ncontrol_socket = %s\n\n[service web]\nprotocol = tcp\nlisten = 198.18.0.10:80\n' \
+	"$BPFFS" "$SOCK" >"$OUT/nobackend.conf"
+ln -sfn "$OUT/nobackend.conf" "$LINK"
+build/ringsteerd --check -c "$LINK" >"$OUT/nobackend.check" || true
+e2e_check "--check warns of a service without backends" \
+	grep -q "warning: service web has no backends: every client of it gets fallback = pass" "$OUT/nobackend.check"
+e2e_check "reload of it goes through" bash -c "build/ringsteer -s '$SOCK' reload | grep -qx ok"
+e2e_check "and the daemon says so in its log" \
+	grep -q "warn: service web has no backends" "$(rs_bg_err daemon)"
+
 echo "# the good file: --check reports memory, reload goes through"
 ln -sfn "$OUT/good.conf" "$LINK"
 build/ringsteerd --check -c "$LINK" >"$OUT/good.check"

@@ -283,3 +283,27 @@ int rs_config_find_service(const struct rs_config *cfg, const char *name)
 			return (int)i;
 	return -ENOENT;
 }
+
+void rs_config_empty_services(const struct rs_config *cfg,
+			      void (*say)(const char *line))
+{
+	char line[256];
+
+	for (size_t s = 0; s < cfg->n_services; s++) {
+		size_t n = 0;
+
+		for (size_t b = 0; b < cfg->n_backends; b++)
+			n += cfg->backends[b].service == s;
+		if (n)
+			continue;
+		snprintf(line, sizeof(line),
+			 "service %s has no backends: every client of it gets "
+			 "fallback = %s",
+			 cfg->services[s].name,
+			 cfg->services[s].fallback == RS_FALLBACK_DROP
+				 ? "drop"
+				 : "pass (connection refused unless something "
+				   "listens on the service address itself)");
+		say(line);
+	}
+}

@@ -193,6 +193,14 @@ void rs_config_memory(const struct rs_config *cfg, size_t svc,
  */
 void rs_config_memory_report(const struct rs_config *cfg, FILE *f);
 
+/*
+ * Services of @cfg without any backend: every client of one gets its
+ * fallback. Legal (a service being set up), but rarely meant, so --check,
+ * start and reload say so: one line per such service, through @say.
+ */
+void rs_config_empty_services(const struct rs_config *cfg,
+			      void (*say)(const char *line));
+
 /* Index of the service called @name, or -ENOENT. */
 int rs_config_find_service(const struct rs_config *cfg, const char *name);
 

@@ -362,6 +362,11 @@ static void start_timers(struct daemon *d)
 	ev_timer_start(d->loop, &d->ramp);
 }
 
+static void log_warning(const char *line)
+{
+	rs_warn("%s", line);
+}
+
 int daemon_start(struct daemon *d)
 {
 	struct snapshot *p;
@@ -372,6 +377,7 @@ int daemon_start(struct daemon *d)
 		free(p);
 		return -ENOMEM;
 	}
+	rs_config_empty_services(&d->cfg, log_warning);
 	err = checker_init(&d->checker, d->loop);
 	if (!err)
 		err = dp_open(&d->dp, d->cfg.bpffs);
@@ -514,6 +520,7 @@ int daemon_reload(struct daemon *d, char *err_text, size_t errlen)
 	}
 	if (!rs_config_diff(&d->cfg, &next.cfg, &diff))
 		rs_info("reload: %s", diff.summary);
+	rs_config_empty_services(&next.cfg, log_warning);
 	keep_bound_globals(d->config_path, &d->cfg, &next.cfg);
 	snapshot_of(&old, before);
 	err = assign_ids(&next, before);

@@ -44,6 +44,11 @@ static void usage(FILE *f)
 		"reloads.\n");
 }
 
+static void print_warning(const char *line)
+{
+	printf("warning: %s\n", line);
+}
+
 static void print_errors(const char *errs)
 {
 	size_t n = strlen(errs);
@@ -239,6 +244,7 @@ int main(int argc, char **argv)
 		return 1;
 	if (check) {
 		rs_config_memory_report(&d.cfg, stdout);
+		rs_config_empty_services(&d.cfg, print_warning);
 		printf("ringsteerd: configuration file %s test is successful\n",
 		       d.config_path);
 		rs_config_free(&d.cfg);
