@@ -14,15 +14,6 @@
 #include "net.bpf.h"
 #include "xxh64.bpf.h"
 
-static __always_inline __u32 prefix_mask32(int bits)
-{
-	if (bits <= 0)
-		return 0;
-	if (bits >= 32)
-		return 0xffffffffu;
-	return bpf_htonl(0xffffffffu << (32 - bits));
-}
-
 /* Longest address prefix wins; at equal length the exact port wins. */
 static __always_inline struct rs_bind *match_bind(struct bpf_sk_lookup *ctx)
 {

@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: MIT
 /*
- * TC ingress data plane for UDP services with cookie = quic: a datagram
+ * TC ingress data plane. First the fleet step (bpf/lib/fleet.bpf.h,
+ * docs/fleet.md): a packet of a fleet service owned by another host is
+ * encapsulated and sent there, one encapsulated to this host is unwrapped
+ * (or dropped when forged or over the hop limit). Those are the only
+ * packets this program changes, drops or redirects.
+ *
+ * Then, for UDP services with cookie = quic: a datagram
  * whose destination connection ID carries the service's QUIC-LB config
  * rotation bits and the server ID of a backend that is UP or DRAIN goes
  * straight to that backend's socket (bpf_sk_assign), wherever the client
  * moved to. Everything else is left alone for sk_lookup and its IP
  * affinity, and counted by reason. The program never drops or modifies a
  * packet and never ends the filter chain: every path returns TC_ACT_UNSPEC,
- * so filters after it still run. docs/quic.md has the whole story.
+ * so filters after it still run (the fleet step aside). docs/quic.md has
+ * the whole story.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -21,12 +28,9 @@
 #include <bpf/bpf_endian.h>
 
 #include "bind_match.bpf.h"
+#include "fleet.bpf.h"
 #include "maps.bpf.h"
 #include "quic.bpf.h"
-
-/* include/net/ip.h, not exported to uapi. */
-#define IP_MF	  0x2000
-#define IP_OFFSET 0x1fff
 
 /* What happened to one datagram of a cookie service; see count(). */
 enum tc_outcome {
@@ -299,7 +303,11 @@ int steer_tc(struct __sk_buff *skb)
 	struct rs_bind *bind;
 	__u32 svc_id, backend = 0;
 	enum tc_outcome outcome;
+	int verdict;
 
+	verdict = fleet_steer(skb);
+	if (verdict != FLEET_CONTINUE)
+		return verdict;
 	if (parse_udp(skb, &f))
 		return TC_ACT_UNSPEC;
 	bind = rs_match_bind(IPPROTO_UDP, f.family, f.dport, f.daddr);

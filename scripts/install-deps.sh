@@ -18,7 +18,7 @@ PACKAGES=(
 	libinih-dev libcunit1-dev libev-dev libcurl4-openssl-dev libjansson-dev
 	libmicrohttpd-dev
 	iproute2 util-linux procps memcached clang-format cppcheck jq socat curl
-	qemu-system-x86 busybox-static cpio kmod
+	qemu-system-x86 busybox-static cpio kmod etcd-server
 )
 
 check=""
@@ -43,7 +43,7 @@ done
 if (($#)); then
 	PACKAGES=("$@")
 else
-	# The demo and the tests run their own memcached inside namespaces:
+	# The demo and the tests run their own memcached and etcd inside namespaces:
 	# the package's system-wide service is not wanted.
 	no_start=1
 fi

@@ -173,6 +173,43 @@ struct {
 } rs_service_stats SEC(".maps");
 
 /*
+ * Fleet tables (abi.h, docs/fleet.md): slot RS_FLEET_CURRENT holds the
+ * table in force, RS_FLEET_PREVIOUS the one it replaced. Each is written
+ * whole into a fresh inner map and swapped in, like a ring.
+ */
+struct rs_fleet_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RS_FLEET_SLOTS);
+	__type(key, __u32);
+	__type(value, struct rs_fleet_slot);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct rs_fleet_map);
+} rs_fleet SEC(".maps");
+
+/* Members of the current and previous table: who may send us packets. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 2 * RS_FLEET_MAX_MEMBERS);
+	__type(key, __u32);
+	__type(value, struct rs_fleet_peer);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_fleet_peers SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rs_fleet_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_fleet_stats SEC(".maps");
+
+/*
  * Never called. The map-in-map templates above name key and value types
  * that a program may use nowhere else; clang then emits only forward
  * declarations for them and libbpf cannot size the inner maps. Parameters
@@ -180,9 +217,9 @@ struct {
  */
 static __attribute__((used, noinline)) int rs_btf_anchor(
 	const struct rs_ring_slot *ring, const struct rs_affinity_key *key,
-	const struct rs_sticky_entry *sticky)
+	const struct rs_sticky_entry *sticky, const struct rs_fleet_slot *fleet)
 {
-	return ring && key && sticky;
+	return ring && key && sticky && fleet;
 }
 
 #endif /* RS_BPF_MAPS_H */

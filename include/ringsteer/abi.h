@@ -406,6 +406,107 @@ struct rs_handoff {
 	__u32 flags; /* RS_HANDOFF_* */
 };
 
+/*
+ * Fleet mode (docs/fleet.md): the same affinity key first picks the owner
+ * host of a PoP from the fleet table, then the owner's ring picks the
+ * backend. A packet of a fleet service that reaches another host is
+ * encapsulated (outer IPv4 + UDP + struct rs_fleet_encap) and sent to the
+ * owner, whose steer_tc takes the outer headers off again.
+ *
+ * rs_fleet (ARRAY_OF_MAPS, 2 slots): RS_FLEET_CURRENT is the table in
+ * force, RS_FLEET_PREVIOUS the one before it (for the second chance). Each
+ * table is one ARRAY of RS_FLEET_SLOTS struct rs_fleet_slot, built and
+ * filled whole by the daemon and swapped in with one update:
+ *   slot 0                     header
+ *   slots 1..MAX_MEMBERS       members, sorted by name (index = slot - 1)
+ *   RS_FLEET_SLOT_SERVICES + s per local service id s: its fleet seed
+ *   RS_FLEET_SLOT_ROWS + s * RS_FLEET_ROWS + r: owners of buckets
+ *                              r * RS_FLEET_ROW_OWNERS ..
+ */
+#define RS_FLEET_CURRENT       0
+#define RS_FLEET_PREVIOUS      1
+#define RS_FLEET_MAX_MEMBERS   64
+#define RS_FLEET_BUCKET_BITS   12
+#define RS_FLEET_BUCKETS       (1u << RS_FLEET_BUCKET_BITS)
+#define RS_FLEET_ROW_OWNERS    32
+#define RS_FLEET_ROWS	       (RS_FLEET_BUCKETS / RS_FLEET_ROW_OWNERS)
+#define RS_FLEET_SLOT_SERVICES (1 + RS_FLEET_MAX_MEMBERS)
+#define RS_FLEET_SLOT_ROWS     (RS_FLEET_SLOT_SERVICES + RS_MAX_SERVICES)
+#define RS_FLEET_SLOTS	       (RS_FLEET_SLOT_ROWS + RS_MAX_SERVICES * RS_FLEET_ROWS)
+/* Owner byte: 0 = nobody (steer locally), else member index + 1. */
+#define RS_FLEET_NO_OWNER 0
+/* Forwards a packet may take: entry -> owner -> previous owner. */
+#define RS_FLEET_MAX_HOPS     2
+#define RS_FLEET_DEFAULT_PORT 7440
+#define RS_FLEET_MAGIC	      0x52534631u /* "RSF1", network order on the wire */
+#define RS_FLEET_WIRE_VERSION 1
+/* Outer IPv4 (no options) + UDP + struct rs_fleet_encap. */
+#define RS_FLEET_ENCAP_LEN (20 + 8 + 8)
+
+struct rs_fleet_header {
+	__u64 version;	 /* etcd revision the table was built from */
+	__u32 nmembers;	 /* members in slots 1..nmembers */
+	__u32 self;	 /* this host's member index, RS_NONE if not a member */
+	__u32 self_addr; /* IPv4, network order: source of forwarded packets */
+	__u16 port;	 /* UDP port of forwarded packets, host order */
+	__u16 pad;
+	__u64 pad2;
+};
+
+#define RS_FLEET_MEMBER_DRAINED 0x1u
+
+struct rs_fleet_member {
+	__u32 addr;    /* IPv4 forwarding address, network order */
+	__u32 flags;   /* RS_FLEET_MEMBER_* */
+	char name[24]; /* for bpftool readers; cut at 23 characters */
+};
+
+/* Per local service id: 0 owners = not fleet-steered by this table. */
+struct rs_fleet_service {
+	__u64 seed;   /* fleet-wide: from the service's name and seed */
+	__u32 owners; /* members that own buckets of this service */
+	__u32 pad;
+	__u64 pad2[2];
+};
+
+struct rs_fleet_row {
+	__u8 owner[RS_FLEET_ROW_OWNERS]; /* RS_FLEET_NO_OWNER or index + 1 */
+};
+
+struct rs_fleet_slot {
+	union {
+		struct rs_fleet_header hdr;
+		struct rs_fleet_member member;
+		struct rs_fleet_service service;
+		struct rs_fleet_row row;
+	};
+};
+
+/* After the outer UDP header of a forwarded packet. */
+struct rs_fleet_encap {
+	__u32 magic;  /* RS_FLEET_MAGIC, network order */
+	__u8 version; /* RS_FLEET_WIRE_VERSION */
+	__u8 hops;    /* forwards so far, 1..RS_FLEET_MAX_HOPS */
+	__u16 pad;
+};
+
+/* rs_fleet_peers (HASH): IPv4 addresses (network order) of members. */
+struct rs_fleet_peer {
+	__u32 member; /* index in the current table, RS_NONE if only previous */
+};
+
+/* rs_fleet_stats (PERCPU_ARRAY, one entry): packets by outcome. */
+struct rs_fleet_stats {
+	__u64 forwarded;     /* encapsulated to the owner host */
+	__u64 received;	     /* decapsulated here (we are the owner) */
+	__u64 second_chance; /* no local socket: sent to the previous owner */
+	__u64 hop_limit;     /* encapsulated with hops 0 or over the limit */
+	__u64 forged;	     /* not from a member, bad header or inner packet */
+	__u64 local_socket;  /* not ours by the table, but a local connection */
+	__u64 errors;	     /* no route to the owner, failed rewrite */
+	__u64 pad;
+};
+
 /* Input/output of the hash self-test program (BPF_PROG_TEST_RUN). */
 struct rs_hash_probe {
 	struct rs_affinity_key key;
@@ -466,5 +567,13 @@ RS_ABI_SIZE(rs_handoff_key, 40);
 RS_ABI_SIZE(rs_handoff, 32);
 RS_ABI_OFFSET(rs_handoff, key, 0);
 RS_ABI_SIZE(rs_hash_probe, 40);
+RS_ABI_SIZE(rs_fleet_header, 32);
+RS_ABI_SIZE(rs_fleet_member, 32);
+RS_ABI_SIZE(rs_fleet_service, 32);
+RS_ABI_SIZE(rs_fleet_row, 32);
+RS_ABI_SIZE(rs_fleet_slot, 32);
+RS_ABI_SIZE(rs_fleet_encap, 8);
+RS_ABI_SIZE(rs_fleet_peer, 4);
+RS_ABI_SIZE(rs_fleet_stats, 64);
 
 #endif /* RINGSTEER_ABI_H */

@@ -388,6 +388,61 @@ static void test_addr_mask(void)
 /* ---- configuration that loads ---- */
 
 /* The sample documents every key: each appears set at a line start. */
+static void test_fleet(void)
+{
+	const char *base =
+		"[global]\ninterfaces = rh\n"
+		"[service web]\nprotocol = tcp\n"
+		"listen = 198.18.0.10:80\nfleet = on\n"
+		"[backend a]\nservice = web\naddress = 127.0.0.1:1\n";
+	char text[1024];
+
+	snprintf(text, sizeof(text),
+		 "%s[fleet]\netcd = http://198.18.0.1:2379, "
+		 "http://198.18.0.2:2379\nname = edge-1\n"
+		 "address = 198.18.11.2\nlease_ttl = 5s\nport = 9000\n",
+		 base);
+	EXPECT_OK(text);
+	CU_ASSERT_TRUE(cfg.fleet.enabled);
+	CU_ASSERT_EQUAL(cfg.fleet.n_etcd, 2);
+	CU_ASSERT_STRING_EQUAL(cfg.fleet.etcd[1], "http://198.18.0.2:2379");
+	CU_ASSERT_STRING_EQUAL(cfg.fleet.name, "edge-1");
+	CU_ASSERT_EQUAL(cfg.fleet.addr, htonl(0xc6120b02));
+	CU_ASSERT_EQUAL(cfg.fleet.lease_ttl, 5);
+	CU_ASSERT_EQUAL(cfg.fleet.port, 9000);
+	CU_ASSERT_STRING_EQUAL(cfg.fleet.prefix, "/ringsteer");
+	CU_ASSERT_TRUE(cfg.services[0].fleet);
+	rs_config_free(&cfg);
+	/* fleet = on without [fleet], and [fleet] without its keys. */
+	EXPECT_ERROR(base, "t.conf:6: [service web] fleet: ",
+		     "fleet = on needs a [fleet] section");
+	snprintf(text, sizeof(text), "%s[fleet]\nlease_ttl = 2500ms\n", base);
+	EXPECT_ERROR(text,
+		     "t.conf:10: [fleet]: ", "missing required key 'etcd'");
+	EXPECT_ERROR(text,
+		     "t.conf:10: [fleet]: ", "missing required key 'name'");
+	EXPECT_ERROR(text, "t.conf:11: [fleet] lease_ttl: ",
+		     "etcd leases are whole seconds");
+	snprintf(text, sizeof(text),
+		 "%s[fleet]\netcd = ftp://x\nname = a b\n"
+		 "address = 2001:db8::1\n",
+		 base);
+	EXPECT_ERROR(text, "t.conf:11: [fleet] etcd: ", "bad etcd endpoint");
+	EXPECT_ERROR(text, "t.conf:12: [fleet] name: ", "bad name 'a b'");
+	EXPECT_ERROR(text, "t.conf:13: [fleet] address: ",
+		     "IPv6 forwarding addresses are not supported");
+	EXPECT_ERROR("[service web]\nprotocol = udp\nlisten = 198.18.0.10:443\n"
+		     "cookie = quic\nfleet = on\n",
+		     "t.conf:5: [service web] fleet: ",
+		     "fleet = on with cookie = quic is not supported");
+	EXPECT_ERROR("[service web]\nprotocol = udp\nlisten = 198.18.0.10:443\n"
+		     "fleet = on\n",
+		     "t.conf:4: [service web] fleet: ",
+		     "fleet = on needs [global] interfaces");
+	EXPECT_ERROR("[fleet]\n[fleet]\n",
+		     "t.conf:2: [fleet]: ", "duplicate fleet section");
+}
+
 static void test_sample_keys(void)
 {
 	static const char *const keys[] = {
@@ -2242,6 +2297,7 @@ static const struct test config_tests[] = {
 	{"balance_factor", test_balance_factor},
 	{"error format", test_error_format},
 	{"bad sections", test_bad_sections},
+	{"fleet", test_fleet},
 	{"bad lines", test_bad_lines},
 	{"bad values", test_bad_values},
 	{"bad numbers", test_bad_numbers},

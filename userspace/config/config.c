@@ -60,6 +60,7 @@ static int export_config(const struct cfg_entries *e, const char *file,
 	cfg->control_clients_max = g->control_clients_max;
 	cfg->metrics_clients_max = g->metrics_clients_max;
 	cfg->client_idle_ms = g->client_idle_ms;
+	cfg->fleet = e->fleet.conf;
 	for (i = 0; i < e->n_svcs; i++)
 		cfg->services[i] = e->svcs[i].conf;
 	for (i = 0; i < e->n_bes; i++)
@@ -83,6 +84,7 @@ static int parse(const char *file, const char *text, size_t len,
 	if (!e)
 		return -ENOMEM;
 	e->global = cfg_global_defaults;
+	e->fleet = cfg_fleet_defaults;
 	if (cfg_collect(text, len, &report, e))
 		report.nomem = true;
 	if (!report.nomem)

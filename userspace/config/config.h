@@ -82,6 +82,7 @@ struct rs_service_conf {
 	uint8_t quic_cid_len;	    /* 1 + server_id_len .. 20 */
 	uint8_t quic_config_id;	    /* 0..6 */
 	uint32_t balance_milli;	    /* balance_factor x 1000; 0 = no bound */
+	bool fleet; /* steered fleet-wide ([fleet], fleet = on) */
 };
 
 /*
@@ -112,6 +113,24 @@ struct rs_backend_conf {
 						   */
 };
 
+/* [fleet] (docs/fleet.md): membership in etcd, forwarding between hosts. */
+#define RS_FLEET_MAX_ENDPOINTS	   8
+#define RS_FLEET_ENDPOINT_MAX	   256
+#define RS_FLEET_PREFIX_MAX	   128
+#define RS_DEFAULT_FLEET_LEASE_TTL 10 /* seconds */
+#define RS_DEFAULT_FLEET_PREFIX	   "/ringsteer"
+
+struct rs_fleet_conf {
+	bool enabled; /* the file has a [fleet] section */
+	char etcd[RS_FLEET_MAX_ENDPOINTS][RS_FLEET_ENDPOINT_MAX];
+	size_t n_etcd;
+	char name[RS_NAME_MAX];
+	uint32_t addr;	    /* IPv4 forwarding address, network order */
+	uint32_t lease_ttl; /* seconds */
+	uint16_t port;	    /* UDP port of forwarded packets */
+	char prefix[RS_FLEET_PREFIX_MAX]; /* etcd key prefix, no trailing / */
+};
+
 struct rs_config {
 	char path[PATH_MAX];
 	char bpffs[PATH_MAX];
@@ -127,6 +146,7 @@ struct rs_config {
 	uint32_t metrics_clients_max; /* 1..RS_MAX_CLIENTS */
 	uint32_t client_idle_ms;
 	uint64_t memory_max; /* bytes: budget of rs_config_memory() */
+	struct rs_fleet_conf fleet;
 	struct rs_service_conf *services;
 	size_t n_services;
 	struct rs_backend_conf *backends;

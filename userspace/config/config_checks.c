@@ -486,9 +486,56 @@ static void check_ring_sizes(const struct cfg_entries *e, struct cfg_report *r)
 	}
 }
 
+/*
+ * [fleet] names its etcd, this host and its address or is refused; a
+ * service with fleet = on needs [fleet] and interfaces for the TC program,
+ * and no QUIC cookie (not carried across hosts: docs/fleet.md).
+ */
+static void check_fleet(const struct cfg_entries *e, struct cfg_report *r)
+{
+	static const struct {
+		int key;
+		const char *name;
+	} required[] = {
+		{FL_ETCD, "etcd"}, {FL_NAME, "name"}, {FL_ADDRESS, "address"}};
+	const struct fleet_entry *f = &e->fleet;
+	char label[LABEL_MAX];
+
+	for (size_t i = 0; f->line && i < 3; i++)
+		if (!f->key_line[required[i].key])
+			cfg_report(r, f->line, "fleet", NULL,
+				   "missing required key '%s'",
+				   required[i].name);
+	for (size_t i = 0; i < e->n_svcs; i++) {
+		const struct svc_entry *s = &e->svcs[i];
+		int line = s->key_line[SVC_FLEET];
+
+		if (!s->conf.fleet)
+			continue;
+		section_label(label, sizeof(label), "service", s->conf.name);
+		if (!f->line)
+			cfg_report(r, line, label, "fleet",
+				   "fleet = on needs a [fleet] section (etcd, "
+				   "name, address)");
+		if (s->conf.cookie == RS_COOKIE_QUIC)
+			cfg_report(r, line, label, "fleet",
+				   "fleet = on with cookie = quic is not "
+				   "supported (QUIC cookies are not carried "
+				   "across hosts, docs/fleet.md)");
+		if (!e->global.n_interfaces &&
+		    !e->global.key_bad[GL_INTERFACES])
+			cfg_report(
+				r, line, label, "fleet",
+				"fleet = on needs [global] interfaces (where "
+				"clients' packets arrive and forwarded ones "
+				"leave)");
+	}
+}
+
 void cfg_validate(struct cfg_entries *e, bool allow_empty, struct cfg_report *r)
 {
 	check_services(e, r);
+	check_fleet(e, r);
 	resolve_backends(e, r);
 	check_health(e, r);
 	check_server_ids(e, r);

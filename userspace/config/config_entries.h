@@ -39,6 +39,13 @@ struct global_entry {
 	bool key_bad[MAX_KEYS];
 };
 
+struct fleet_entry {
+	struct rs_fleet_conf conf;
+	int line; /* of [fleet], 0 when absent */
+	int key_line[MAX_KEYS];
+	bool key_bad[MAX_KEYS];
+};
+
 struct svc_entry {
 	struct rs_service_conf conf;
 	int key_line[MAX_KEYS];
@@ -62,6 +69,7 @@ struct be_entry {
 /* The whole file: services and backends in file order. */
 struct cfg_entries {
 	struct global_entry global;
+	struct fleet_entry fleet;
 	struct svc_entry *svcs;
 	size_t n_svcs, cap_svcs;
 	struct be_entry *bes;
@@ -83,6 +91,7 @@ enum {
 	SVC_STICKY_TTL,
 	SVC_STICKY_MAX,
 	SVC_BALANCE_FACTOR,
+	SVC_FLEET,
 };
 
 enum {
@@ -100,6 +109,13 @@ enum {
 
 enum {
 	GL_MEMORY_MAX,
+	GL_INTERFACES,
+};
+
+enum {
+	FL_ETCD,
+	FL_NAME,
+	FL_ADDRESS,
 };
 
 #endif /* RS_CONFIG_ENTRIES_H */

@@ -191,9 +191,10 @@ static void set_memory_max(const struct cfg_key *k, void *obj, const char *v)
 
 const struct key_def cfg_global_keys[] = {
 	[GL_MEMORY_MAX] = {"memory_max", "memory_max", set_memory_max, false},
+	[GL_INTERFACES] = {"interfaces", "interface name", set_interfaces,
+			   false},
 	{"bpffs", "path", set_bpffs, false},
 	{"control_socket", "path", set_control_socket, false},
-	{"interfaces", "interface name", set_interfaces, false},
 	{"metrics", "metrics address", set_metrics, false},
 	{"control_clients_max", "client count", set_control_clients_max, false},
 	{"metrics_clients_max", "client count", set_metrics_clients_max, false},

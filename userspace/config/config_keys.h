@@ -34,10 +34,12 @@ struct cfg_key {
 	const char *value;
 };
 
-/* config_global.c, config_service.c, config_backend.c */
+/* config_global.c, config_service.c, config_backend.c, config_fleet.c */
 extern const struct key_def cfg_global_keys[];
 extern const struct key_def cfg_service_keys[];
 extern const struct key_def cfg_backend_keys[];
+extern const struct key_def cfg_fleet_keys[];
+extern const struct fleet_entry cfg_fleet_defaults;
 extern const struct global_entry cfg_global_defaults;
 extern const struct svc_entry cfg_service_defaults;
 extern const struct be_entry cfg_backend_defaults;

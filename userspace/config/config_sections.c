@@ -25,6 +25,7 @@ enum sect_kind {
 	SECT_GLOBAL,
 	SECT_SERVICE,
 	SECT_BACKEND,
+	SECT_FLEET,
 };
 
 /* What filling the entries needs between two events. */
@@ -80,6 +81,21 @@ static void begin_global(struct sections *p)
 	}
 	g->line = p->line;
 	enter(p, SECT_GLOBAL, g, g->key_line, g->key_bad, cfg_global_keys);
+}
+
+static void begin_fleet(struct sections *p)
+{
+	struct fleet_entry *f = &p->out->fleet;
+
+	if (f->line) {
+		cfg_report(p->report, p->line, p->label, NULL,
+			   "duplicate fleet section (first defined at %s:%d)",
+			   p->report->file, f->line);
+		return;
+	}
+	f->line = p->line;
+	f->conf.enabled = true;
+	enter(p, SECT_FLEET, f, f->key_line, f->key_bad, cfg_fleet_keys);
 }
 
 /*
@@ -221,12 +237,19 @@ static void begin_section(struct sections *p, char *s)
 			begin_global(p);
 		return;
 	}
+	if (strcmp(type, "fleet") == 0) {
+		if (*name)
+			cfg_report(p->report, p->line, p->label, NULL,
+				   "the fleet section takes no name");
+		else
+			begin_fleet(p);
+		return;
+	}
 	if (strcmp(type, "service") && strcmp(type, "backend")) {
-		cfg_report(
-			p->report, p->line, p->label, NULL,
-			"unknown section type '%s' (expected global, service "
-			"or backend)",
-			type);
+		cfg_report(p->report, p->line, p->label, NULL,
+			   "unknown section type '%s' (expected global, fleet, "
+			   "service or backend)",
+			   type);
 		return;
 	}
 	if (!cfg_valid_name(name)) {

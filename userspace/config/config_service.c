@@ -212,6 +212,18 @@ static void set_balance_factor(const struct cfg_key *k, void *obj,
 		s->conf.balance_milli = 1001;
 }
 
+static void set_fleet(const struct cfg_key *k, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+
+	if (strcmp(v, "on") == 0)
+		s->conf.fleet = true;
+	else if (strcmp(v, "off") == 0)
+		s->conf.fleet = false;
+	else
+		cfg_bad_value(k, "expected on or off");
+}
+
 const struct key_def cfg_service_keys[] = {
 	[SVC_PROTOCOL] = {"protocol", "protocol", set_protocol, false},
 	[SVC_LISTEN] = {"listen", "listen address", set_listen, true},
@@ -225,6 +237,7 @@ const struct key_def cfg_service_keys[] = {
 	[SVC_STICKY_MAX] = {"sticky_max", "sticky_max", set_sticky_max, false},
 	[SVC_BALANCE_FACTOR] = {"balance_factor", "balance_factor",
 				set_balance_factor, false},
+	[SVC_FLEET] = {"fleet", "fleet", set_fleet, false},
 	{"key", "key policy", set_key_policy, false},
 	{"prefix4", "prefix4", set_prefix4, false},
 	{"prefix6", "prefix6", set_prefix6, false},

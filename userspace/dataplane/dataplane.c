@@ -19,6 +19,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <bpf/btf.h>
+
 #include "dataplane_internal.h"
 #include "log.h"
 
@@ -264,6 +266,21 @@ int dp_map_update(struct bpf_map *map, const void *key, const void *val,
 		return err;
 	}
 	return 0;
+}
+
+void dp_inner_map_btf(struct rs_dataplane *dp, const char *value_type,
+		      struct bpf_map_create_opts *opts)
+{
+	struct btf *btf = bpf_object__btf(dp->skel->obj);
+	int key_id, val_id;
+
+	key_id = btf__find_by_name_kind(btf, "__u32", BTF_KIND_TYPEDEF);
+	val_id = btf__find_by_name_kind(btf, value_type, BTF_KIND_STRUCT);
+	if (key_id > 0 && val_id > 0) {
+		opts->btf_fd = btf__fd(btf);
+		opts->btf_key_type_id = key_id;
+		opts->btf_value_type_id = val_id;
+	}
 }
 
 int dp_inner_map_fd(struct rs_dataplane *dp, struct bpf_map *outer,

@@ -28,6 +28,14 @@ int dp_inner_map_fd(struct rs_dataplane *dp, struct bpf_map *outer,
 		    uint32_t svc_id);
 
 /*
+ * BTF for an inner map of __u32 keys and @value_type values (a struct of
+ * abi.h), so that `bpftool map dump` shows its fields; left out when the
+ * object's BTF lacks either type.
+ */
+void dp_inner_map_btf(struct rs_dataplane *dp, const char *value_type,
+		      struct bpf_map_create_opts *opts);
+
+/*
  * Create the pin directory @root if missing and check it is on a bpffs;
  * failures are logged here.
  */

@@ -21,18 +21,11 @@
 static int ring_map_create(struct rs_dataplane *dp, uint32_t svc_id,
 			   uint32_t nslots)
 {
-	struct btf *btf = bpf_object__btf(dp->skel->obj);
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
 	char name[BPF_OBJ_NAME_LEN];
-	int key_id, val_id, fd;
+	int fd;
 
-	key_id = btf__find_by_name_kind(btf, "__u32", BTF_KIND_TYPEDEF);
-	val_id = btf__find_by_name_kind(btf, "rs_ring_slot", BTF_KIND_STRUCT);
-	if (key_id > 0 && val_id > 0) {
-		opts.btf_fd = btf__fd(btf);
-		opts.btf_key_type_id = key_id;
-		opts.btf_value_type_id = val_id;
-	}
+	dp_inner_map_btf(dp, "rs_ring_slot", &opts);
 	snprintf(name, sizeof(name), "rs_ring_%u", svc_id);
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(__u32),
 			    sizeof(struct rs_ring_slot), nslots, &opts);

@@ -71,3 +71,9 @@ int dp_service_load(struct rs_dataplane *dp, uint32_t id, int64_t *active)
 {
 	return load_read(dp->skel->maps.rs_service_load, id, active);
 }
+
+int dp_fleet_stats(struct rs_dataplane *dp, struct rs_fleet_stats *out)
+{
+	return percpu_sum(dp->skel->maps.rs_fleet_stats, 0, out,
+			  sizeof(*out) / sizeof(__u64));
+}

@@ -517,6 +517,16 @@ static void lookup_table(json_t *r)
 		       jstr(r, "fallback"));
 		return;
 	}
+	if (json_object_get(r, "owner")) {
+		json_t *o = json_object_get(r, "owner");
+
+		printf("owner host %s: ", json_is_string(o)
+						  ? json_string_value(o)
+						  : "none (steered where it "
+						    "arrives)");
+		if (json_is_string(o))
+			printf("if it arrives there, ");
+	}
 	printf("%s  (%s", jstr(r, "backend"), jstr(r, "reason"));
 	if (!strcmp(jstr(r, "reason"), "sticky"))
 		printf(", idle %.1fs", jnum(r, "sticky_idle_s"));
@@ -558,6 +568,64 @@ static int cmd_lookup(int argc, char **argv)
 		json_object_set_new(req, "port", json_integer(port));
 	}
 	return finish(call(req), lookup_table);
+}
+
+/* ---- fleet ---- */
+
+static void fleet_table(json_t *r)
+{
+	json_t *v;
+	size_t i;
+
+	if (!json_object_get(r, "members")) {
+		printf("%s %s\n", jstr(r, "action"), jstr(r, "name"));
+		return;
+	}
+	printf("fleet: this host %s (%s), table version %lld, etcd %s at "
+	       "revision %lld: %s\n",
+	       jstr(r, "name"),
+	       json_is_true(json_object_get(r, "member")) ? "member"
+							  : "not a member",
+	       jint(r, "version"), jstr(r, "etcd"), jint(r, "latest_revision"),
+	       json_is_true(json_object_get(r, "agrees")) ? "agrees"
+							  : "DISAGREES");
+	if (json_is_string(json_object_get(r, "error")))
+		printf("  etcd error: %s\n", jstr(r, "error"));
+	v = json_object_get(r, "packets");
+	if (v)
+		printf("packets: forwarded %lld, received %lld, second chance "
+		       "%lld, hop limit %lld, forged %lld, local socket %lld, "
+		       "errors %lld\n",
+		       jint(v, "forwarded"), jint(v, "received"),
+		       jint(v, "second_chance"), jint(v, "hop_limit"),
+		       jint(v, "forged"), jint(v, "local_socket"),
+		       jint(v, "errors"));
+	printf("%-24s %-16s %9s %8s %s\n", "MEMBER", "ADDRESS", "CAPACITY",
+	       "KEYS", "STATE");
+	json_array_foreach(json_object_get(r, "members"), i, v) printf(
+		"%-24s %-16s %9lld %7.1f%% %s%s\n", jstr(v, "name"),
+		jstr(v, "address"), jint(v, "capacity"),
+		100 * jnum(v, "keys_share"),
+		json_is_true(json_object_get(v, "drained")) ? "drained"
+							    : "active",
+		json_is_true(json_object_get(v, "self")) ? " (this host)" : "");
+}
+
+static int cmd_fleet(int argc, char **argv)
+{
+	json_t *req;
+
+	if (argc == 2 && !strcmp(argv[1], "status"))
+		req = json_pack("{s:s, s:s}", "cmd", "fleet", "action",
+				"status");
+	else if (argc == 3 &&
+		 (!strcmp(argv[1], "drain") || !strcmp(argv[1], "undrain")))
+		req = json_pack("{s:s, s:s, s:s}", "cmd", "fleet", "action",
+				argv[1], "name", argv[2]);
+	else
+		return fail("usage: ringsteer fleet status | drain HOST | "
+			    "undrain HOST");
+	return finish(call(req), fleet_table);
 }
 
 static void sim_table(json_t *r)
@@ -736,6 +804,9 @@ static const struct cmd cmds[] = {
 	 "fraction of clients a change would move; changes nothing", cmd_sim},
 	{"cid", "cid SERVICE BACKEND [COUNT] | cid decode SERVICE HEX",
 	 "QUIC connection IDs: make one for a backend; explain one", cmd_cid},
+	{"fleet", "fleet status | drain HOST | undrain HOST",
+	 "fleet members, table version, agreement; drain a host fleet-wide",
+	 cmd_fleet},
 	{"reload", "reload", "re-read the configuration (refused if invalid)",
 	 cmd_reload},
 	{"detach", "detach",

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "config_diff.h"
+#include "fleet.h"
 #include "ids.h"
 #include "log.h"
 #include "state.h"
@@ -409,6 +410,8 @@ int daemon_start(struct daemon *d)
 	/* TC first: if steer_tc cannot load, the link stays as it was. */
 	err = daemon_tc_apply(d);
 	if (!err)
+		err = daemon_fleet_apply(d);
+	if (!err)
 		err = dp_attach(&d->dp);
 	if (err)
 		goto out;
@@ -423,6 +426,7 @@ void daemon_stop(struct daemon *d)
 {
 	if (!d->bes)
 		return;
+	daemon_fleet_stop(d);
 	daemon_tc_stop(d);
 	checks_stop(d);
 	ev_timer_stop(d->loop, &d->reconcile);
@@ -549,6 +553,8 @@ int daemon_reload(struct daemon *d, char *err_text, size_t errlen)
 	daemon_reconcile_sockets(d);
 	if (!err)
 		err = daemon_tc_apply(d);
+	if (!err)
+		err = daemon_fleet_apply(d);
 	checks_start(d);
 	for (size_t s = 0; s < old.cfg.n_services; s++)
 		ring_free(&old.svcs[s].ring);

@@ -86,7 +86,7 @@ static const struct command commands[] = {
 	{"backend", cmd_backend},   {"ring", cmd_ring},
 	{"lookup", cmd_lookup},	    {"sim", cmd_sim},
 	{"reload", cmd_reload},	    {"detach", cmd_detach},
-	{"cid", cmd_cid},
+	{"cid", cmd_cid},	    {"fleet", cmd_fleet},
 };
 
 json_t *control_dispatch(struct daemon *d, const char *cmd, json_t *req)

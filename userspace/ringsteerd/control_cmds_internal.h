@@ -48,4 +48,8 @@ json_t *cmd_sim(struct daemon *d, json_t *req);
 
 json_t *cmd_cid(struct daemon *d, json_t *req);
 
+/* ---- fleet status/drain/undrain (control_fleet.c) ---- */
+
+json_t *cmd_fleet(struct daemon *d, json_t *req);
+
 #endif /* RS_CONTROL_CMDS_INTERNAL_H */

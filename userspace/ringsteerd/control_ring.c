@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "control_cmds_internal.h"
+#include "fleet.h"
 #include "hash.h"
 #include "ring_stats.h"
 #include "sticky.h"
@@ -200,7 +201,34 @@ static const char *skip_reason(const struct rs_ring_step *st,
 	return ring_skip_name(st->why);
 }
 
+static json_t *lookup_reply(struct daemon *d, json_t *req);
+
+/* In fleet mode: which host owns the client (docs/fleet.md). */
 json_t *cmd_lookup(struct daemon *d, json_t *req)
+{
+	const char *service = req_str(req, "service");
+	const char *client = req_str(req, "client");
+	json_t *reply = lookup_reply(d, req), *jport;
+	const char *owner = NULL;
+	uint8_t addr[16] = {0};
+	int s;
+
+	if (!json_is_true(json_object_get(reply, "ok")))
+		return reply;
+	s = daemon_find_service(d, service);
+	jport = json_object_get(req, "port");
+	if (s >= 0 && inet_pton(AF_INET, client, addr) == 1 &&
+	    fleet_owner_of(d, (size_t)s, AF_INET, addr,
+			   json_is_integer(jport)
+				   ? (uint16_t)json_integer_value(jport)
+				   : 0,
+			   &owner))
+		json_object_set_new(reply, "owner",
+				    owner ? json_string(owner) : json_null());
+	return reply;
+}
+
+static json_t *lookup_reply(struct daemon *d, json_t *req)
 {
 	const char *service = req_str(req, "service");
 	const char *client = req_str(req, "client");

@@ -82,6 +82,7 @@ struct daemon {
 	bool detach_requested;
 	void *control; /* struct control_server */
 	void *metrics; /* struct MHD_Daemon */
+	void *fleet;   /* struct fleet_rt (fleet.c), NULL: fleet mode off */
 	/* Client caps in force, from fd_budget.c (0: not computed yet). */
 	uint32_t control_clients_max, metrics_clients_max;
 	struct tc_state tc;

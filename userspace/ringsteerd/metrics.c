@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 
 #include "addr.h"
 #include "control_cmds.h"
+#include "fleet.h"
 #include "log.h"
 #include "metrics.h"
 #include <ringsteer/version.h>
@@ -323,6 +325,71 @@ static void tc_metrics(struct daemon *d, struct buf *b)
 		    (unsigned long long)d->tc.ifs[i].attaches);
 }
 
+/* Fleet mode (docs/fleet.md): membership and steer_tc's fleet counters. */
+static void fleet_metrics(struct daemon *d, struct buf *b)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} counters[] = {
+		{"forwarded", "Packets encapsulated to their owner host.",
+		 offsetof(struct rs_fleet_stats, forwarded)},
+		{"received", "Encapsulated packets taken in as the owner.",
+		 offsetof(struct rs_fleet_stats, received)},
+		{"second_chance",
+		 "Packets without a connection here sent on to the previous "
+		 "owner.",
+		 offsetof(struct rs_fleet_stats, second_chance)},
+		{"hop_limit",
+		 "Encapsulated packets dropped: hop count out of "
+		 "range.",
+		 offsetof(struct rs_fleet_stats, hop_limit)},
+		{"forged",
+		 "Encapsulated packets dropped: not from a member or "
+		 "malformed.",
+		 offsetof(struct rs_fleet_stats, forged)},
+		{"local_socket",
+		 "Packets owned elsewhere kept here for a connection of this "
+		 "host.",
+		 offsetof(struct rs_fleet_stats, local_socket)},
+		{"errors",
+		 "Packets that could not be forwarded (steered here).",
+		 offsetof(struct rs_fleet_stats, errors)},
+	};
+	struct fleet_metrics fm;
+	struct rs_fleet_stats st;
+	char name[96];
+
+	fleet_metrics_get(d, &fm);
+	if (!fm.enabled)
+		return;
+	help(b, "ringsteer_fleet_etcd_up", "gauge",
+	     "1 while etcd answers the fleet thread.");
+	put(b, "ringsteer_fleet_etcd_up %d\n", fm.etcd_up);
+	help(b, "ringsteer_fleet_table_version", "gauge",
+	     "etcd revision of the installed fleet table.");
+	put(b, "ringsteer_fleet_table_version %lld\n", (long long)fm.version);
+	help(b, "ringsteer_fleet_agrees", "gauge",
+	     "1 while the installed table is etcd's latest revision.");
+	put(b, "ringsteer_fleet_agrees %d\n", fm.agrees);
+	help(b, "ringsteer_fleet_members", "gauge", "Members in the table.");
+	put(b, "ringsteer_fleet_members %u\n", fm.members);
+	help(b, "ringsteer_fleet_table_swaps_total", "counter",
+	     "Fleet tables installed by this daemon.");
+	put(b, "ringsteer_fleet_table_swaps_total %llu\n",
+	    (unsigned long long)fm.swaps);
+	if (dp_fleet_stats(&d->dp, &st))
+		return;
+	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+		snprintf(name, sizeof(name), "ringsteer_fleet_%s_packets_total",
+			 counters[i].name);
+		help(b, name, "counter", counters[i].help);
+		put(b, "%s %llu\n", name,
+		    (unsigned long long)*(const __u64 *)((const char *)&st +
+							 counters[i].off));
+	}
+}
+
 char *metrics_render(struct daemon *d)
 {
 	struct buf b = {0};
@@ -340,6 +407,7 @@ char *metrics_render(struct daemon *d)
 	service_metrics(d, &b);
 	backend_metrics(d, &b);
 	tc_metrics(d, &b);
+	fleet_metrics(d, &b);
 	return b.p;
 }
 

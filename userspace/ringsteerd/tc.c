@@ -32,7 +32,8 @@
 static bool tc_wanted(const struct rs_config *cfg)
 {
 	for (size_t s = 0; s < cfg->n_services; s++)
-		if (cfg->services[s].cookie == RS_COOKIE_QUIC)
+		if (cfg->services[s].cookie == RS_COOKIE_QUIC ||
+		    (cfg->services[s].fleet && cfg->fleet.enabled))
 			return true;
 	return false;
 }
@@ -239,7 +240,8 @@ static void sweep(struct daemon *d, bool want)
 			continue;
 		tc_detach_if(d, p->if_name, (int)p->if_index,
 			     want ? "not in [global] interfaces"
-				  : "no service has cookie = quic");
+				  : "no service has cookie = quic or fleet = "
+				    "on");
 	}
 	if_freenameindex(all);
 }

@@ -1,0 +1,129 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: MIT
+#
+# A PoP in network namespaces, for tests/e2e/test_fleet.sh and make
+# demo-fleet. Source after scripts/netns.sh; call rs_ns_setup first (its
+# client namespace is the client, its edge namespace becomes the router).
+#
+#   client rsc-RUN ── router rse-RUN ──┬── host rsh1-RUN  198.18.11.2 (rh)
+#   198.18.1.0/24      ECMP 198.18.0.10 ├── host rsh2-RUN  198.18.12.2
+#   sources            over the hosts,  └── host rsh3-RUN  198.18.13.2
+#                      L4 hash (policy 1); etcd on 198.18.250.1:2379
+#
+# Each host has the service address 198.18.0.0/24 local and a default
+# route to the router only; the router has no default route, so nothing
+# leaves these namespaces.
+
+RS_FLEET_HOSTS=()
+RS_FLEET_ETCD_IP=198.18.250.1
+
+rs_fleet_ns() {
+	echo "rsh$1-$RS_RUNID"
+}
+
+# rs_in_host I CMD...: run CMD in host I's namespace.
+rs_in_host() {
+	local i=$1
+	shift
+	nsenter --net="/run/netns/$(rs_fleet_ns "$i")" -- "$@"
+}
+
+# rs_fleet_router: the edge namespace turned into the PoP's router.
+rs_fleet_router() {
+	local e=$RS_NS_EDGE
+	ip -n "$e" route del local 198.18.0.0/24 dev lo table local || return 1
+	ip -n "$e" -6 route del local 2001:db8::/64 dev lo table local 2>/dev/null
+	ip -n "$e" addr add "$RS_FLEET_ETCD_IP/32" dev lo || return 1
+	nsenter --net="/run/netns/$e" -- sh -c '
+		sysctl -qw net.ipv4.ip_forward=1 &&
+		sysctl -qw net.ipv4.fib_multipath_hash_policy=1 &&
+		sysctl -qw net.ipv4.conf.all.rp_filter=0 &&
+		sysctl -qw net.ipv4.conf.default.rp_filter=0' || return 1
+}
+
+# rs_fleet_add_host I: host I (1..9) on its own link to the router.
+rs_fleet_add_host() {
+	local i=$1 h e=$RS_NS_EDGE
+	h=$(rs_fleet_ns "$i")
+	ip netns add "$h" || return 1
+	RS_FLEET_HOSTS+=("$h")
+	ip -n "$e" link add "r$i" type veth peer name rh netns "$h" || return 1
+	ip -n "$h" link set lo up || return 1
+	ip -n "$e" addr add "198.18.1$i.1/24" dev "r$i" || return 1
+	ip -n "$h" addr add "198.18.1$i.2/24" dev rh || return 1
+	ip -n "$e" link set "r$i" up || return 1
+	ip -n "$h" link set rh up || return 1
+	nsenter --net="/run/netns/$e" -- sysctl -qw "net.ipv4.conf.r$i.rp_filter=0"
+	ip -n "$h" route add default via "198.18.1$i.1" || return 1
+	ip -n "$h" route add local 198.18.0.0/24 dev lo || return 1
+}
+
+# rs_fleet_ecmp I...: the service address routed over hosts I... (equal).
+rs_fleet_ecmp() {
+	local hops=() i
+	for i in "$@"; do
+		hops+=(nexthop via "198.18.1$i.2" dev "r$i" weight 1)
+	done
+	ip -n "$RS_NS_EDGE" route replace 198.18.0.10/32 "${hops[@]}"
+}
+
+# rs_fleet_teardown: delete the host namespaces.
+rs_fleet_teardown() {
+	local h
+	for h in "${RS_FLEET_HOSTS[@]}"; do
+		[[ -e /run/netns/$h ]] && ip netns del "$h"
+	done
+	RS_FLEET_HOSTS=()
+}
+
+# rs_fleet_etcd_start NAME DIR: etcd in the router namespace.
+rs_fleet_etcd_start() {
+	local name=$1 dir=$2 u=http://$RS_FLEET_ETCD_IP
+	rs_bg_start "$name" nsenter --net="/run/netns/$RS_NS_EDGE" -- \
+		etcd --name fleet --data-dir "$dir" \
+		--listen-client-urls "$u:2379" --advertise-client-urls "$u:2379" \
+		--listen-peer-urls "$u:2380" \
+		--initial-advertise-peer-urls "$u:2380" \
+		--initial-cluster "fleet=$u:2380" --log-level error
+	local i
+	for ((i = 0; i < 100; i++)); do
+		nsenter --net="/run/netns/$RS_NS_EDGE" -- curl -sf -m 1 \
+			-X POST -d '{}' "$u:2379/v3/maintenance/status" \
+			>/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	echo "etcd did not start:" >&2
+	cat "$(rs_bg_err "$name")" >&2
+	return 1
+}
+
+# rs_fleet_conf I BPFFS SOCK: host I's configuration (web: two backends).
+rs_fleet_conf() {
+	local i=$1
+	cat <<CONF
+[global]
+bpffs = $2
+control_socket = $3
+interfaces = rh
+
+[fleet]
+etcd = http://$RS_FLEET_ETCD_IP:2379
+name = host-$i
+address = 198.18.1$i.2
+lease_ttl = 3s
+prefix = /ringsteer-$RS_RUNID
+
+[service web]
+protocol = tcp
+listen = 198.18.0.10:80
+fleet = on
+
+[backend h$i-a]
+service = web
+address = 127.0.0.1:8081
+
+[backend h$i-b]
+service = web
+address = 127.0.0.1:8082
+CONF
+}

@@ -1,0 +1,186 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# End to end: fleet mode (docs/fleet.md). A client, a router spreading the
+# service address over three hosts by ECMP (L4 hash, so one client's
+# connections enter through different hosts), three hosts each running
+# ringsteerd and two backends, and an etcd, all in namespaces made here.
+#   every connection of a client reaches the same backend; a drained
+#   host's keys move to the others and its long-lived connections stay; a
+#   killed host's keys move once its lease expires; etcd stopped: tables
+#   kept and steering goes on; forged and over-hop-limit packets dropped
+#   and counted.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. scripts/netns.sh
+. scripts/fleet-netns.sh
+. tests/e2e/lib.sh
+
+e2e_setup flt
+# shellcheck disable=SC2016 # expanded when the hook runs
+RS_CLEANUP_HOOK='for i in 1 2 3; do [[ -f $OUT/h$i.conf ]] && rs_in_host $i build/ringsteerd -q --detach -c "$OUT/h$i.conf"; rm -rf "$BPFFS-h$i"; done; rs_fleet_teardown'
+
+rs_fleet_router
+for i in 1 2 3; do rs_fleet_add_host "$i"; done
+rs_fleet_ecmp 1 2 3
+rs_fleet_etcd_start etcd "$OUT/etcd"
+
+ctl() {
+	local i=$1
+	shift
+	build/ringsteer -s "$OUT/h$i.sock" "$@"
+}
+
+start_host() {
+	local i=$1
+	rs_fleet_conf "$i" "$BPFFS-h$i" "$OUT/h$i.sock" >"$OUT/h$i.conf"
+	for b in a b; do
+		local port=8081
+		[[ $b == b ]] && port=8082
+		[[ -n ${RS_BG_PID[be$i$b]:-} ]] && continue
+		rs_bg_start "be$i$b" nsenter --net="/run/netns/$(rs_fleet_ns "$i")" -- \
+			build/tools/rs_backend --name "h$i-$b" --hold --tcp "127.0.0.1:$port"
+		rs_bg_wait_ready "be$i$b"
+	done
+	rs_bg_start "d$i" nsenter --net="/run/netns/$(rs_fleet_ns "$i")" -- \
+		build/ringsteerd -c "$OUT/h$i.conf"
+	e2e_wait_for "$(rs_bg_err "d$i")" "sk_lookup link" 10
+}
+
+# members I: members host I's table has (from `fleet status -j`).
+members() {
+	ctl "$1" -j fleet status 2>/dev/null | jq -r '[.members[] | select(.drained | not) | .name] | join(",")'
+}
+
+# wait_members WANT I...: until every host I... shows members WANT, agreeing.
+wait_members() {
+	local want=$1 i t ok
+	shift
+	for ((t = 0; t < 150; t++)); do
+		ok=1
+		for i in "$@"; do
+			[[ $(members "$i") == "$want" ]] || ok=""
+			ctl "$i" -j fleet status 2>/dev/null | jq -e .agrees >/dev/null || ok=""
+		done
+		[[ -n $ok ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# clients NAME COUNT ROUNDS: every source connects ROUNDS times.
+clients() {
+	rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
+		--src-base 198.18.1.1 --count "$2" --rounds "$3" \
+		--concurrency 16 >"$OUT/$1" 2>/dev/null || true
+}
+
+stat_of() { # stat_of I FIELD: a packet counter of host I's fleet step
+	ctl "$1" -j fleet status | jq ".packets.$2"
+}
+
+# encap HOPS: our wire header around a TCP SYN to the service, as bytes.
+encap() {
+	printf 'RSF1\x01'
+	printf "\\x$(printf %02x "$1")"
+	printf '\x00\x00'
+	# IPv4, 40 bytes, TCP, 198.18.1.77 -> 198.18.0.10 (checksum unchecked
+	# by us), then a TCP SYN header from port 4000 to 80.
+	printf '\x45\x00\x00\x28\x00\x00\x40\x00\x40\x06\x00\x00'
+	printf '\xc6\x12\x01\x4d\xc6\x12\x00\x0a'
+	printf '\x0f\xa0\x00\x50\x00\x00\x00\x01\x00\x00\x00\x00'
+	printf '\x50\x02\x20\x00\x00\x00\x00\x00'
+}
+
+# send_encap NS SRC HOPS: one encapsulated packet to host 1's fleet port.
+send_encap() {
+	# From a file: socat sends what one read gets as one datagram.
+	encap "$3" >"$OUT/pkt"
+	nsenter --net="/run/netns/$1" -- socat -u "OPEN:$OUT/pkt" \
+		"UDP4-SENDTO:198.18.11.2:7440,bind=$2" 2>/dev/null || true
+}
+
+for i in 1 2 3; do start_host "$i"; done
+e2e_check "ringsteerd --check accepts the fleet config" \
+	build/ringsteerd --check -c "$OUT/h1.conf"
+e2e_check "all three hosts agree on three members" \
+	wait_members host-1,host-2,host-3 1 2 3
+ctl 1 fleet status
+
+echo "# affinity across the fleet: 200 clients x 4 connections"
+clients base 200 4
+e2e_eq "no failed connections" "$(e2e_errors "$OUT/base")" 0
+e2e_eq "every client reaches one backend only" "$(e2e_unstable "$OUT/base")" 0
+e2e_eq "4 replies per client" "$(wc -l <"$OUT/base")" 800
+e2e_eq "all six backends used" "$(awk '{print $3}' "$OUT/base" | sort -u | wc -l)" 6
+fwd=0
+for i in 1 2 3; do fwd=$((fwd + $(stat_of "$i" forwarded))); done
+e2e_check "connections entered at other hosts were forwarded ($fwd packets)" \
+	test "$fwd" -gt 100
+# lookup names the owner, and the client really lands on that host.
+src=$(awk 'NR == 1 {print $1}' "$OUT/base")
+be=$(awk 'NR == 1 {print $3}' "$OUT/base")
+owner=$(ctl 2 -j lookup web "$src" | jq -r .owner)
+e2e_eq "ringsteer lookup names the owner host of $src" "h${owner#host-}-x" "${be%-*}-x"
+
+echo "# forged and over-hop-limit packets"
+# Only for this check: the client can reach host-1's forwarding address.
+ip -n "$RS_NS_CLIENT" route add 198.18.11.0/24 via "$RS_EDGE_IP4"
+forged0=$(stat_of 1 forged)
+hop0=$(stat_of 1 hop_limit)
+recv0=$(stat_of 1 received)
+send_encap "$RS_NS_CLIENT" 198.18.254.2 1 # not a member
+send_encap "$(rs_fleet_ns 2)" 198.18.12.2 3 # a member, 3 hops > 2
+send_encap "$(rs_fleet_ns 2)" 198.18.12.2 0 # a member, 0 hops
+sleep 0.3
+e2e_eq "a packet from a non-member is dropped as forged" \
+	"$(($(stat_of 1 forged) - forged0))" 1
+e2e_eq "hop counts 3 and 0 are dropped at the hop limit" \
+	"$(($(stat_of 1 hop_limit) - hop0))" 2
+e2e_eq "neither reached the stack" "$(($(stat_of 1 received) - recv0))" 0
+
+echo "# drain host-2: its keys move, everyone else's stay"
+e2e_check "ringsteer fleet drain host-2" ctl 1 fleet drain host-2
+e2e_check "all hosts drop host-2 from their tables" \
+	wait_members host-1,host-3 1 2 3
+clients drained 200 2
+e2e_eq "drained: no failed connections" "$(e2e_errors "$OUT/drained")" 0
+e2e_eq "drained: every client reaches one backend only" \
+	"$(e2e_unstable "$OUT/drained")" 0
+e2e_eq "drained: no new connection reaches host-2" \
+	"$(awk '$3 ~ /^h2-/' "$OUT/drained" | wc -l)" 0
+e2e_mapping "$OUT/base" >"$OUT/base.map"
+e2e_mapping "$OUT/drained" >"$OUT/drained.map"
+e2e_eq "clients of host-1 and host-3 kept their backend" \
+	"$(join "$OUT/base.map" "$OUT/drained.map" | awk '$2 !~ /^h2-/ && $2 != $3' | wc -l)" 0
+e2e_check "ringsteer fleet undrain host-2" ctl 1 fleet undrain host-2
+e2e_check "host-2 is back in every table" \
+	wait_members host-1,host-2,host-3 1 2 3
+
+echo "# etcd stopped: every host keeps its table and steers"
+rs_bg_stop etcd
+clients noetcd 200 2
+e2e_eq "etcd down: no failed connections" "$(e2e_errors "$OUT/noetcd")" 0
+e2e_eq "etcd down: every client reaches one backend only" \
+	"$(e2e_unstable "$OUT/noetcd")" 0
+e2e_mapping "$OUT/noetcd" >"$OUT/noetcd.map"
+e2e_eq "etcd down: clients keep their backends" \
+	"$(join "$OUT/base.map" "$OUT/noetcd.map" | awk '$2 != $3' | wc -l)" 0
+e2e_eq "status says etcd is down" "$(ctl 1 -j fleet status | jq -r .etcd)" down
+rs_fleet_etcd_start etcd2 "$OUT/etcd"
+e2e_check "etcd back: hosts agree again" wait_members host-1,host-2,host-3 1 2 3
+
+echo "# host-3 killed and its path dropped: its lease expires, keys move"
+rs_fleet_ecmp 1 2
+for p in d3 be3a be3b; do rs_bg_stop "$p"; done
+e2e_check "host-3 leaves every table after its lease" \
+	wait_members host-1,host-2 1 2
+clients killed 200 2
+e2e_eq "killed: no failed connections" "$(e2e_errors "$OUT/killed")" 0
+e2e_eq "killed: every client reaches one backend only" \
+	"$(e2e_unstable "$OUT/killed")" 0
+e2e_mapping "$OUT/killed" >"$OUT/killed.map"
+e2e_eq "clients of host-1 and host-2 kept their backend" \
+	"$(join "$OUT/base.map" "$OUT/killed.map" | awk '$2 !~ /^h3-/ && $2 != $3' | wc -l)" 0
+
+e2e_summary

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The [fleet] keys (docs/fleet.md): the etcd endpoints, this host's name
+ * and forwarding address, the lease TTL, the UDP port of forwarded
+ * packets and the etcd key prefix. Whether the section is complete, and
+ * the services' `fleet = on`, are config_checks.c's business.
+ */
+#include <arpa/inet.h>
+#include <string.h>
+
+#include "config_keys.h"
+
+static bool printable_token(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] <= ' ' || s[i] > '~')
+			return false;
+	return true;
+}
+
+/* Comma-separated http:// or https:// URLs; every bad one is reported. */
+static void set_etcd(const struct cfg_key *k, void *obj, const char *v)
+{
+	struct fleet_entry *f = obj;
+	const char *s = v;
+
+	f->conf.n_etcd = 0;
+	while (*s) {
+		size_t n = strcspn(s, ","), lead = strspn(s, " \t");
+		const char *u = s + lead;
+		size_t un = n - lead;
+
+		while (un && (u[un - 1] == ' ' || u[un - 1] == '\t'))
+			un--;
+		if (un == 0) {
+			cfg_key_error(k, "empty endpoint in the list");
+		} else if ((strncmp(u, "http://", 7) &&
+			    strncmp(u, "https://", 8)) ||
+			   !printable_token(u, un) ||
+			   un >= RS_FLEET_ENDPOINT_MAX) {
+			cfg_key_error(k,
+				      "bad etcd endpoint '%.*s': expected "
+				      "http://HOST:PORT or https://HOST:PORT "
+				      "(under %d characters)",
+				      (int)un, u, RS_FLEET_ENDPOINT_MAX);
+		} else if (f->conf.n_etcd == RS_FLEET_MAX_ENDPOINTS) {
+			cfg_key_error(k, "too many etcd endpoints (max %d)",
+				      RS_FLEET_MAX_ENDPOINTS);
+			return;
+		} else {
+			memcpy(f->conf.etcd[f->conf.n_etcd], u, un);
+			f->conf.etcd[f->conf.n_etcd++][un] = '\0';
+		}
+		s += n;
+		if (*s == ',')
+			s++;
+	}
+}
+
+static void set_name(const struct cfg_key *k, void *obj, const char *v)
+{
+	struct fleet_entry *f = obj;
+
+	if (!cfg_valid_name(v)) {
+		cfg_bad_value(k, NAME_RULE);
+		return;
+	}
+	strcpy(f->conf.name, v);
+}
+
+static void set_address(const struct cfg_key *k, void *obj, const char *v)
+{
+	struct fleet_entry *f = obj;
+	struct in_addr a;
+	struct in6_addr a6;
+
+	if (inet_pton(AF_INET6, v, &a6) == 1) {
+		cfg_bad_value(k, "IPv6 forwarding addresses are not supported "
+				 "(docs/fleet.md); give this host's IPv4 "
+				 "address");
+		return;
+	}
+	if (inet_pton(AF_INET, v, &a) != 1) {
+		cfg_bad_value(k, "expected this host's IPv4 address");
+		return;
+	}
+	if (a.s_addr == 0 || a.s_addr == 0xffffffffu) {
+		cfg_bad_value(k, "not a host address");
+		return;
+	}
+	f->conf.addr = a.s_addr;
+}
+
+/* Under 2 s a keepalive every third of it would race the expiry. */
+static void set_lease_ttl(const struct cfg_key *k, void *obj, const char *v)
+{
+	struct fleet_entry *f = obj;
+	uint32_t ms;
+
+	if (!cfg_parse_ranged_duration(k, v, 2000, &ms))
+		return;
+	if (ms % 1000) {
+		cfg_bad_value(k, "etcd leases are whole seconds");
+		return;
+	}
+	f->conf.lease_ttl = ms / 1000;
+}
+
+static void set_port(const struct cfg_key *k, void *obj, const char *v)
+{
+	struct fleet_entry *f = obj;
+	uint64_t n;
+
+	if (cfg_parse_ranged(k, v, 1, 65535, &n))
+		f->conf.port = (uint16_t)n;
+}
+
+static void set_prefix(const struct cfg_key *k, void *obj, const char *v)
+{
+	struct fleet_entry *f = obj;
+	size_t n = strlen(v);
+
+	if (v[0] != '/' || n < 2 || v[n - 1] == '/' || !printable_token(v, n) ||
+	    n >= RS_FLEET_PREFIX_MAX) {
+		cfg_bad_value(k, "expected /NAME (no trailing /, no blanks, "
+				 "under 128 characters)");
+		return;
+	}
+	strcpy(f->conf.prefix, v);
+}
+
+const struct key_def cfg_fleet_keys[] = {
+	[FL_ETCD] = {"etcd", "etcd endpoints", set_etcd, false},
+	[FL_NAME] = {"name", "name", set_name, false},
+	[FL_ADDRESS] = {"address", "address", set_address, false},
+	{"lease_ttl", "lease_ttl", set_lease_ttl, false},
+	{"port", "port", set_port, false},
+	{"prefix", "prefix", set_prefix, false},
+	{NULL, NULL, NULL, false},
+};
+
+_Static_assert(sizeof(cfg_fleet_keys) / sizeof(cfg_fleet_keys[0]) <=
+		       MAX_KEYS + 1,
+	       "key_line[] too small");
+
+/* Before [fleet]'s keys; enabled only by the section itself. */
+const struct fleet_entry cfg_fleet_defaults = {
+	.conf.lease_ttl = RS_DEFAULT_FLEET_LEASE_TTL,
+	.conf.port = RS_FLEET_DEFAULT_PORT,
+	.conf.prefix = RS_DEFAULT_FLEET_PREFIX,
+};

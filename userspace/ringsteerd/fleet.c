@@ -1,0 +1,738 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Fleet membership (docs/fleet.md). etcd keys under [fleet] prefix:
+ *   PREFIX/members/NAME  {"address": "...", "services": {"web":
+ *                        {"capacity": N}}}, attached to NAME's lease
+ *   PREFIX/drain/NAME    present while an operator drains NAME
+ * The etcd thread owns every etcd call but the operator's drain commands;
+ * it hands each new snapshot (members, drains, revision) to the loop
+ * through an ev_async, and the loop hands it the value to publish. Only
+ * the loop touches the data plane. A snapshot decides everything: every
+ * host builds the same table from the same revision.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "binds.h"
+#include "etcd.h"
+#include "fleet.h"
+#include "fleet_table.h"
+#include "hash.h"
+#include "log.h"
+
+struct fleet_snap {
+	int64_t revision;
+	struct rs_fleet_member_info *m;
+	size_t n;
+};
+
+struct fleet_rt {
+	struct daemon *d;
+	struct rs_fleet_conf conf;
+	pthread_t th;
+	bool thread_started;
+	pthread_mutex_t mu;
+	/* shared with the thread, under mu */
+	bool stop;
+	struct fleet_snap incoming;
+	bool incoming_new;
+	bool etcd_ok;
+	char error[512];
+	int64_t latest_rev, lease;
+	char *publish;
+	uint64_t publish_gen;
+	/* the loop's own */
+	ev_async async;
+	ev_timer cap_timer;
+	struct fleet_snap snap; /* what the installed table was built from */
+	bool have_snap;
+	uint8_t (*owners)[RS_FLEET_BUCKETS]; /* per configured service */
+	size_t n_owners;
+	struct rs_fleet_slot *slots; /* as installed */
+	bool installed;
+	uint64_t swaps;
+	char *published_local;
+};
+
+static void snap_free(struct fleet_snap *s)
+{
+	free(s->m);
+	memset(s, 0, sizeof(*s));
+}
+
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool stopping(struct fleet_rt *f)
+{
+	bool s;
+
+	pthread_mutex_lock(&f->mu);
+	s = f->stop;
+	pthread_mutex_unlock(&f->mu);
+	return s;
+}
+
+static int member_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct rs_fleet_member_info *)a)->name,
+		      ((const struct rs_fleet_member_info *)b)->name);
+}
+
+/* One PREFIX/members/NAME value into @m; false when it makes no sense. */
+static bool parse_member(const char *name, const char *value,
+			 struct rs_fleet_member_info *m)
+{
+	json_t *j = json_loads(value, 0, NULL), *svcs, *v;
+	const char *addr, *svc;
+	struct in_addr a;
+
+	memset(m, 0, sizeof(*m));
+	if (!j)
+		return false;
+	addr = json_string_value(json_object_get(j, "address"));
+	if (!addr || inet_pton(AF_INET, addr, &a) != 1 ||
+	    strlen(name) >= sizeof(m->name)) {
+		json_decref(j);
+		return false;
+	}
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	m->addr = a.s_addr;
+	svcs = json_object_get(j, "services");
+	json_object_foreach(svcs, svc, v)
+	{
+		json_t *c = json_object_get(v, "capacity");
+
+		if (m->n_caps == RS_MAX_SERVICES || strlen(svc) >= RS_NAME_MAX)
+			break;
+		snprintf(m->caps[m->n_caps].service, RS_NAME_MAX, "%s", svc);
+		m->caps[m->n_caps++].capacity =
+			json_is_integer(c) && json_integer_value(c) > 0
+				? (uint32_t)json_integer_value(c)
+				: 0;
+	}
+	json_decref(j);
+	return true;
+}
+
+/* The range's keys as a snapshot; false when it cannot be allocated. */
+static bool snap_from_kvs(const struct rs_fleet_conf *c,
+			  const struct rs_etcd_kv *kvs, size_t n, int64_t rev,
+			  struct fleet_snap *out)
+{
+	char members[RS_FLEET_PREFIX_MAX + 16], drain[RS_FLEET_PREFIX_MAX + 16];
+	size_t lm, ld;
+
+	snprintf(members, sizeof(members), "%s/members/", c->prefix);
+	snprintf(drain, sizeof(drain), "%s/drain/", c->prefix);
+	lm = strlen(members);
+	ld = strlen(drain);
+	memset(out, 0, sizeof(*out));
+	out->revision = rev;
+	out->m = calloc(RS_FLEET_MAX_MEMBERS, sizeof(*out->m));
+	if (!out->m)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(kvs[i].key, members, lm) &&
+		    out->n < RS_FLEET_MAX_MEMBERS &&
+		    parse_member(kvs[i].key + lm, kvs[i].value,
+				 &out->m[out->n]))
+			out->n++;
+	qsort(out->m, out->n, sizeof(*out->m), member_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (strncmp(kvs[i].key, drain, ld))
+			continue;
+		for (size_t k = 0; k < out->n; k++)
+			if (!strcmp(out->m[k].name, kvs[i].key + ld))
+				out->m[k].drained = true;
+	}
+	return true;
+}
+
+static bool snap_has(const struct fleet_snap *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->m[i].name, name))
+			return true;
+	return false;
+}
+
+static void thread_failed(struct fleet_rt *f, struct rs_etcd *e)
+{
+	bool was;
+
+	pthread_mutex_lock(&f->mu);
+	was = f->etcd_ok;
+	f->etcd_ok = false;
+	snprintf(f->error, sizeof(f->error), "%s", e->error);
+	pthread_mutex_unlock(&f->mu);
+	if (was)
+		rs_warn("fleet: etcd unreachable (%s); keeping the last fleet "
+			"table",
+			e->error);
+	ev_async_send(f->d->loop, &f->async);
+	for (int i = 0; i < 10 && !stopping(f); i++)
+		nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+}
+
+/* One round: lease, publish, keepalive, read. 0 or negative errno. */
+static int thread_round(struct fleet_rt *f, struct rs_etcd *e, const char *key,
+			const char *prefix, int64_t *lease, uint64_t *published,
+			double *next_ka, int64_t *rev)
+{
+	struct rs_etcd_kv *kvs = NULL;
+	struct fleet_snap s;
+	uint64_t gen;
+	size_t n = 0;
+	char *val = NULL;
+	int err;
+
+	if (!*lease) {
+		err = etcd_lease_grant(e, f->conf.lease_ttl, lease);
+		if (err)
+			return err;
+		*published = 0;
+		*next_ka = mono_now() + f->conf.lease_ttl / 3.0;
+		rs_info("fleet: joined as %s with lease %llx (ttl %us)",
+			f->conf.name, (unsigned long long)*lease,
+			f->conf.lease_ttl);
+	}
+	pthread_mutex_lock(&f->mu);
+	gen = f->publish_gen;
+	if (f->publish && gen != *published)
+		val = strdup(f->publish);
+	pthread_mutex_unlock(&f->mu);
+	if (val) {
+		err = etcd_put(e, key, val, *lease);
+		free(val);
+		if (err)
+			return err;
+		*published = gen;
+	}
+	if (mono_now() >= *next_ka) {
+		err = etcd_lease_keepalive(e, *lease);
+		if (err == -ENOENT) {
+			rs_warn("fleet: lease %llx expired; joining again",
+				(unsigned long long)*lease);
+			*lease = 0;
+			return 0;
+		}
+		if (err)
+			return err;
+		*next_ka = mono_now() + f->conf.lease_ttl / 3.0;
+	}
+	err = etcd_range(e, prefix, &kvs, &n, rev);
+	if (err)
+		return err;
+	if (!snap_from_kvs(&f->conf, kvs, n, *rev, &s)) {
+		etcd_kvs_free(kvs, n);
+		return -ENOMEM;
+	}
+	etcd_kvs_free(kvs, n);
+	/* Our key went missing (deleted by hand): publish it again. */
+	if (*published && !snap_has(&s, f->conf.name))
+		*published = 0;
+	pthread_mutex_lock(&f->mu);
+	if (!f->etcd_ok)
+		rs_info("fleet: etcd reachable at revision %lld",
+			(long long)*rev);
+	f->etcd_ok = true;
+	f->error[0] = '\0';
+	f->latest_rev = *rev;
+	f->lease = *lease;
+	snap_free(&f->incoming);
+	f->incoming = s;
+	f->incoming_new = true;
+	pthread_mutex_unlock(&f->mu);
+	ev_async_send(f->d->loop, &f->async);
+	return 0;
+}
+
+static void *fleet_thread(void *arg)
+{
+	struct fleet_rt *f = arg;
+	char key[RS_FLEET_PREFIX_MAX + RS_NAME_MAX + 16],
+		prefix[RS_FLEET_PREFIX_MAX + 2];
+	int64_t lease = 0, rev = 0, seen = 0;
+	uint64_t published = 0;
+	double next_ka = 0;
+	struct rs_etcd e;
+
+	if (etcd_open(&e, &f->conf, 1000))
+		return NULL;
+	snprintf(key, sizeof(key), "%s/members/%s", f->conf.prefix,
+		 f->conf.name);
+	snprintf(prefix, sizeof(prefix), "%s/", f->conf.prefix);
+	while (!stopping(f)) {
+		long wait;
+
+		if (thread_round(f, &e, key, prefix, &lease, &published,
+				 &next_ka, &rev)) {
+			thread_failed(f, &e);
+			continue;
+		}
+		if (!lease)
+			continue;
+		/* Wait for a change, but keep the lease alive meanwhile. */
+		wait = (long)((next_ka - mono_now()) * 1000);
+		wait = wait < 50 ? 50 : wait > 1000 ? 1000 : wait;
+		if (rev == seen || wait > 0)
+			etcd_watch(&e, prefix, rev + 1, wait);
+		seen = rev;
+	}
+	etcd_close(&e);
+	return NULL;
+}
+
+/* ---- the table ---- */
+
+static int self_index(const struct fleet_rt *f)
+{
+	for (size_t i = 0; i < f->snap.n; i++)
+		if (!strcmp(f->snap.m[i].name, f->conf.name))
+			return (int)i;
+	return -1;
+}
+
+/* Slots of the table for the current snapshot and configuration. */
+static int build_slots(struct daemon *d, struct fleet_rt *f,
+		       struct rs_fleet_slot *slots)
+{
+	struct rs_fleet_header *h = &slots[0].hdr;
+	int self = self_index(f);
+
+	memset(slots, 0, RS_FLEET_SLOTS * sizeof(*slots));
+	h->version = (uint64_t)f->snap.revision;
+	h->nmembers = (uint32_t)f->snap.n;
+	h->self = self < 0 ? RS_NONE : (uint32_t)self;
+	h->self_addr = f->conf.addr;
+	h->port = f->conf.port;
+	for (size_t i = 0; i < f->snap.n; i++) {
+		struct rs_fleet_member *m = &slots[1 + i].member;
+
+		m->addr = f->snap.m[i].addr;
+		m->flags = f->snap.m[i].drained ? RS_FLEET_MEMBER_DRAINED : 0;
+		/* Cut to fit: bpftool readers only; the daemon keeps names
+		 * whole. */
+		memcpy(m->name, f->snap.m[i].name, sizeof(m->name) - 1);
+	}
+	for (size_t s = 0; s < d->cfg.n_services; s++) {
+		const struct rs_service_conf *sc = &d->cfg.services[s];
+		uint32_t id = d->svcs[s].id;
+		uint64_t seed = rs_fleet_seed(sc->name, sc->seed);
+		int owners;
+
+		memset(f->owners[s], RS_FLEET_NO_OWNER, RS_FLEET_BUCKETS);
+		if (!sc->fleet || id >= RS_MAX_SERVICES)
+			continue;
+		owners = rs_fleet_buckets(f->snap.m, f->snap.n, sc->name, seed,
+					  f->owners[s]);
+		if (owners < 0)
+			return owners;
+		slots[RS_FLEET_SLOT_SERVICES + id].service.seed = seed;
+		slots[RS_FLEET_SLOT_SERVICES + id].service.owners =
+			(uint32_t)owners;
+		memcpy(&slots[RS_FLEET_SLOT_ROWS + id * RS_FLEET_ROWS],
+		       f->owners[s], RS_FLEET_BUCKETS);
+	}
+	return 0;
+}
+
+static void fleet_rebuild(struct daemon *d, struct fleet_rt *f)
+{
+	struct rs_fleet_slot *slots;
+	bool same;
+	int err;
+
+	if (!f->have_snap)
+		return;
+	if (f->n_owners != d->cfg.n_services) {
+		free(f->owners);
+		f->owners = calloc(d->cfg.n_services ? d->cfg.n_services : 1,
+				   sizeof(*f->owners));
+		f->n_owners = f->owners ? d->cfg.n_services : 0;
+		if (!f->owners)
+			return;
+	}
+	slots = malloc(RS_FLEET_SLOTS * sizeof(*slots));
+	if (!slots || build_slots(d, f, slots)) {
+		free(slots);
+		rs_err("fleet: out of memory building the fleet table");
+		return;
+	}
+	/* Same owners and members: a new version, not a new table. */
+	same = f->installed &&
+	       !memcmp(&slots[1], &f->slots[1],
+		       (RS_FLEET_SLOTS - 1) * sizeof(*slots)) &&
+	       !memcmp(&slots[0].hdr.nmembers, &f->slots[0].hdr.nmembers,
+		       sizeof(slots[0].hdr) -
+			       offsetof(struct rs_fleet_header, nmembers));
+	if (same && slots[0].hdr.version == f->slots[0].hdr.version) {
+		free(slots);
+		return;
+	}
+	err = dp_fleet_install(&d->dp, slots, !same);
+	if (err) {
+		free(slots);
+		return;
+	}
+	if (!same) {
+		f->swaps++;
+		rs_info("fleet: table version %lld installed: %zu members, "
+			"this host %s",
+			(long long)f->snap.revision, f->snap.n,
+			slots[0].hdr.self == RS_NONE ? "not a member yet"
+						     : "a member");
+	}
+	free(f->slots);
+	f->slots = slots;
+	f->installed = true;
+}
+
+static void on_async(struct ev_loop *loop, ev_async *w, int revents)
+{
+	struct fleet_rt *f = w->data;
+	bool fresh;
+
+	(void)loop;
+	(void)revents;
+	pthread_mutex_lock(&f->mu);
+	fresh = f->incoming_new;
+	if (fresh) {
+		snap_free(&f->snap);
+		f->snap = f->incoming;
+		memset(&f->incoming, 0, sizeof(f->incoming));
+		f->incoming_new = false;
+	}
+	pthread_mutex_unlock(&f->mu);
+	if (fresh) {
+		f->have_snap = true;
+		fleet_rebuild(f->d, f);
+	}
+}
+
+/* ---- what this host publishes ---- */
+
+/* The sum of the weights of the service's UP backends with a socket. */
+static uint32_t capacity_of(struct daemon *d, size_t s)
+{
+	uint32_t cap = 0;
+
+	for (size_t b = 0; b < d->cfg.n_backends; b++) {
+		struct rs_backend w;
+
+		if (d->cfg.backends[b].service != s || !d->bes[b].has_socket)
+			continue;
+		daemon_backend_word(d, &d->bes[b], &w);
+		if (w.state == RS_BACKEND_UP)
+			cap += d->bes[b].weight;
+	}
+	return cap;
+}
+
+static void publish_capacity(struct daemon *d, struct fleet_rt *f)
+{
+	char addr[INET_ADDRSTRLEN];
+	json_t *j, *svcs = json_object();
+	char *text;
+
+	inet_ntop(AF_INET, &f->conf.addr, addr, sizeof(addr));
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		if (d->cfg.services[s].fleet)
+			json_object_set_new(
+				svcs, d->cfg.services[s].name,
+				json_pack("{s:i}", "capacity",
+					  (json_int_t)capacity_of(d, s)));
+	j = json_pack("{s:s, s:o}", "address", addr, "services", svcs);
+	text = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(j);
+	if (!text)
+		return;
+	if (f->published_local && !strcmp(text, f->published_local)) {
+		free(text);
+		return;
+	}
+	rs_info("fleet: publishing %s", text);
+	free(f->published_local);
+	f->published_local = text;
+	pthread_mutex_lock(&f->mu);
+	free(f->publish);
+	f->publish = strdup(text);
+	f->publish_gen++;
+	pthread_mutex_unlock(&f->mu);
+}
+
+static void on_cap_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct fleet_rt *f = w->data;
+
+	(void)loop;
+	(void)revents;
+	publish_capacity(f->d, f);
+}
+
+/* ---- life cycle ---- */
+
+static void fleet_free(struct daemon *d, struct fleet_rt *f)
+{
+	if (f->thread_started) {
+		pthread_mutex_lock(&f->mu);
+		f->stop = true;
+		pthread_mutex_unlock(&f->mu);
+		pthread_join(f->th, NULL);
+	}
+	ev_async_stop(d->loop, &f->async);
+	ev_timer_stop(d->loop, &f->cap_timer);
+	pthread_mutex_destroy(&f->mu);
+	snap_free(&f->snap);
+	snap_free(&f->incoming);
+	free(f->owners);
+	free(f->slots);
+	free(f->publish);
+	free(f->published_local);
+	free(f);
+}
+
+static bool any_fleet_service(const struct rs_config *cfg)
+{
+	for (size_t s = 0; s < cfg->n_services; s++)
+		if (cfg->services[s].fleet)
+			return true;
+	return false;
+}
+
+void daemon_fleet_stop(struct daemon *d)
+{
+	if (!d->fleet)
+		return;
+	fleet_free(d, d->fleet);
+	d->fleet = NULL;
+}
+
+int daemon_fleet_apply(struct daemon *d)
+{
+	struct fleet_rt *f = d->fleet;
+	bool want = d->cfg.fleet.enabled && any_fleet_service(&d->cfg);
+
+	if (f && (!want || memcmp(&f->conf, &d->cfg.fleet, sizeof(f->conf)))) {
+		rs_info("fleet: [fleet] changed; leaving with the old "
+			"settings");
+		daemon_fleet_stop(d);
+		f = NULL;
+	}
+	if (!want) {
+		/* Nothing forwarded, nothing accepted from other hosts. */
+		dp_fleet_clear(&d->dp);
+		return 0;
+	}
+	if (f) {
+		publish_capacity(d, f);
+		fleet_rebuild(d, f);
+		return 0;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->d = d;
+	f->conf = d->cfg.fleet;
+	pthread_mutex_init(&f->mu, NULL);
+	ev_async_init(&f->async, on_async);
+	f->async.data = f;
+	ev_async_start(d->loop, &f->async);
+	ev_timer_init(&f->cap_timer, on_cap_timer, 0.5, 0.5);
+	f->cap_timer.data = f;
+	ev_timer_start(d->loop, &f->cap_timer);
+	d->fleet = f;
+	publish_capacity(d, f);
+	if (pthread_create(&f->th, NULL, fleet_thread, f)) {
+		rs_err("fleet: cannot start the etcd thread");
+		daemon_fleet_stop(d);
+		return -EAGAIN;
+	}
+	f->thread_started = true;
+	rs_info("fleet: %s (forwarding address %s port %u), etcd %s%s; the "
+		"pinned fleet table stays until etcd answers",
+		f->conf.name, inet_ntoa((struct in_addr){f->conf.addr}),
+		f->conf.port, f->conf.etcd[0],
+		f->conf.n_etcd > 1 ? ", ..." : "");
+	return 0;
+}
+
+/* ---- views ---- */
+
+static uint32_t owned_buckets(const struct fleet_rt *f,
+			      const struct rs_config *cfg, size_t member,
+			      uint32_t *total)
+{
+	uint32_t n = 0;
+
+	*total = 0;
+	for (size_t s = 0; s < cfg->n_services && s < f->n_owners; s++) {
+		if (!cfg->services[s].fleet)
+			continue;
+		*total += RS_FLEET_BUCKETS;
+		for (uint32_t b = 0; b < RS_FLEET_BUCKETS; b++)
+			n += f->owners[s][b] == member + 1;
+	}
+	return n;
+}
+
+json_t *fleet_status_json(struct daemon *d)
+{
+	struct fleet_rt *f = d->fleet;
+	struct rs_fleet_header h = {0};
+	json_t *members, *out;
+	char addr[INET_ADDRSTRLEN];
+	bool etcd_ok, installed;
+	int64_t latest, lease;
+	char error[512];
+
+	if (!f)
+		return NULL;
+	pthread_mutex_lock(&f->mu);
+	etcd_ok = f->etcd_ok;
+	latest = f->latest_rev;
+	lease = f->lease;
+	snprintf(error, sizeof(error), "%s", f->error);
+	pthread_mutex_unlock(&f->mu);
+	installed = !dp_fleet_header(&d->dp, RS_FLEET_CURRENT, &h);
+	members = json_array();
+	for (size_t i = 0; i < f->snap.n; i++) {
+		const struct rs_fleet_member_info *m = &f->snap.m[i];
+		uint32_t cap = 0, total, owned;
+
+		for (size_t c = 0; c < m->n_caps; c++)
+			cap += m->caps[c].capacity;
+		owned = owned_buckets(f, &d->cfg, i, &total);
+		inet_ntop(AF_INET, &m->addr, addr, sizeof(addr));
+		json_array_append_new(
+			members,
+			json_pack("{s:s, s:s, s:i, s:f, s:b, s:b}", "name",
+				  m->name, "address", addr, "capacity",
+				  (json_int_t)cap, "keys_share",
+				  total ? (double)owned / total : 0.0,
+				  "drained", m->drained, "self",
+				  !strcmp(m->name, f->conf.name)));
+	}
+	out = json_pack("{s:o, s:I, s:I, s:b, s:s, s:s, s:b}", "members",
+			members, "version",
+			(json_int_t)(installed ? (int64_t)h.version : 0),
+			"latest_revision", (json_int_t)latest, "agrees",
+			etcd_ok && installed && (int64_t)h.version == latest,
+			"name", f->conf.name, "etcd", etcd_ok ? "up" : "down",
+			"member", self_index(f) >= 0);
+	if (out && error[0])
+		json_object_set_new(out, "error", json_string(error));
+	if (out) {
+		struct rs_fleet_stats st;
+
+		if (!dp_fleet_stats(&d->dp, &st))
+			json_object_set_new(
+				out, "packets",
+				json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+					  "forwarded", (json_int_t)st.forwarded,
+					  "received", (json_int_t)st.received,
+					  "second_chance",
+					  (json_int_t)st.second_chance,
+					  "hop_limit", (json_int_t)st.hop_limit,
+					  "forged", (json_int_t)st.forged,
+					  "local_socket",
+					  (json_int_t)st.local_socket, "errors",
+					  (json_int_t)st.errors));
+	}
+	if (out && lease) {
+		char buf[24];
+
+		snprintf(buf, sizeof(buf), "%llx", (unsigned long long)lease);
+		json_object_set_new(out, "lease", json_string(buf));
+	}
+	return out;
+}
+
+int fleet_set_drain(struct daemon *d, const char *name, bool drain, char *err,
+		    size_t errlen)
+{
+	struct fleet_rt *f = d->fleet;
+	char key[RS_FLEET_PREFIX_MAX + RS_NAME_MAX + 16];
+	struct rs_etcd e;
+	int ret;
+
+	if (!f) {
+		snprintf(err, errlen, "fleet mode is off");
+		return -ENOENT;
+	}
+	for (const char *p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' ||
+		      *p == '-') ||
+		    p - name >= RS_NAME_MAX - 1) {
+			snprintf(err, errlen, "bad host name '%s'", name);
+			return -EINVAL;
+		}
+	if (!*name) {
+		snprintf(err, errlen, "no host name");
+		return -EINVAL;
+	}
+	snprintf(key, sizeof(key), "%s/drain/%s", f->conf.prefix, name);
+	if (etcd_open(&e, &f->conf, 2000))
+		return -ENOMEM;
+	ret = drain ? etcd_put(&e, key, "1", 0) : etcd_delete(&e, key);
+	if (ret)
+		snprintf(err, errlen, "etcd: %s", e.error);
+	else
+		rs_info("fleet: %s %s (etcd key %s)",
+			drain ? "drained" : "undrained", name, key);
+	etcd_close(&e);
+	return ret;
+}
+
+bool fleet_owner_of(struct daemon *d, size_t svc, int family,
+		    const uint8_t addr[16], uint16_t port, const char **owner)
+{
+	struct fleet_rt *f = d->fleet;
+	struct rs_affinity_key key;
+	struct rs_service s;
+	uint8_t o;
+
+	if (!f || !f->have_snap || svc >= f->n_owners ||
+	    !d->cfg.services[svc].fleet || family != AF_INET)
+		return false;
+	rs_service_from_conf(&d->cfg, svc, d->svcs[svc].id, &s);
+	rs_fleet_key_build(&key, &s, addr, port);
+	o = f->owners[svc][rs_fleet_bucket(
+		rs_hash_key(&key, rs_fleet_seed(s.name, s.seed)))];
+	*owner = o == RS_FLEET_NO_OWNER || o > f->snap.n
+			 ? NULL
+			 : f->snap.m[o - 1].name;
+	return true;
+}
+
+void fleet_metrics_get(struct daemon *d, struct fleet_metrics *out)
+{
+	struct fleet_rt *f = d->fleet;
+	struct rs_fleet_header h = {0};
+
+	memset(out, 0, sizeof(*out));
+	if (!f)
+		return;
+	out->enabled = true;
+	pthread_mutex_lock(&f->mu);
+	out->etcd_up = f->etcd_ok;
+	out->agrees = f->etcd_ok;
+	pthread_mutex_unlock(&f->mu);
+	if (!dp_fleet_header(&d->dp, RS_FLEET_CURRENT, &h))
+		out->version = (int64_t)h.version;
+	out->agrees = out->agrees && out->version == f->latest_rev;
+	out->members = (uint32_t)f->snap.n;
+	out->swaps = f->swaps;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fleet mode (docs/fleet.md): membership in etcd, the fleet table in the
+ * data plane. A thread talks to etcd (register with a lease, keep it
+ * alive, publish this host's capacity per fleet service, read and watch
+ * the members); the event loop turns each new membership snapshot into a
+ * fleet table and swaps it in. etcd unreachable: the last table stays.
+ */
+#ifndef RS_FLEET_H
+#define RS_FLEET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "daemon.h"
+
+/* Start, restart (changed [fleet]) or stop fleet mode; rebuild the table. */
+int daemon_fleet_apply(struct daemon *d);
+void daemon_fleet_stop(struct daemon *d);
+
+/* `ringsteer fleet status` (-j shape in docs/fleet.md). */
+json_t *fleet_status_json(struct daemon *d);
+/* Operator's drain / undrain of member @name: an etcd key. */
+int fleet_set_drain(struct daemon *d, const char *name, bool drain, char *err,
+		    size_t errlen);
+/*
+ * The owner host of a client of configured service @svc (index): its
+ * name in *@owner, or false when the service is not fleet-steered.
+ */
+bool fleet_owner_of(struct daemon *d, size_t svc, int family,
+		    const uint8_t addr[16], uint16_t port, const char **owner);
+
+/* For metrics. */
+struct fleet_metrics {
+	bool enabled;
+	bool etcd_up;
+	bool agrees;
+	int64_t version;
+	uint32_t members;
+	uint64_t swaps;
+};
+void fleet_metrics_get(struct daemon *d, struct fleet_metrics *out);
+
+#endif /* RS_FLEET_H */

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A small etcd v3 client over the JSON gateway (/v3/...), libcurl and
+ * jansson: leases, put, delete, prefix range and a watch that waits for
+ * the next change. Blocking calls with a timeout; ringsteerd makes them
+ * from its fleet thread (and the two operator commands), never from the
+ * event loop's hot paths. Keys and values are base64 on the wire, as the
+ * gateway wants.
+ */
+#ifndef RS_ETCD_H
+#define RS_ETCD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+struct rs_etcd {
+	char endpoints[RS_FLEET_MAX_ENDPOINTS][RS_FLEET_ENDPOINT_MAX];
+	size_t n, cur; /* the endpoint tried first: the last that answered */
+	void *curl;    /* CURL * */
+	long timeout_ms;
+	char error[512]; /* the last failure, for status */
+};
+
+struct rs_etcd_kv {
+	char *key;
+	char *value;
+};
+
+/* 0 or -ENOMEM. @timeout_ms bounds every call but watch. */
+int etcd_open(struct rs_etcd *e, const struct rs_fleet_conf *fc,
+	      long timeout_ms);
+void etcd_close(struct rs_etcd *e);
+
+/* Failures return -EIO (unreachable, HTTP error) or -EPROTO (bad reply). */
+int etcd_lease_grant(struct rs_etcd *e, int64_t ttl, int64_t *id);
+/* -ENOENT when the lease has expired. */
+int etcd_lease_keepalive(struct rs_etcd *e, int64_t id);
+/* @lease 0: no lease. */
+int etcd_put(struct rs_etcd *e, const char *key, const char *value,
+	     int64_t lease);
+int etcd_delete(struct rs_etcd *e, const char *key);
+/* Every key under @prefix, sorted by key; free with etcd_kvs_free(). */
+int etcd_range(struct rs_etcd *e, const char *prefix, struct rs_etcd_kv **kvs,
+	       size_t *n, int64_t *revision);
+void etcd_kvs_free(struct rs_etcd_kv *kvs, size_t n);
+/*
+ * Wait up to @timeout_ms for a change under @prefix at or after revision
+ * @from: 1 when one came, 0 on timeout, negative on failure.
+ */
+int etcd_watch(struct rs_etcd *e, const char *prefix, int64_t from,
+	       long timeout_ms);
+
+#endif /* RS_ETCD_H */
