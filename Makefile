@@ -71,7 +71,7 @@ TOOLS      := $(patsubst tests/e2e/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/e
 HEADERS    := $(wildcard include/ringsteer/*.h userspace/*/*.h)
 C_SOURCES  := $(shell find bpf include userspace tests scripts bench -name '*.[ch]' 2>/dev/null)
 
-.PHONY: all build deps bpffs test unit bpftest e2e demo lint info clean install help bench \
+.PHONY: all build deps bpffs test unit bpftest e2e demo demo-fleet lint info clean install help bench \
 	vmtest
 
 # `make` installs missing build dependencies first, as `make test` does
@@ -87,6 +87,7 @@ help:
 	@echo "make build      build ringsteerd, ringsteer and the test tools"
 	@echo "V=1             show whole command lines"
 	@echo "make demo       run the memcached demo in network namespaces (root)"
+	@echo "make demo-fleet three hosts behind an ECMP router, one affinity (root)"
 	@echo "make test       lint + unit + BPF + end-to-end tests (root)"
 	@echo "make vmtest     BPF tests and data-plane e2e suites on Debian 12's 6.1 kernel"
 	@echo "                under qemu TCG (root; scripts/vmtest.sh)"
@@ -217,6 +218,10 @@ vmtest: deps
 demo: deps bpffs
 	@$(MAKE) --no-print-directory build
 	@scripts/demo.sh
+
+demo-fleet: deps bpffs
+	@$(MAKE) --no-print-directory build
+	@scripts/demo-fleet.sh
 
 # BPF tests and pins need a bpf filesystem; mount it where it is missing.
 bpffs:

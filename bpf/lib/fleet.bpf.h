@@ -292,28 +292,55 @@ static __always_inline int fleet_reforward(struct __sk_buff *skb,
 }
 
 /*
+ * Where a non-SYN packet without a connection here goes next: the owner
+ * by this host's table, else the owner by the table before it, never back
+ * to this host or to the host it came from (0: nowhere, steer it here).
+ * The owner by this host's table first: when hosts disagree for a moment,
+ * the sender's table may be newer than ours, and ours then names the host
+ * the connection was made on.
+ */
+static __always_inline __u32 fleet_next_owner(const struct rs_fleet_header *h,
+					      __u32 svc_id,
+					      const struct rs_affinity_key *key,
+					      __u32 from)
+{
+	__u32 which = RS_FLEET_CURRENT, idx, addr;
+	void *t = bpf_map_lookup_elem(&rs_fleet, &which);
+
+	if (!fleet_owner(t, svc_id, key, &idx, &addr) && addr != h->self_addr &&
+	    addr != from)
+		return addr;
+	if (!fleet_previous_owner(svc_id, key, &addr) && addr != h->self_addr &&
+	    addr != from)
+		return addr;
+	return 0;
+}
+
+/*
  * A packet to our fleet port. Only members send them, with our header
  * and a hop count in range, around an IPv4 packet for a service here;
  * anything else is dropped and counted. A non-SYN TCP packet for which
- * this host has no connection gets its second chance at the previous
- * owner (unless that is where it came from); everything else loses its
- * outer headers and goes up the stack, where sk_lookup steers it.
+ * this host has no connection gets its second chance (fleet_next_owner());
+ * everything else loses its outer headers and goes up the stack, where
+ * sk_lookup steers it.
  */
 static __always_inline int fleet_receive(struct __sk_buff *skb,
 					 const struct rs_fleet_header *h,
 					 const struct fleet_pkt *outer)
 {
 	struct rs_affinity_key key __attribute__((aligned(8))) = {};
-	__u32 inner_off = ETH_HLEN + RS_FLEET_ENCAP_LEN, prev, saddr;
+	__u32 inner_off = ETH_HLEN + RS_FLEET_ENCAP_LEN, next, saddr;
 	struct rs_fleet_encap e;
 	struct fleet_pkt in = {};
 	struct rs_bind *bind;
 	int verdict;
 
 	saddr = outer->ip.saddr;
+	/* The frame holds all the outer header claims (longer: padding). */
 	if (outer->hlen != sizeof(struct iphdr) ||
 	    bpf_ntohs(outer->ip.tot_len) <=
 		    RS_FLEET_ENCAP_LEN + sizeof(struct iphdr) ||
+	    skb->len < ETH_HLEN + bpf_ntohs(outer->ip.tot_len) ||
 	    bpf_skb_load_bytes(skb,
 			       ETH_HLEN + sizeof(struct iphdr) +
 				       sizeof(struct udphdr),
@@ -342,13 +369,15 @@ static __always_inline int fleet_receive(struct __sk_buff *skb,
 	}
 	if (in.ip.protocol == IPPROTO_TCP && !fleet_is_syn(&in) &&
 	    e.hops < RS_FLEET_MAX_HOPS && !fleet_local_conn(skb, &in) &&
-	    !fleet_key(bind->service, &in, &key) &&
-	    !fleet_previous_owner(bind->service, &key, &prev) &&
-	    prev != h->self_addr && prev != saddr) {
-		verdict = fleet_reforward(skb, h, outer, prev, e.hops + 1);
-		if (verdict != FLEET_CONTINUE) {
-			FLEET_COUNT(second_chance);
-			return verdict;
+	    !fleet_key(bind->service, &in, &key)) {
+		next = fleet_next_owner(h, bind->service, &key, saddr);
+		if (next) {
+			verdict = fleet_reforward(skb, h, outer, next,
+						  e.hops + 1);
+			if (verdict != FLEET_CONTINUE) {
+				FLEET_COUNT(second_chance);
+				return verdict;
+			}
 		}
 	}
 	if (bpf_skb_adjust_room(skb, -(int)RS_FLEET_ENCAP_LEN, BPF_ADJ_ROOM_MAC,
@@ -360,15 +389,30 @@ static __always_inline int fleet_receive(struct __sk_buff *skb,
 	return FLEET_CONTINUE;
 }
 
-/* A plain packet: forward it when the table names another owner. */
+static __always_inline void fleet_flow_key(const struct fleet_pkt *p,
+					   struct rs_fleet_flow_key *k)
+{
+	k->saddr = p->ip.saddr;
+	k->daddr = p->ip.daddr;
+	k->sport = bpf_htons(p->sport);
+	k->dport = bpf_htons(p->dport);
+}
+
+/*
+ * A plain packet: forward it when the table names another owner. A TCP
+ * SYN forwarded leaves its owner in rs_fleet_flows; the connection's later
+ * packets go there too (abi.h says why).
+ */
 static __always_inline int fleet_entry(struct __sk_buff *skb,
 				       const struct rs_fleet_header *h,
 				       void *table, const struct fleet_pkt *p)
 {
 	struct rs_affinity_key key __attribute__((aligned(8))) = {};
+	struct rs_fleet_flow_key fk __attribute__((aligned(4))) = {};
+	struct rs_fleet_flow flow = {}, *known;
 	__u32 svc_id, idx, addr, prev;
 	struct rs_bind *bind;
-	int tcp = p->ip.protocol == IPPROTO_TCP, verdict;
+	int tcp = p->ip.protocol == IPPROTO_TCP, syn, verdict;
 
 	bind = rs_match_bind(p->ip.protocol, RS_AF_INET, p->dport,
 			     &p->ip.daddr);
@@ -378,16 +422,33 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 	if (fleet_key(svc_id, p, &key) ||
 	    fleet_owner(table, svc_id, &key, &idx, &addr))
 		return FLEET_CONTINUE;
-	/* A connection this host holds stays here, whoever owns it now. */
-	if (tcp && !fleet_is_syn(p) && fleet_local_conn(skb, p)) {
-		if (idx != h->self)
-			FLEET_COUNT(local_socket);
-		return FLEET_CONTINUE;
+	syn = tcp && fleet_is_syn(p);
+	if (tcp)
+		fleet_flow_key(p, &fk);
+	if (tcp && !syn) {
+		/* A connection this host holds stays here, whoever owns it. */
+		if (fleet_local_conn(skb, p)) {
+			if (idx != h->self)
+				FLEET_COUNT(local_socket);
+			return FLEET_CONTINUE;
+		}
+		known = bpf_map_lookup_elem(&rs_fleet_flows, &fk);
+		if (known && known->owner && known->owner != h->self_addr) {
+			verdict = fleet_encap(skb, h, p, known->owner, 1);
+			if (verdict == FLEET_CONTINUE) {
+				FLEET_COUNT(errors);
+			} else {
+				FLEET_COUNT(forwarded);
+				FLEET_COUNT(flow_hits);
+			}
+			return verdict;
+		}
 	}
 	if (idx == h->self || addr == h->self_addr) {
+		if (syn)
+			bpf_map_delete_elem(&rs_fleet_flows, &fk);
 		/* Ours, but not a connection of ours: the previous owner's? */
-		if (!tcp || fleet_is_syn(p) ||
-		    fleet_previous_owner(svc_id, &key, &prev) ||
+		if (!tcp || syn || fleet_previous_owner(svc_id, &key, &prev) ||
 		    prev == h->self_addr)
 			return FLEET_CONTINUE;
 		verdict = fleet_encap(skb, h, p, prev, 1);
@@ -396,6 +457,10 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 		else
 			FLEET_COUNT(second_chance);
 		return verdict;
+	}
+	if (syn) {
+		flow.owner = addr;
+		bpf_map_update_elem(&rs_fleet_flows, &fk, &flow, BPF_ANY);
 	}
 	verdict = fleet_encap(skb, h, p, addr, 1);
 	if (verdict == FLEET_CONTINUE)

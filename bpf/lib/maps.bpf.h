@@ -202,6 +202,14 @@ struct {
 } rs_fleet_peers SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, RS_FLEET_FLOWS_MAX);
+	__type(key, struct rs_fleet_flow_key);
+	__type(value, struct rs_fleet_flow);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_fleet_flows SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);

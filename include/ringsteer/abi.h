@@ -495,6 +495,28 @@ struct rs_fleet_peer {
 	__u32 member; /* index in the current table, RS_NONE if only previous */
 };
 
+/*
+ * rs_fleet_flows (LRU_HASH, RS_FLEET_FLOWS_MAX): the owner a TCP SYN was
+ * forwarded to, by 4-tuple, at the host where the flow enters. The
+ * router's ECMP keeps a flow on one entry host, so every later packet of
+ * the connection follows its SYN whatever the table says meanwhile; the
+ * table and the second chance serve flows whose entry is lost (an LRU
+ * eviction, a path the router moved).
+ */
+#define RS_FLEET_FLOWS_MAX 262144
+
+struct rs_fleet_flow_key {
+	__u32 saddr; /* client, network order */
+	__u32 daddr; /* service address */
+	__u16 sport; /* network order */
+	__u16 dport;
+};
+
+struct rs_fleet_flow {
+	__u32 owner; /* forwarding address of the owner, network order */
+	__u32 pad;
+};
+
 /* rs_fleet_stats (PERCPU_ARRAY, one entry): packets by outcome. */
 struct rs_fleet_stats {
 	__u64 forwarded;     /* encapsulated to the owner host */
@@ -504,7 +526,7 @@ struct rs_fleet_stats {
 	__u64 forged;	     /* not from a member, bad header or inner packet */
 	__u64 local_socket;  /* not ours by the table, but a local connection */
 	__u64 errors;	     /* no route to the owner, failed rewrite */
-	__u64 pad;
+	__u64 flow_hits;     /* of forwarded: to the owner its SYN went to */
 };
 
 /* Input/output of the hash self-test program (BPF_PROG_TEST_RUN). */
@@ -575,5 +597,7 @@ RS_ABI_SIZE(rs_fleet_slot, 32);
 RS_ABI_SIZE(rs_fleet_encap, 8);
 RS_ABI_SIZE(rs_fleet_peer, 4);
 RS_ABI_SIZE(rs_fleet_stats, 64);
+RS_ABI_SIZE(rs_fleet_flow_key, 12);
+RS_ABI_SIZE(rs_fleet_flow, 8);
 
 #endif /* RINGSTEER_ABI_H */

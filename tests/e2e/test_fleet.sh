@@ -139,7 +139,52 @@ e2e_eq "hop counts 3 and 0 are dropped at the hop limit" \
 	"$(($(stat_of 1 hop_limit) - hop0))" 2
 e2e_eq "neither reached the stack" "$(($(stat_of 1 received) - recv0))" 0
 
+# Long-lived connections that carry a line every 200 ms through every
+# change below: 100 clients (198.18.2.1-100), one connection each.
+rs_bg_start idle rs_in_client build/tools/rs_idle --tcp 198.18.0.10:80 \
+	--count 100 --src 198.18.2.1 --sources 100 --step 1 --ping
+rs_bg_wait_ready idle
+# held HOSTS...: established connections of the long-lived clients there.
+held() {
+	local i n=0
+	for i in "$@"; do
+		n=$((n + $(rs_in_host "$i" ss -Htn state established \
+			'( sport = :80 and dst 198.18.2.0/24 )' | wc -l)))
+	done
+	echo "$n"
+}
+# Established everywhere before anything changes: a handshake in flight
+# while the table changes is another matter (docs/fleet.md).
+for ((t = 0; t < 100; t++)); do
+	[[ $(held 1 2 3) == 100 ]] && break
+	sleep 0.05
+done
+e2e_eq "100 long-lived connections established" "$(held 1 2 3)" 100
+idle_open() { # connections still open, after two more pings
+	sleep 0.5
+	local a
+	# On a loss: which client, its owner, how it ended (for the log).
+	for a in $(awk '/^closed/ {print $2}' "$(rs_bg_err idle)" | sort -u); do
+		grep -q "^lost $a" "$OUT/lost" 2>/dev/null && continue
+		echo "lost $a owner $(ctl 1 -j lookup web "${a%:*}" | jq -r .owner) $(grep "closed $a" "$(rs_bg_err idle)" | head -1)" |
+			tee -a "$OUT/lost" >&2
+	done
+	grep '^open' "$(rs_bg_out idle)" | tail -n 1 | awk '{print $2}'
+}
+
+# load NAME: connections from 50 clients for 2 s, in the background.
+load() {
+	rs_bg_start "$1" rs_in_client build/tools/rs_client \
+		--target 198.18.0.10:80 --src-base 198.18.1.1 --count 50 \
+		--loop-seconds 2 --concurrency 2
+}
+
+# rs_client --loop-seconds prints "attempts=N ok=N failed=N" first.
+load_failed() { sed -n 's/.*failed=\([0-9]*\).*/\1/p' "$(rs_bg_out "$1")" | head -1; }
+load_attempts() { sed -n 's/^attempts=\([0-9]*\).*/\1/p' "$(rs_bg_out "$1")" | head -1; }
+
 echo "# drain host-2: its keys move, everyone else's stay"
+load load-drain
 e2e_check "ringsteer fleet drain host-2" ctl 1 fleet drain host-2
 e2e_check "all hosts drop host-2 from their tables" \
 	wait_members host-1,host-3 1 2 3
@@ -156,9 +201,29 @@ e2e_eq "clients of host-1 and host-3 kept their backend" \
 e2e_check "ringsteer fleet undrain host-2" ctl 1 fleet undrain host-2
 e2e_check "host-2 is back in every table" \
 	wait_members host-1,host-2,host-3 1 2 3
+wait "${RS_BG_PID[load-drain]}" || true
+e2e_eq "load through drain and undrain: no failed connections" \
+	"$(load_failed load-drain)" 0
+e2e_check "load through drain and undrain: connections were made" \
+	test "$(load_attempts load-drain)" -gt 100
+e2e_eq "long-lived connections survive drain and undrain" "$(idle_open)" 100
+
+echo "# two hosts on different table versions for a while"
+kill -STOP "${RS_BG_PID[d1]}" # host-1 keeps its table: it cannot update
+ctl 3 fleet drain host-2 >/dev/null
+wait_members host-1,host-3 3 || true
+e2e_eq "host-1 still has the old table" "$(ctl 2 -j fleet status | jq .version)" \
+	"$(ctl 3 -j fleet status | jq .version)"
+clients split 200 1
+kill -CONT "${RS_BG_PID[d1]}"
+e2e_eq "different versions: no failed connections" "$(e2e_errors "$OUT/split")" 0
+e2e_eq "different versions: long-lived connections stay" "$(idle_open)" 100
+ctl 3 fleet undrain host-2 >/dev/null
+e2e_check "versions agree again" wait_members host-1,host-2,host-3 1 2 3
 
 echo "# etcd stopped: every host keeps its table and steers"
 rs_bg_stop etcd
+load load-noetcd
 clients noetcd 200 2
 e2e_eq "etcd down: no failed connections" "$(e2e_errors "$OUT/noetcd")" 0
 e2e_eq "etcd down: every client reaches one backend only" \
@@ -169,8 +234,38 @@ e2e_eq "etcd down: clients keep their backends" \
 e2e_eq "status says etcd is down" "$(ctl 1 -j fleet status | jq -r .etcd)" down
 rs_fleet_etcd_start etcd2 "$OUT/etcd"
 e2e_check "etcd back: hosts agree again" wait_members host-1,host-2,host-3 1 2 3
+wait "${RS_BG_PID[load-noetcd]}" || true
+e2e_eq "load through etcd stop and start: no failed connections" \
+	"$(load_failed load-noetcd)" 0
+e2e_check "load through etcd stop and start: connections were made" \
+	test "$(load_attempts load-noetcd)" -gt 100
+e2e_eq "long-lived connections survive etcd stop and start" "$(idle_open)" 100
+
+echo "# the router drops host-2's path, host-2 is drained: second chance"
+sc() { echo $(($(stat_of 1 second_chance) + $(stat_of 2 second_chance) + $(stat_of 3 second_chance))); }
+sc0=$(sc)
+rs_fleet_ecmp 1 3
+ctl 1 fleet drain host-2 >/dev/null
+e2e_check "path dropped and drained: host-2 leaves every table" \
+	wait_members host-1,host-3 1 2 3
+clients pathdrop 200 2
+e2e_eq "path dropped: no failed connections" "$(e2e_errors "$OUT/pathdrop")" 0
+e2e_eq "path dropped: every client reaches one backend only" \
+	"$(e2e_unstable "$OUT/pathdrop")" 0
+e2e_eq "path dropped: long-lived connections of host-2 still reach it" \
+	"$(idle_open)" 100
+e2e_check "their packets went there by second chance ($(($(sc) - sc0)))" \
+	test "$(sc)" -gt "$sc0"
+ctl 1 fleet undrain host-2 >/dev/null
+rs_fleet_ecmp 1 2 3
+e2e_check "path back, undrained: three members again" \
+	wait_members host-1,host-2,host-3 1 2 3
+clients pathback 200 1
+e2e_eq "path back: no failed connections" "$(e2e_errors "$OUT/pathback")" 0
+e2e_eq "path back: long-lived connections stay" "$(idle_open)" 100
 
 echo "# host-3 killed and its path dropped: its lease expires, keys move"
+held3=$(held 3)
 rs_fleet_ecmp 1 2
 for p in d3 be3a be3b; do rs_bg_stop "$p"; done
 e2e_check "host-3 leaves every table after its lease" \
@@ -182,5 +277,7 @@ e2e_eq "killed: every client reaches one backend only" \
 e2e_mapping "$OUT/killed" >"$OUT/killed.map"
 e2e_eq "clients of host-1 and host-2 kept their backend" \
 	"$(join "$OUT/base.map" "$OUT/killed.map" | awk '$2 !~ /^h3-/ && $2 != $3' | wc -l)" 0
+e2e_eq "long-lived connections: only host-3's ($held3) are lost" \
+	"$(idle_open)" $((100 - held3))
 
 e2e_summary

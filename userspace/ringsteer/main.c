@@ -520,12 +520,16 @@ static void lookup_table(json_t *r)
 	if (json_object_get(r, "owner")) {
 		json_t *o = json_object_get(r, "owner");
 
-		printf("owner host %s: ", json_is_string(o)
-						  ? json_string_value(o)
-						  : "none (steered where it "
-						    "arrives)");
-		if (json_is_string(o))
-			printf("if it arrives there, ");
+		if (!json_is_string(o))
+			printf("owner host: none (steered where it arrives)\n");
+		else if (json_is_true(json_object_get(r, "owner_is_this_host")))
+			printf("owner host: %s (this host)\n",
+			       json_string_value(o));
+		else
+			printf("owner host: %s (forwarded there; its own ring "
+			       "picks the backend: below is this host's "
+			       "ring)\n",
+			       json_string_value(o));
 	}
 	printf("%s  (%s", jstr(r, "backend"), jstr(r, "reason"));
 	if (!strcmp(jstr(r, "reason"), "sticky"))
@@ -593,13 +597,13 @@ static void fleet_table(json_t *r)
 		printf("  etcd error: %s\n", jstr(r, "error"));
 	v = json_object_get(r, "packets");
 	if (v)
-		printf("packets: forwarded %lld, received %lld, second chance "
-		       "%lld, hop limit %lld, forged %lld, local socket %lld, "
-		       "errors %lld\n",
-		       jint(v, "forwarded"), jint(v, "received"),
-		       jint(v, "second_chance"), jint(v, "hop_limit"),
-		       jint(v, "forged"), jint(v, "local_socket"),
-		       jint(v, "errors"));
+		printf("packets: forwarded %lld (%lld after their SYN), "
+		       "received %lld, second chance %lld, hop limit %lld, "
+		       "forged %lld, local socket %lld, errors %lld\n",
+		       jint(v, "forwarded"), jint(v, "flow_hits"),
+		       jint(v, "received"), jint(v, "second_chance"),
+		       jint(v, "hop_limit"), jint(v, "forged"),
+		       jint(v, "local_socket"), jint(v, "errors"));
 	printf("%-24s %-16s %9s %8s %s\n", "MEMBER", "ADDRESS", "CAPACITY",
 	       "KEYS", "STATE");
 	json_array_foreach(json_object_get(r, "members"), i, v) printf(

@@ -222,9 +222,14 @@ json_t *cmd_lookup(struct daemon *d, json_t *req)
 			   json_is_integer(jport)
 				   ? (uint16_t)json_integer_value(jport)
 				   : 0,
-			   &owner))
+			   &owner)) {
 		json_object_set_new(reply, "owner",
 				    owner ? json_string(owner) : json_null());
+		json_object_set_new(
+			reply, "owner_is_this_host",
+			json_boolean(owner &&
+				     !strcmp(owner, d->cfg.fleet.name)));
+	}
 	return reply;
 }
 

@@ -639,8 +639,10 @@ json_t *fleet_status_json(struct daemon *d)
 		if (!dp_fleet_stats(&d->dp, &st))
 			json_object_set_new(
 				out, "packets",
-				json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+				json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+					  "s:I}",
 					  "forwarded", (json_int_t)st.forwarded,
+					  "flow_hits", (json_int_t)st.flow_hits,
 					  "received", (json_int_t)st.received,
 					  "second_chance",
 					  (json_int_t)st.second_chance,

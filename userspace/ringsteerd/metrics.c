@@ -334,6 +334,10 @@ static void fleet_metrics(struct daemon *d, struct buf *b)
 	} counters[] = {
 		{"forwarded", "Packets encapsulated to their owner host.",
 		 offsetof(struct rs_fleet_stats, forwarded)},
+		{"flow_hits",
+		 "Of forwarded: sent to the owner the connection's SYN went "
+		 "to.",
+		 offsetof(struct rs_fleet_stats, flow_hits)},
 		{"received", "Encapsulated packets taken in as the owner.",
 		 offsetof(struct rs_fleet_stats, received)},
 		{"second_chance",

@@ -62,6 +62,13 @@ int tc_set_service(struct steer_tc_bpf *skel, const struct rs_service *s)
 int tc_add_bind(struct steer_tc_bpf *skel, int family, const char *addr,
 		int plen, uint16_t port, uint32_t svc)
 {
+	return tc_add_bind_proto(skel, IPPROTO_UDP, family, addr, plen, port,
+				 svc);
+}
+
+int tc_add_bind_proto(struct steer_tc_bpf *skel, int proto, int family,
+		      const char *addr, int plen, uint16_t port, uint32_t svc)
+{
 	struct rs_bind_key k;
 	struct rs_bind v;
 
@@ -70,8 +77,7 @@ int tc_add_bind(struct steer_tc_bpf *skel, int family, const char *addr,
 	__u32 zero = 0;
 	int fd;
 
-	if (fixture_bind_entry(&k, &v, IPPROTO_UDP, family, addr, plen, port,
-			       svc))
+	if (fixture_bind_entry(&k, &v, proto, family, addr, plen, port, svc))
 		return -1;
 	/* As the daemon does: one address and port in the hash table. */
 	if (port && plen == (family == AF_INET ? 32 : 128)) {

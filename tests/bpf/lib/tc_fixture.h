@@ -37,6 +37,9 @@ void tc_sid_bytes(uint32_t sid, unsigned int len, uint8_t *out);
 int tc_set_service(struct steer_tc_bpf *skel, const struct rs_service *s);
 int tc_add_bind(struct steer_tc_bpf *skel, int family, const char *addr,
 		int plen, uint16_t port, uint32_t svc);
+/* The same for protocol @proto (tc_add_bind: UDP). */
+int tc_add_bind_proto(struct steer_tc_bpf *skel, int proto, int family,
+		      const char *addr, int plen, uint16_t port, uint32_t svc);
 int tc_set_backend(struct steer_tc_bpf *skel, uint32_t id, uint32_t svc,
 		   uint32_t state);
 int tc_set_socket(struct steer_tc_bpf *skel, uint32_t slot, int fd);

@@ -3,7 +3,7 @@
  * rs_idle: a hostile client that opens many connections and sends nothing.
  *
  *   rs_idle (--tcp ADDR:PORT | --unix PATH) --count N [--connect-for S]
- *           [--src IPV4 [--sources K]] [--rst]
+ *           [--src IPV4 [--sources K] [--step N]] [--rst] [--ping]
  *
  * Connects N sockets without blocking; a connect refused for a full unix
  * listen queue (EAGAIN) is retried until all N are in or --connect-for
@@ -13,7 +13,11 @@
  *
  * --src binds connection i to IPV4 + (i mod K) x 256: K clients in K
  * different /24 prefixes (affinity keys with prefix4 = 24), for tests of
- * connections held open per key. --rst closes with a reset at SIGTERM.
+ * connections held open per key (--step N: N addresses apart instead).
+ * --rst closes with a reset at SIGTERM. --ping sends a line on every open
+ * connection every 200 ms, so that they carry packets all along (a
+ * backend with --hold echoes it): a connection whose packets reach a host
+ * that does not hold it is reset, and counts as closed.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -45,7 +49,8 @@ static void on_term(int sig)
 static void usage(FILE *f)
 {
 	fputs("usage: rs_idle (--tcp ADDR:PORT | --unix PATH) --count N "
-	      "[--connect-for S] [--src IPV4 [--sources K]] [--rst]\n",
+	      "[--connect-for S] [--src IPV4 [--sources K] [--step N]] "
+	      "[--rst] [--ping]\n",
 	      f);
 }
 
@@ -82,11 +87,31 @@ static int connect_one(const struct sockaddr_storage *ss, socklen_t len,
 	return -1;
 }
 
+/*
+ * A connection that ended: "closed SRC:PORT why" on stderr (why: the
+ * socket's error, or eof), then closed.
+ */
+static void closed(int fd)
+{
+	struct sockaddr_in sa = {0};
+	socklen_t len = sizeof(sa), elen = sizeof(int);
+	char addr[INET_ADDRSTRLEN] = "?";
+	int err = 0;
+
+	getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen);
+	if (!getsockname(fd, (struct sockaddr *)&sa, &len) &&
+	    sa.sin_family == AF_INET)
+		inet_ntop(AF_INET, &sa.sin_addr, addr, sizeof(addr));
+	fprintf(stderr, "closed %s:%u %s\n", addr, ntohs(sa.sin_port),
+		err ? strerror(err) : "eof");
+	close(fd);
+}
+
 /* Close and forget every connection the server has closed. */
 static unsigned long reap(struct pollfd *pfd, unsigned long n)
 {
 	unsigned long open = 0, i;
-	char c;
+	char c[4096];
 
 	if (poll(pfd, n, 0) < 0)
 		return n;
@@ -95,8 +120,8 @@ static unsigned long reap(struct pollfd *pfd, unsigned long n)
 			continue;
 		if (pfd[i].revents &&
 		    (pfd[i].revents & (POLLHUP | POLLERR | POLLRDHUP) ||
-		     recv(pfd[i].fd, &c, 1, MSG_DONTWAIT) <= 0)) {
-			close(pfd[i].fd);
+		     recv(pfd[i].fd, c, sizeof(c), MSG_DONTWAIT) <= 0)) {
+			closed(pfd[i].fd);
 			pfd[i].fd = -1;
 			continue;
 		}
@@ -115,13 +140,16 @@ int main(int argc, char **argv)
 		{"src", required_argument, NULL, 's'},
 		{"sources", required_argument, NULL, 'k'},
 		{"rst", no_argument, NULL, 'r'},
+		{"step", required_argument, NULL, 'S'},
+		{"ping", no_argument, NULL, 'p'},
 		TOOL_OPTS_END,
 	};
 	struct sockaddr_storage ss = {0};
 	socklen_t len = 0;
-	unsigned long count = 0, secs = 10, i, made = 0, sources = 1;
+	unsigned long count = 0, secs = 10, i, made = 0, sources = 1,
+		      step = 256;
 	struct sockaddr_in src = {.sin_family = AF_INET};
-	bool has_src = false, rst = false;
+	bool has_src = false, rst = false, ping = false;
 	struct pollfd *pfd;
 	double deadline;
 	int c;
@@ -173,6 +201,14 @@ int main(int argc, char **argv)
 		case 'r':
 			rst = true;
 			break;
+		case 'S':
+			if (tool_parse_ulong("rs_idle", "--step", optarg, 1,
+					     65536, &step))
+				return 2;
+			break;
+		case 'p':
+			ping = true;
+			break;
 		default:
 			return 2;
 		}
@@ -192,8 +228,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < count && !stop; i++) {
 		struct sockaddr_in from = src;
 
-		from.sin_addr.s_addr = htonl(ntohl(src.sin_addr.s_addr) +
-					     (uint32_t)(i % sources) * 256);
+		from.sin_addr.s_addr =
+			htonl(ntohl(src.sin_addr.s_addr) +
+			      (uint32_t)(i % sources) * (uint32_t)step);
 		pfd[i].fd =
 			connect_one(&ss, len, has_src ? &from : NULL, deadline);
 		pfd[i].events = POLLIN | POLLRDHUP;
@@ -204,6 +241,13 @@ int main(int argc, char **argv)
 	printf("connected %lu\nready\n", made);
 	fflush(stdout);
 	while (!stop) {
+		for (i = 0; ping && i < count; i++)
+			if (pfd[i].fd >= 0 &&
+			    send(pfd[i].fd, "p\n", 2, MSG_DONTWAIT) < 0 &&
+			    errno != EAGAIN) {
+				closed(pfd[i].fd);
+				pfd[i].fd = -1;
+			}
 		printf("open %lu\n", reap(pfd, count));
 		fflush(stdout);
 		usleep(200000);

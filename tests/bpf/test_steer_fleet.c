@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: MIT
+/*
+ * steer_tc's fleet step (bpf/lib/fleet.bpf.h) under BPF_PROG_TEST_RUN, on
+ * a fleet table built by the daemon's own builder (core/fleet_table.c):
+ * the owner the kernel forwards to is the owner userspace computes, the
+ * encapsulation is byte for byte what docs/fleet.md says, an encapsulated
+ * packet from a member loses its outer headers, and forged, over-hop-limit
+ * and truncated ones are dropped and counted, never passed on.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/pkt_cls.h>
+
+#include "bpf_fixture.h"
+#include "fleet_table.h"
+#include "hash.h"
+#include "tc_fixture.h"
+
+#define SVC	  0 /* tcp 198.18.0.10:80, fleet */
+#define NMEMBERS  3 /* host-1 (this host), host-2, host-3 */
+#define FRAME_LEN 2048
+
+static struct steer_tc_bpf *skel;
+static struct rs_fleet_member_info members[NMEMBERS];
+static uint8_t owners[RS_FLEET_BUCKETS];
+static uint64_t fleet_seed;
+
+static uint32_t ip4(const char *s)
+{
+	struct in_addr a;
+
+	inet_pton(AF_INET, s, &a);
+	return a.s_addr;
+}
+
+static uint16_t csum16(const uint8_t *p, size_t n)
+{
+	uint32_t sum = 0;
+
+	for (size_t i = 0; i + 1 < n; i += 2)
+		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* An IPv4 TCP packet (no payload) at @p: 40 bytes. */
+static size_t tcp_packet(uint8_t *p, uint32_t saddr, uint32_t daddr,
+			 uint16_t sport, uint16_t dport, uint8_t flags)
+{
+	uint16_t c;
+
+	memset(p, 0, 40);
+	p[0] = 0x45;
+	p[3] = 40;
+	p[6] = 0x40; /* DF */
+	p[8] = 64;
+	p[9] = IPPROTO_TCP;
+	memcpy(p + 12, &saddr, 4);
+	memcpy(p + 16, &daddr, 4);
+	c = csum16(p, 20);
+	p[10] = (uint8_t)(c >> 8);
+	p[11] = (uint8_t)c;
+	p[20] = (uint8_t)(sport >> 8);
+	p[21] = (uint8_t)sport;
+	p[22] = (uint8_t)(dport >> 8);
+	p[23] = (uint8_t)dport;
+	p[32] = 5 << 4;
+	p[33] = flags;
+	p[34] = 0xff;
+	return 40;
+}
+
+/* Ethernet to us (all-zero addresses: loopback's) carrying IPv4. */
+static size_t eth(uint8_t *f)
+{
+	memset(f, 0, 14);
+	f[12] = 0x08;
+	return 14;
+}
+
+/* @inner (@n bytes) as a member at @from sends it to this host. */
+static size_t encap_frame(uint8_t *f, uint32_t from, uint8_t hops,
+			  const uint8_t *inner, size_t n)
+{
+	uint8_t *ip = f + eth(f), *udp = ip + 20, *e = udp + 8;
+	uint32_t self = ip4("198.18.11.2");
+	uint16_t c, tot = (uint16_t)(n + RS_FLEET_ENCAP_LEN);
+
+	memset(ip, 0, RS_FLEET_ENCAP_LEN);
+	ip[0] = 0x45;
+	ip[2] = (uint8_t)(tot >> 8);
+	ip[3] = (uint8_t)tot;
+	ip[8] = 64;
+	ip[9] = IPPROTO_UDP;
+	memcpy(ip + 12, &from, 4);
+	memcpy(ip + 16, &self, 4);
+	c = csum16(ip, 20);
+	ip[10] = (uint8_t)(c >> 8);
+	ip[11] = (uint8_t)c;
+	udp[0] = 0xc0;
+	udp[2] = RS_FLEET_DEFAULT_PORT >> 8;
+	udp[3] = RS_FLEET_DEFAULT_PORT & 0xff;
+	udp[4] = (uint8_t)((n + 16) >> 8);
+	udp[5] = (uint8_t)(n + 16);
+	memcpy(e, "RSF1", 4);
+	e[4] = RS_FLEET_WIRE_VERSION;
+	e[5] = hops;
+	memcpy(e + 8, inner, n);
+	return 14 + RS_FLEET_ENCAP_LEN + n;
+}
+
+struct run {
+	int verdict;
+	uint8_t out[FRAME_LEN];
+	uint32_t out_len;
+};
+
+static int run(const uint8_t *f, size_t n, struct run *r)
+{
+	struct __sk_buff ctx = {.ifindex = 1, .ingress_ifindex = 1};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f,
+		    .data_size_in = (__u32)n, .data_out = r->out,
+		    .data_size_out = sizeof(r->out), .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx));
+	int err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.steer_tc),
+					 &opts);
+
+	r->verdict = (int)opts.retval;
+	r->out_len = opts.data_size_out;
+	return err;
+}
+
+static struct rs_fleet_stats stats(void)
+{
+	struct rs_fleet_stats st = {0};
+
+	fixture_percpu_sum(bpf_map__fd(skel->maps.rs_fleet_stats), 0, &st,
+			   sizeof(st));
+	return st;
+}
+
+/* The owner userspace computes for client @saddr: member index. */
+static int replica_owner(uint32_t saddr)
+{
+	struct rs_service svc = {.prefix4 = 32, .prefix6 = 64};
+	struct rs_affinity_key key;
+	uint8_t o;
+
+	rs_fleet_key_build(&key, &svc, (const uint8_t *)&saddr, 0);
+	o = owners[rs_fleet_bucket(rs_hash_key(&key, fleet_seed))];
+	return o == RS_FLEET_NO_OWNER ? -1 : o - 1;
+}
+
+static int install_table(void)
+{
+	static struct rs_fleet_slot slots[RS_FLEET_SLOTS];
+	__u32 keys_n = RS_FLEET_SLOTS, cur = RS_FLEET_CURRENT;
+	static __u32 keys[RS_FLEET_SLOTS];
+	struct rs_fleet_peer peer = {.member = 0};
+	int fd, outer = bpf_map__fd(skel->maps.rs_fleet), err;
+	const char *names[NMEMBERS] = {"host-1", "host-2", "host-3"};
+	const char *addrs[NMEMBERS] = {"198.18.11.2", "198.18.12.2",
+				       "198.18.13.2"};
+
+	for (int i = 0; i < NMEMBERS; i++) {
+		snprintf(members[i].name, sizeof(members[i].name), "%s",
+			 names[i]);
+		members[i].addr = ip4(addrs[i]);
+		snprintf(members[i].caps[0].service, RS_NAME_MAX, "web");
+		members[i].caps[0].capacity = 2;
+		members[i].n_caps = 1;
+		slots[1 + i].member.addr = members[i].addr;
+		if (i)
+			bpf_map_update_elem(
+				bpf_map__fd(skel->maps.rs_fleet_peers),
+				&members[i].addr, &peer, BPF_ANY);
+	}
+	fleet_seed = rs_fleet_seed("web", 0);
+	if (rs_fleet_buckets(members, NMEMBERS, "web", fleet_seed, owners) !=
+	    NMEMBERS)
+		return -1;
+	slots[0].hdr.version = 7;
+	slots[0].hdr.nmembers = NMEMBERS;
+	slots[0].hdr.self = 0;
+	slots[0].hdr.self_addr = members[0].addr;
+	slots[0].hdr.port = RS_FLEET_DEFAULT_PORT;
+	slots[RS_FLEET_SLOT_SERVICES + SVC].service.seed = fleet_seed;
+	slots[RS_FLEET_SLOT_SERVICES + SVC].service.owners = NMEMBERS;
+	memcpy(&slots[RS_FLEET_SLOT_ROWS + SVC * RS_FLEET_ROWS], owners,
+	       sizeof(owners));
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fleet_test", 4,
+			    sizeof(slots[0]), RS_FLEET_SLOTS, NULL);
+	if (fd < 0)
+		return -1;
+	for (__u32 i = 0; i < RS_FLEET_SLOTS; i++)
+		keys[i] = i;
+	err = bpf_map_update_batch(fd, keys, slots, &keys_n, NULL) ||
+	      bpf_map_update_elem(outer, &cur, &fd, BPF_ANY);
+	close(fd);
+	return err ? -1 : 0;
+}
+
+static int setup(void)
+{
+	struct rs_service s = {.id = SVC,
+			       .enabled = 1,
+			       .protocol = IPPROTO_TCP,
+			       .prefix4 = 32,
+			       .prefix6 = 64};
+
+	skel = tc_fixture_load();
+	if (!skel)
+		return -1;
+	snprintf(s.name, sizeof(s.name), "web");
+	if (tc_set_service(skel, &s) ||
+	    tc_add_bind_proto(skel, IPPROTO_TCP, AF_INET, "198.18.0.10", 32, 80,
+			      SVC))
+		return -1;
+	return install_table();
+}
+
+static void teardown(void)
+{
+	steer_tc_bpf__destroy(skel);
+}
+
+/* 300 clients' SYNs: forwarded exactly to the replica's owner, or kept. */
+static void test_owner_agrees_with_replica(void)
+{
+	uint8_t f[FRAME_LEN];
+	int per_owner[NMEMBERS] = {0};
+	struct rs_fleet_stats before = stats(), after;
+	uint32_t vip = ip4("198.18.0.10"), fwd = 0;
+	struct run r;
+
+	for (uint32_t c = 0; c < 300; c++) {
+		uint32_t src = htonl(0xc6120100u + c);
+		size_t n = eth(f);
+		int want = replica_owner(src);
+
+		n += tcp_packet(f + n, src, vip, (uint16_t)(40000 + c), 80,
+				0x02);
+		CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+		CU_ASSERT(want >= 0);
+		if (want < 0)
+			continue;
+		per_owner[want]++;
+		if (want == 0) {
+			/* Ours: untouched, on to sk_lookup. */
+			CU_ASSERT_EQUAL(r.verdict, TC_ACT_UNSPEC);
+			CU_ASSERT_EQUAL(r.out_len, n);
+			CU_ASSERT_EQUAL(memcmp(r.out, f, n), 0);
+			continue;
+		}
+		fwd++;
+		CU_ASSERT_EQUAL(r.verdict, TC_ACT_REDIRECT);
+		CU_ASSERT_EQUAL_FATAL(r.out_len, n + RS_FLEET_ENCAP_LEN);
+		/* Outer IPv4: us -> the owner, UDP to the fleet port. */
+		CU_ASSERT_EQUAL(r.out[14], 0x45);
+		CU_ASSERT_EQUAL(r.out[14 + 9], IPPROTO_UDP);
+		CU_ASSERT_EQUAL(csum16(r.out + 14, 20), 0);
+		CU_ASSERT_EQUAL(memcmp(r.out + 14 + 12, &members[0].addr, 4),
+				0);
+		CU_ASSERT_EQUAL(memcmp(r.out + 14 + 16, &members[want].addr, 4),
+				0);
+		CU_ASSERT_EQUAL(r.out[14 + 20 + 2] << 8 | r.out[14 + 20 + 3],
+				RS_FLEET_DEFAULT_PORT);
+		CU_ASSERT_EQUAL(memcmp(r.out + 14 + 28, "RSF1", 4), 0);
+		CU_ASSERT_EQUAL(r.out[14 + 28 + 5], 1); /* hops */
+		/* The client's packet behind it, unchanged. */
+		CU_ASSERT_EQUAL(
+			memcmp(r.out + 14 + RS_FLEET_ENCAP_LEN, f + 14, n - 14),
+			0);
+	}
+	for (int m = 0; m < NMEMBERS; m++)
+		CU_ASSERT(per_owner[m] > 50);
+	after = stats();
+	CU_ASSERT_EQUAL(after.forwarded - before.forwarded, fwd);
+	CU_ASSERT_EQUAL(after.errors, before.errors);
+}
+
+/* A member's encapsulated SYN: outer headers off, on to sk_lookup. */
+static void test_decap(void)
+{
+	uint8_t f[FRAME_LEN], inner[64];
+	struct rs_fleet_stats before = stats(), after;
+	size_t in = tcp_packet(inner, ip4("198.18.1.7"), ip4("198.18.0.10"),
+			       1234, 80, 0x02);
+	size_t n = encap_frame(f, members[1].addr, 1, inner, in);
+	struct run r;
+
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL(r.verdict, TC_ACT_UNSPEC);
+	CU_ASSERT_EQUAL_FATAL(r.out_len, 14 + in);
+	CU_ASSERT_EQUAL(memcmp(r.out + 14, inner, in), 0);
+	after = stats();
+	CU_ASSERT_EQUAL(after.received - before.received, 1);
+	CU_ASSERT_EQUAL(after.forged, before.forged);
+}
+
+/* Dropped and counted: never on to the stack, never forwarded. */
+static void expect_drop(const uint8_t *f, size_t n, const char *what,
+			bool hop_limit)
+{
+	struct rs_fleet_stats before = stats(), after;
+	struct run r;
+
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	after = stats();
+	if (r.verdict != TC_ACT_SHOT)
+		fprintf(stderr, "\n%s: verdict %d\n", what, r.verdict);
+	CU_ASSERT_EQUAL(r.verdict, TC_ACT_SHOT);
+	CU_ASSERT_EQUAL(after.received, before.received);
+	if (hop_limit) {
+		CU_ASSERT_EQUAL(after.hop_limit - before.hop_limit, 1);
+	} else {
+		CU_ASSERT_EQUAL(after.forged - before.forged, 1);
+	}
+}
+
+static void test_forged_and_hop_limit(void)
+{
+	uint8_t f[FRAME_LEN], inner[64];
+	uint32_t vip = ip4("198.18.0.10");
+	size_t in = tcp_packet(inner, ip4("198.18.1.7"), vip, 1234, 80, 0x02);
+	size_t n;
+
+	n = encap_frame(f, ip4("198.18.99.1"), 1, inner, in);
+	expect_drop(f, n, "not a member", false);
+	n = encap_frame(f, members[1].addr, 3, inner, in);
+	expect_drop(f, n, "3 hops", true);
+	n = encap_frame(f, members[1].addr, 0, inner, in);
+	expect_drop(f, n, "0 hops", true);
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	f[14 + 28] = 'X';
+	expect_drop(f, n, "bad magic", false);
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	f[14 + 28 + 4] = 2;
+	expect_drop(f, n, "other version", false);
+	/* An inner packet for no service here. */
+	in = tcp_packet(inner, ip4("198.18.1.7"), ip4("198.18.0.99"), 1234, 80,
+			0x02);
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	expect_drop(f, n, "inner for no service", false);
+	/* An inner packet that is not IPv4 TCP/UDP. */
+	in = tcp_packet(inner, ip4("198.18.1.7"), vip, 1234, 80, 0x02);
+	inner[9] = IPPROTO_ICMP;
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	expect_drop(f, n, "inner ICMP", false);
+}
+
+/*
+ * Every truncation of a member's encapsulated packet, and every length
+ * lie in its outer header: dropped as forged (or, cut inside the outer
+ * headers, not recognised as ours and left alone unchanged).
+ */
+static void test_truncated(void)
+{
+	uint8_t f[FRAME_LEN], inner[64];
+	size_t in = tcp_packet(inner, ip4("198.18.1.7"), ip4("198.18.0.10"),
+			       1234, 80, 0x02);
+	size_t n = encap_frame(f, members[1].addr, 1, inner, in);
+	struct rs_fleet_stats before = stats(), after;
+	struct run r;
+
+	/* The kernel runs nothing shorter than Ethernet and an IPv4 header. */
+	for (size_t cut = 14 + 20; cut < n; cut++) {
+		CU_ASSERT_EQUAL_FATAL(run(f, cut, &r), 0);
+		CU_ASSERT(r.verdict == TC_ACT_SHOT ||
+			  r.verdict == TC_ACT_UNSPEC);
+		if (r.verdict == TC_ACT_UNSPEC) {
+			CU_ASSERT_EQUAL(r.out_len, cut);
+			CU_ASSERT_EQUAL(memcmp(r.out, f, cut), 0);
+		}
+	}
+	for (int d = -8; d <= 8; d++) {
+		uint8_t g[FRAME_LEN];
+		uint16_t tot = (uint16_t)(n - 14 + d);
+
+		if (!d)
+			continue;
+		memcpy(g, f, n);
+		g[14 + 2] = (uint8_t)(tot >> 8);
+		g[14 + 3] = (uint8_t)tot;
+		CU_ASSERT_EQUAL_FATAL(run(g, n, &r), 0);
+		CU_ASSERT(r.verdict == TC_ACT_SHOT ||
+			  r.verdict == TC_ACT_UNSPEC);
+	}
+	after = stats();
+	CU_ASSERT_EQUAL(after.received, before.received);
+}
+
+int main(void)
+{
+	static const struct fixture_test tests[] = {
+		{"SYNs go to the owner userspace computes, encapsulated as "
+		 "documented",
+		 test_owner_agrees_with_replica},
+		{"a member's packet is decapsulated", test_decap},
+		{"forged and over-hop-limit packets are dropped and counted",
+		 test_forged_and_hop_limit},
+		{"truncated and lying packets never pass", test_truncated},
+	};
+
+	return fixture_main("steer_fleet", setup, teardown, tests,
+			    ARRAY_SIZE(tests));
+}
