@@ -71,7 +71,7 @@ TOOLS      := $(patsubst tests/e2e/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/e
 HEADERS    := $(wildcard include/ringsteer/*.h userspace/*/*.h)
 C_SOURCES  := $(shell find bpf include userspace tests scripts bench -name '*.[ch]' 2>/dev/null)
 
-.PHONY: all build deps bpffs test unit bpftest e2e demo demo-fleet lint info clean install help bench \
+.PHONY: all build deps bpffs test unit bpftest e2e demo demo-fleet bench-fleet lint info clean install help bench \
 	vmtest
 
 # `make` installs missing build dependencies first, as `make test` does
@@ -257,7 +257,8 @@ clean:
 # makes a short run; see scripts/bench.sh for the other knobs.
 BENCH_BPF  := $(BUILD)/bench/floor_lookup.skel.h
 BENCH_BINS := $(BUILD)/bench/decision_cost $(BUILD)/bench/ring_quality \
-	$(BUILD)/bench/bench_load $(BUILD)/bench/bench_backend
+	$(BUILD)/bench/bench_load $(BUILD)/bench/bench_backend \
+	$(BUILD)/bench/fleet_cost
 
 $(BUILD)/bench/%.bpf.o: bench/bpf/%.bpf.c
 	@mkdir -p $(@D)
@@ -268,6 +269,11 @@ $(BUILD)/bench/decision_cost: bench/decision_cost.c $(LIB_A) $(BPF_SKELS) \
 	$(CC) $(CFLAGS_COMMON) $(INC_ringsteerd) $(CFLAGS) $(DEPFLAGS) -MF $@.d \
 		-I$(BUILD)/bench $< $(LIB_A) $(LIBS) -o $@
 
+$(BUILD)/bench/fleet_cost: bench/fleet_cost.c $(LIB_A) $(BPF_SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(INC_ringsteerd) $(CFLAGS) $(DEPFLAGS) -MF $@.d \
+		$< $(LIB_A) $(LIBS) -o $@
+
 $(BUILD)/bench/ring_quality: bench/ring_quality.c $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(INC_core) $(CFLAGS) $(DEPFLAGS) -MF $@.d $< \
@@ -276,6 +282,12 @@ $(BUILD)/bench/ring_quality: bench/ring_quality.c $(LIB_A)
 $(BUILD)/bench/bench_%: bench/bench_%.c $(TOOL_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(TOOL_CFLAGS) $(DEPFLAGS) -MF $@.d $< $(TOOL_LIB) -o $@
+
+# Fleet mode's benchmark (docs/benchmarks.md, "Fleet"); not in `make bench`.
+bench-fleet: deps bpffs
+	@$(MAKE) --no-print-directory build $(BUILD)/bench/fleet_cost \
+		$(BUILD)/bench/bench_load $(BUILD)/bench/bench_backend
+	@scripts/bench-fleet.sh
 
 bench: deps bpffs
 	@scripts/bench-deps.sh

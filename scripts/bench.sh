@@ -790,5 +790,12 @@ if [[ -z ${BENCH_REPORT_ONLY:-} ]]; then
 fi
 charts
 report >"$OUT.tmp"
+# Fleet mode's section comes from `make bench-fleet` (scripts/bench-fleet.sh).
+if [[ -f docs/bench-fleet.md ]]; then
+	{
+		echo
+		cat docs/bench-fleet.md
+	} >>"$OUT.tmp"
+fi
 mv "$OUT.tmp" "$OUT"
 log "wrote $OUT"

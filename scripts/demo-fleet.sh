@@ -40,15 +40,7 @@ rs_fleet_etcd_start etcd "$OUT/etcd"
 
 for i in 1 2 3; do
 	rs_fleet_conf "$i" "$BPFFS-h$i" "$OUT/h$i.sock" >"$OUT/h$i.conf"
-	for b in a b; do
-		port=8081
-		[[ $b == b ]] && port=8082
-		rs_bg_start "be$i$b" nsenter --net="/run/netns/$(rs_fleet_ns "$i")" -- \
-			build/tools/rs_backend --name "h$i-$b" --tcp "127.0.0.1:$port"
-		rs_bg_wait_ready "be$i$b"
-	done
-	rs_bg_start "d$i" nsenter --net="/run/netns/$(rs_fleet_ns "$i")" -- \
-		build/ringsteerd -c "$OUT/h$i.conf"
+	rs_fleet_start_host "$i" "$OUT/h$i.conf" build/tools/rs_backend
 done
 for _ in $(seq 100); do
 	[[ $(ctl 1 -j fleet status 2>/dev/null | jq '.members | length') == 3 ]] &&
@@ -87,7 +79,7 @@ say "host-3 killed and taken out of ECMP: its lease (3 s) expires"
 ctl 1 fleet undrain host-2
 rs_fleet_ecmp 1 2
 for p in d3 be3a be3b; do rs_bg_stop "$p"; done
-sleep 4
+sleep 6
 ctl 1 fleet status
 run killed
 say "done: removing namespaces, processes and pins"

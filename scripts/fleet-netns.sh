@@ -97,6 +97,24 @@ rs_fleet_etcd_start() {
 	return 1
 }
 
+# rs_fleet_start_host I CONF BACKEND_CMD...: host I's two backends, h$I-a
+# on 127.0.0.1:8081 and h$I-b on :8082 (BACKEND_CMD --name NAME --tcp
+# ADDR:PORT, which prints "ready"), then ringsteerd -c CONF. Processes are
+# beI{a,b} and dI for rs_bg_stop.
+rs_fleet_start_host() {
+	local i=$1 conf=$2 ns b port
+	shift 2
+	ns=/run/netns/$(rs_fleet_ns "$i")
+	for b in a b; do
+		port=8081
+		[[ $b == b ]] && port=8082
+		rs_bg_start "be$i$b" nsenter --net="$ns" -- \
+			"$@" --name "h$i-$b" --tcp "127.0.0.1:$port" || return 1
+		rs_bg_wait_ready "be$i$b" || return 1
+	done
+	rs_bg_start "d$i" nsenter --net="$ns" -- build/ringsteerd -c "$conf"
+}
+
 # rs_fleet_conf I BPFFS SOCK: host I's configuration (web: two backends).
 rs_fleet_conf() {
 	local i=$1
@@ -110,7 +128,7 @@ interfaces = rh
 etcd = http://$RS_FLEET_ETCD_IP:2379
 name = host-$i
 address = 198.18.1$i.2
-lease_ttl = 3s
+lease_ttl = 5s
 prefix = /ringsteer-$RS_RUNID
 
 [service web]

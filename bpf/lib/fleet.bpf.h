@@ -426,12 +426,12 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 	if (tcp)
 		fleet_flow_key(p, &fk);
 	if (tcp && !syn) {
-		/* A connection this host holds stays here, whoever owns it. */
-		if (fleet_local_conn(skb, p)) {
-			if (idx != h->self)
-				FLEET_COUNT(local_socket);
-			return FLEET_CONTINUE;
-		}
+		/*
+		 * First the SYN's owner: a flow this host forwarded is not
+		 * held here (a SYN steered here deletes the entry), and the
+		 * socket lookup below, which runs sk_lookup when it misses,
+		 * is the costliest step of this program.
+		 */
 		known = bpf_map_lookup_elem(&rs_fleet_flows, &fk);
 		if (known && known->owner && known->owner != h->self_addr) {
 			verdict = fleet_encap(skb, h, p, known->owner, 1);
@@ -442,6 +442,12 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 				FLEET_COUNT(flow_hits);
 			}
 			return verdict;
+		}
+		/* A connection this host holds stays here, whoever owns it. */
+		if (fleet_local_conn(skb, p)) {
+			if (idx != h->self)
+				FLEET_COUNT(local_socket);
+			return FLEET_CONTINUE;
 		}
 	}
 	if (idx == h->self || addr == h->self_addr) {

@@ -34,16 +34,7 @@ ctl() {
 start_host() {
 	local i=$1
 	rs_fleet_conf "$i" "$BPFFS-h$i" "$OUT/h$i.sock" >"$OUT/h$i.conf"
-	for b in a b; do
-		local port=8081
-		[[ $b == b ]] && port=8082
-		[[ -n ${RS_BG_PID[be$i$b]:-} ]] && continue
-		rs_bg_start "be$i$b" nsenter --net="/run/netns/$(rs_fleet_ns "$i")" -- \
-			build/tools/rs_backend --name "h$i-$b" --hold --tcp "127.0.0.1:$port"
-		rs_bg_wait_ready "be$i$b"
-	done
-	rs_bg_start "d$i" nsenter --net="/run/netns/$(rs_fleet_ns "$i")" -- \
-		build/ringsteerd -c "$OUT/h$i.conf"
+	rs_fleet_start_host "$i" "$OUT/h$i.conf" build/tools/rs_backend --hold
 	e2e_wait_for "$(rs_bg_err "d$i")" "sk_lookup link" 10
 }
 

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fleet_cost: what steer_tc's fleet step costs per packet, by path.
+ *
+ *   fleet_cost [--runs N]
+ *
+ * The real steer_tc, loaded next to steer_lookup with private maps through
+ * the daemon's own data-plane calls (dp_open(NULL), dp_tc_open), a fleet
+ * table of three hosts built by core/fleet_table.c and installed with
+ * dp_fleet_install(). Each packet runs N times under BPF_PROG_TEST_RUN with
+ * a repeat count of 1 (the encapsulating paths change the packet, so every
+ * run must start from the original); the kernel reports each run's time.
+ * Printed: the median per path, one markdown table row each. Each run
+ * also pays the harness's own cost: the first row, a packet the program
+ * looks at and leaves at once, is the floor the others compare with.
+ */
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/pkt_cls.h>
+
+#include "dataplane.h"
+#include "fleet_table.h"
+#include "hash.h"
+#include "steer_tc.skel.h"
+
+#define SVC 0
+
+static struct rs_fleet_member_info members[3];
+static uint8_t owners[RS_FLEET_BUCKETS];
+static uint64_t fseed;
+
+static uint32_t ip4(const char *s)
+{
+	struct in_addr a;
+
+	inet_pton(AF_INET, s, &a);
+	return a.s_addr;
+}
+
+static int setup(struct rs_dataplane *dp)
+{
+	static struct rs_fleet_slot slots[RS_FLEET_SLOTS];
+	const char *names[3] = {"host-1", "host-2", "host-3"};
+	const char *addrs[3] = {"198.18.11.2", "198.18.12.2", "198.18.13.2"};
+	struct rs_service svc = {.id = SVC,
+				 .enabled = 1,
+				 .protocol = IPPROTO_TCP,
+				 .prefix4 = 32,
+				 .prefix6 = 64};
+	struct rs_bind_key k = {.prefixlen = 64,
+				.protocol = IPPROTO_TCP,
+				.family = AF_INET,
+				.port = 80};
+	struct rs_bind v = {.service = SVC, .addr_prefixlen = 32};
+	uint32_t vip = ip4("198.18.0.10");
+
+	memcpy(k.addr, &vip, 4);
+	snprintf(svc.name, sizeof(svc.name), "web");
+	if (dp_set_service(dp, SVC, &svc) || dp_sync_binds(dp, &k, &v, 1))
+		return -1;
+	for (int i = 0; i < 3; i++) {
+		snprintf(members[i].name, sizeof(members[i].name), "%s",
+			 names[i]);
+		members[i].addr = ip4(addrs[i]);
+		snprintf(members[i].caps[0].service, RS_NAME_MAX, "web");
+		members[i].caps[0].capacity = 2;
+		members[i].n_caps = 1;
+		slots[1 + i].member.addr = members[i].addr;
+	}
+	fseed = rs_fleet_seed("web", 0);
+	rs_fleet_buckets(members, 3, "web", fseed, owners);
+	slots[0].hdr.version = 1;
+	slots[0].hdr.nmembers = 3;
+	slots[0].hdr.self = 0;
+	slots[0].hdr.self_addr = members[0].addr;
+	slots[0].hdr.port = RS_FLEET_DEFAULT_PORT;
+	slots[RS_FLEET_SLOT_SERVICES + SVC].service.seed = fseed;
+	slots[RS_FLEET_SLOT_SERVICES + SVC].service.owners = 3;
+	memcpy(&slots[RS_FLEET_SLOT_ROWS + SVC * RS_FLEET_ROWS], owners,
+	       sizeof(owners));
+	return dp_fleet_install(dp, slots, false);
+}
+
+/* Ethernet + IPv4 + TCP SYN from @src to the service: 54 bytes. */
+static size_t syn(uint8_t *f, uint32_t src, uint32_t dst)
+{
+	memset(f, 0, 54);
+	f[12] = 0x08;
+	f[14] = 0x45;
+	f[17] = 40;
+	f[22] = 64;
+	f[23] = IPPROTO_TCP;
+	memcpy(f + 26, &src, 4);
+	memcpy(f + 30, &dst, 4);
+	f[34] = 0x9c;
+	f[36] = 0;
+	f[37] = 80;
+	f[46] = 5 << 4;
+	f[47] = 0x02;
+	return 54;
+}
+
+/* The SYN @inner (54 bytes) as host-2 forwards it to us. */
+static size_t encap(uint8_t *f, const uint8_t *inner)
+{
+	uint32_t from = members[1].addr, self = members[0].addr;
+	size_t n = 40;
+
+	memset(f, 0, 14 + RS_FLEET_ENCAP_LEN);
+	f[12] = 0x08;
+	f[14] = 0x45;
+	f[17] = (uint8_t)(n + RS_FLEET_ENCAP_LEN);
+	f[22] = 64;
+	f[23] = IPPROTO_UDP;
+	memcpy(f + 26, &from, 4);
+	memcpy(f + 30, &self, 4);
+	f[36] = RS_FLEET_DEFAULT_PORT >> 8;
+	f[37] = RS_FLEET_DEFAULT_PORT & 0xff;
+	f[39] = (uint8_t)(n + 16);
+	memcpy(f + 42, "RSF1", 4);
+	f[46] = RS_FLEET_WIRE_VERSION;
+	f[47] = 1;
+	memcpy(f + 50, inner + 14, n);
+	return 50 + n;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median ns of @runs single runs of @f; the verdict in *@verdict. */
+static double median_ns(int prog, const uint8_t *f, size_t n, int runs,
+			int *verdict)
+{
+	uint32_t *d = calloc((size_t)runs, sizeof(*d));
+	struct __sk_buff ctx = {.ifindex = 1, .ingress_ifindex = 1};
+	uint8_t out[256];
+	double m;
+
+	for (int i = 0; i < runs; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f,
+			    .data_size_in = (__u32)n, .data_out = out,
+			    .data_size_out = sizeof(out), .ctx_in = &ctx,
+			    .ctx_size_in = sizeof(ctx), .repeat = 1);
+
+		if (bpf_prog_test_run_opts(prog, &o))
+			return -1;
+		d[i] = o.duration;
+		*verdict = (int)o.retval;
+	}
+	qsort(d, (size_t)runs, sizeof(*d), cmp_u32);
+	m = d[runs / 2];
+	free(d);
+	return m;
+}
+
+/* A client whose owner is member @want. */
+static uint32_t client_of(int want)
+{
+	struct rs_service s = {.prefix4 = 32};
+
+	for (uint32_t c = 1; c < 65536; c++) {
+		uint32_t src = htonl(0xc6120000u + c);
+		struct rs_affinity_key key;
+
+		rs_fleet_key_build(&key, &s, (const uint8_t *)&src, 0);
+		if (owners[rs_fleet_bucket(rs_hash_key(&key, fseed))] ==
+		    want + 1)
+			return src;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct rs_dataplane dp = {0};
+	uint8_t own[64], other[64], none[64], enc[128], ack[64];
+	uint32_t vip = ip4("198.18.0.10");
+	int runs = 20000, prog, c, v = 0;
+	struct {
+		const char *what;
+		const uint8_t *f;
+		size_t n;
+	} paths[5];
+
+	while ((c = getopt(argc, argv, "n:")) != -1)
+		if (c == 'n')
+			runs = atoi(optarg);
+	if (runs < 1 || dp_open(&dp, NULL) || dp_tc_open(&dp) || setup(&dp)) {
+		fprintf(stderr, "fleet_cost: cannot load (root, bpffs?)\n");
+		return 1;
+	}
+	prog = dp_tc_prog_fd(&dp);
+	paths[0].what = "not a fleet service (other destination)";
+	paths[0].n = syn(none, client_of(1), ip4("198.18.0.99"));
+	paths[0].f = none;
+	paths[1].what = "SYN owned here (on to sk_lookup)";
+	paths[1].n = syn(own, client_of(0), vip);
+	paths[1].f = own;
+	paths[2].what = "SYN owned by another host (encapsulated, redirected)";
+	paths[2].n = syn(other, client_of(1), vip);
+	paths[2].f = other;
+	paths[3].what = "ACK of a forwarded connection (to its SYN's owner)";
+	paths[3].n = syn(ack, client_of(1), vip);
+	ack[47] = 0x10;
+	paths[3].f = ack;
+	paths[4].what = "encapsulated SYN from a member (decapsulated)";
+	paths[4].n = encap(enc, own);
+	paths[4].f = enc;
+	printf("| path | ns per packet (median of %d) | verdict |\n", runs);
+	printf("|---|---:|---:|\n");
+	/* The SYN of paths[3]'s connection, forwarded once: its flow entry. */
+	median_ns(prog, other, paths[2].n, 1, &v);
+	for (int i = 0; i < 5; i++) {
+		double ns = median_ns(prog, paths[i].f, paths[i].n, runs, &v);
+
+		printf("| %s | %.0f | %d |\n", paths[i].what, ns, v);
+	}
+	dp_close(&dp);
+	return 0;
+}
