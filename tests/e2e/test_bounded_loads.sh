@@ -25,52 +25,27 @@ e2e_setup bnd
 ip -n "$RS_NS_CLIENT" route add local 198.18.64.0/18 dev lo
 ip -n "$RS_NS_EDGE" route add 198.18.64.0/18 via "$RS_CLIENT_IP4"
 
-cat >"$CONF" <<CONF
-[global]
-bpffs = $BPFFS
-control_socket = $SOCK
-
+e2e_conf_global
+cat >>"$CONF" <<CONF
 [service web]
 protocol = tcp
 listen = 198.18.0.10:80
 prefix4 = 24
 balance_factor = 1.25
 CONF
-for i in 1 2 3 4; do
-	cat >>"$CONF" <<CONF
-
-[backend web-$i]
-service = web
-address = 127.0.0.1:808$i
-check = none
-CONF
-	rs_bg_start "be$i" rs_in_edge build/tools/rs_backend --name "web-$i" \
-		--tcp "127.0.0.1:808$i" --hold
-	rs_bg_wait_ready "be$i"
-done
+e2e_held_backends web 4
 rs_bg_start d1 rs_in_edge build/ringsteerd -c "$CONF"
 e2e_wait_for "$(rs_bg_err d1)" "sk_lookup link" 10
 e2e_wait_for "$(rs_bg_err d1)" "steer_sockops attached" 10
 
-rsjson() { build/ringsteer -s "$SOCK" -j "$@"; }
-active_of() { rsjson backends | jq ".backends[] | select(.name == \"$1\") | .active"; }
-svc_active() { rsjson services | jq '.services[0].active'; }
-# ss_of N: established connections owned by backend N's process.
-ss_of() {
-	local pid=${RS_BG_PID[be$1]}
-	rs_in_edge ss -Htnp state established src 198.18.0.10:80 |
-		grep -c "pid=$pid," || true
-}
+rsjson() { e2e_json "$@"; }
+active_of() { e2e_active_of "$@"; }
+svc_active() { e2e_svc_active; }
+ss_of() { e2e_ss_of "$1" 198.18.0.10:80; }
 # gauge_matches: every backend's active equals ss's count (after settling).
 gauge_matches() {
-	local i a s ok=1
 	sleep 0.5
-	for i in 1 2 3 4; do
-		a=$(active_of "web-$i")
-		s=$(ss_of "$i")
-		[[ $a == "$s" ]] || { echo "  web-$i: active $a, ss $s"; ok=0; }
-	done
-	[[ $ok == 1 ]]
+	e2e_gauge_matches web 4 198.18.0.10:80
 }
 # within_bound: no backend above ceil(1.25 x total / 4) right now.
 within_bound() {

@@ -174,8 +174,12 @@ static void retire(struct daemon *d, const struct snapshot *before)
 		if (b->name[0])
 			rs_info("backend %s (id %u): no longer configured",
 				b->name, id);
-		if (b->service < RS_MAX_SERVICES)
+		if (b->service < RS_MAX_SERVICES) {
 			dp_sticky_forget_backend(&d->dp, b->service, id);
+			/* Its uncounted connections leave the gauge with it. */
+			dp_load_add(&d->dp, id, b->service,
+				    -(int64_t)b->uncounted);
+		}
 		dp_set_backend(&d->dp, id, &off_be);
 		sockets_clear_backend(&d->dp, id);
 	}
@@ -360,6 +364,7 @@ static void start_timers(struct daemon *d)
 	ev_timer_init(&d->ramp, on_ramp, 0.25, 0.25);
 	d->ramp.data = d;
 	ev_timer_start(d->loop, &d->ramp);
+	load_check_start(d);
 }
 
 static void log_warning(const char *line)
@@ -427,6 +432,7 @@ void daemon_stop(struct daemon *d)
 	checks_stop(d);
 	ev_timer_stop(d->loop, &d->reconcile);
 	ev_timer_stop(d->loop, &d->ramp);
+	ev_timer_stop(d->loop, &d->load_check);
 	checker_fini(&d->checker);
 	dp_close(&d->dp);
 	for (size_t s = 0; s < d->cfg.n_services; s++)

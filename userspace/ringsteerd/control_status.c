@@ -5,6 +5,7 @@
  * changes anything, so these are the commands to poll.
  */
 #include <netinet/in.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "addr.h"
@@ -101,15 +102,22 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 					    cookie_refused(d, s));
 		json_array_append_new(svcs, o);
 	}
-	return json_pack("{s:b, s:s, s:i, s:f, s:s, s:s, s:o, s:o, s:I, s:I, "
-			 "s:o}",
-			 "ok", 1, "version", RS_VERSION, "pid", (int)getpid(),
-			 "uptime_s", ev_now(d->loop) - d->started, "config",
-			 d->config_path, "bpffs", d->cfg.bpffs, "programs",
-			 progs, "services", svcs, "reloads",
-			 (json_int_t)d->reloads, "reload_failures",
-			 (json_int_t)d->reload_failures, "kernel",
-			 daemon_kernel_json(d));
+	return json_pack(
+		"{s:b, s:s, s:i, s:f, s:s, s:s, s:o, s:o, s:I, s:I, "
+		"s:o, s:o}",
+		"ok", 1, "version", RS_VERSION, "pid", (int)getpid(),
+		"uptime_s", ev_now(d->loop) - d->started, "config",
+		d->config_path, "bpffs", d->cfg.bpffs, "programs", progs,
+		"services", svcs, "reloads", (json_int_t)d->reloads,
+		"reload_failures", (json_int_t)d->reload_failures, "kernel",
+		daemon_kernel_json(d), "load_check",
+		json_pack("{s:I, s:I, s:i, s:i, s:s?}", "passes",
+			  (json_int_t)d->load.passes, "corrections",
+			  (json_int_t)d->load.corrections, "uncounted",
+			  (int)d->load.uncounted, "unattributed",
+			  (int)d->load.unattributed, "error",
+			  d->load.last_err ? strerror(-d->load.last_err)
+					   : NULL));
 }
 
 static json_t *service_json(struct daemon *d, size_t s)
