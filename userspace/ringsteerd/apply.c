@@ -365,6 +365,7 @@ static void start_timers(struct daemon *d)
 	d->ramp.data = d;
 	ev_timer_start(d->loop, &d->ramp);
 	load_check_start(d);
+	load_flows_start(d);
 }
 
 static void log_warning(const char *line)
@@ -433,6 +434,7 @@ void daemon_stop(struct daemon *d)
 	ev_timer_stop(d->loop, &d->reconcile);
 	ev_timer_stop(d->loop, &d->ramp);
 	ev_timer_stop(d->loop, &d->load_check);
+	ev_timer_stop(d->loop, &d->load_flows);
 	checker_fini(&d->checker);
 	dp_close(&d->dp);
 	for (size_t s = 0; s < d->cfg.n_services; s++)

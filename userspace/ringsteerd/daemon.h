@@ -79,6 +79,7 @@ struct daemon {
 	ev_timer reconcile;
 	ev_timer ramp;
 	ev_timer load_check; /* load_reconcile.c */
+	ev_timer load_flows; /* load_flows.c */
 	struct load_report {
 		uint64_t passes;
 		uint64_t corrections;  /* gauges found off and set right */

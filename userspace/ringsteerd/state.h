@@ -50,5 +50,8 @@ void on_reconcile(struct ev_loop *loop, ev_timer *w, int revents);
  */
 int load_reconcile(struct daemon *d);
 void load_check_start(struct daemon *d);
+/* load_flows.c: UDP gauges set to live flows, every second. */
+void load_flows_recount(struct daemon *d);
+void load_flows_start(struct daemon *d);
 
 #endif /* RS_STATE_H */
