@@ -104,16 +104,18 @@ e2e_conf_global() {
 	} >"$CONF"
 }
 
-# e2e_held_backends SERVICE N: backends SERVICE-1..N on 127.0.0.1:8081..,
-# each a real process holding every connection open (rs_backend --hold),
-# started as be1..beN and appended to $CONF without health checks.
+# e2e_held_backends SERVICE N [ARG...]: backends SERVICE-1..N on
+# 127.0.0.1:8081.., each a real process holding every connection open
+# (rs_backend --hold ARG...), started as be1..beN and appended to $CONF
+# without health checks.
 e2e_held_backends() {
 	local svc=$1 n=$2 i
+	shift 2
 	for ((i = 1; i <= n; i++)); do
 		printf '\n[backend %s-%d]\nservice = %s\naddress = 127.0.0.1:808%d\ncheck = none\n' \
 			"$svc" "$i" "$svc" "$i" >>"$CONF"
 		rs_bg_start "be$i" rs_in_edge build/tools/rs_backend \
-			--name "$svc-$i" --tcp "127.0.0.1:808$i" --hold
+			--name "$svc-$i" --tcp "127.0.0.1:808$i" --hold "$@"
 		rs_bg_wait_ready "be$i"
 	done
 }

@@ -10,7 +10,8 @@
 #   stay open where they were. Without the bound the hot prefix's backend
 #   holds 160 + its share (about 220 of 400).
 #   The gauge after churn: 2,000 short connections, 100 closed by resets,
-#   a backend killed with its connections open: `ringsteer backends`
+#   a backend killed with its connections open, 20 clients that vanish
+#   and time out on the backends' keepalive: `ringsteer backends`
 #   `active` equals what `ss` counts for each backend's process, and
 #   everything returns to 0 when all close.
 set -euo pipefail
@@ -33,7 +34,7 @@ listen = 198.18.0.10:80
 prefix4 = 24
 balance_factor = 1.25
 CONF
-e2e_held_backends web 4
+e2e_held_backends web 4 --keepalive 2
 rs_bg_start d1 rs_in_edge build/ringsteerd -c "$CONF"
 e2e_wait_for "$(rs_bg_err d1)" "sk_lookup link" 10
 e2e_wait_for "$(rs_bg_err d1)" "steer_sockops attached" 10
@@ -123,6 +124,26 @@ kill -KILL "$k"
 sleep 0.5
 e2e_eq "web-4 killed with $killed open: its active" "$(active_of web-4)" 0
 e2e_check "gauge equals ss after the kill" gauge_matches
+echo "# 20 clients vanish (no FIN, no RST): the backends' keepalive drops them"
+rs_bg_start gone rs_in_client build/tools/rs_idle --tcp 198.18.0.10:80 \
+	--src 198.18.112.1 --sources 4 --count 20
+rs_bg_wait_ready gone
+e2e_check "gauge equals ss with them open" gauge_matches
+# Peers in 198.18.112.0/22 (the warm clients use 198.18.64-111).
+gone_open() {
+	rs_in_edge ss -Htn state established src 198.18.0.10:80 |
+		awk '{ split($4, a, "."); if (a[3] >= 112 && a[3] <= 115) n++ }
+		     END { print n + 0 }'
+}
+e2e_eq "their connections on the backends" "$(gone_open)" 20
+ip -n "$RS_NS_EDGE" route add blackhole 198.18.112.0/22
+for ((i = 0; i < 100; i++)); do
+	[[ $(gone_open) == 0 ]] && break
+	sleep 0.1
+done
+e2e_eq "timed out on the backends (keepalive 2 s, one probe)" "$(gone_open)" 0
+e2e_check "gauge equals ss after the timeouts" gauge_matches
+rs_bg_stop gone
 rs_bg_stop one
 rs_bg_stop hot
 rs_bg_stop warm

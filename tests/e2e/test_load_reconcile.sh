@@ -85,6 +85,24 @@ e2e_check "gauge equals ss after the restart" gauge_matches
 e2e_eq "service active" "$(e2e_svc_active)" 90
 e2e_check "no correction logged" bash -c "! grep -q corrected '$(rs_bg_err d3)'"
 
+echo "# balance_factor toggled by reloads and a restart, 90 held open"
+bounds() { e2e_json backends | jq -c '[.backends[].bound]'; }
+sed -i '/^balance_factor = /d' "$CONF"
+e2e_check "reload: balance_factor off" e2e_json reload
+e2e_eq "no bound while off" "$(bounds)" "[null,null,null]"
+e2e_check "gauge equals ss with the bound off" gauge_matches
+sed -i 's|^listen = 198.18.0.10:80$|&\nbalance_factor = 1.25|' "$CONF"
+e2e_check "reload: balance_factor 1.25" e2e_json reload
+# ceil(1.25 x 91 x 1/3) = 38 for each of three equal backends.
+e2e_eq "bounds back" "$(bounds)" "[38,38,38]"
+e2e_check "gauge equals ss with the bound on again" gauge_matches
+rs_bg_stop d3
+start_daemon d4
+e2e_check "gauge equals ss after a restart with the bound on" gauge_matches
+e2e_eq "service active" "$(e2e_svc_active)" 90
+e2e_eq "held connections survived: old" "$(tail -n 1 "$(rs_bg_out old)")" "open 60"
+e2e_eq "held connections survived: new" "$(tail -n 1 "$(rs_bg_out new)")" "open 30"
+
 echo "# the predating connections close: the gauge follows"
 rs_bg_stop old
 e2e_check "gauge equals ss once they are gone" settles gauge_matches
@@ -95,7 +113,7 @@ rs_bg_stop new
 e2e_check "all closed: service active 0" settles svc_active_is 0
 e2e_eq "all closed: sum of backends' active" \
 	"$(rsjson backends | jq '[.backends[].active] | add')" 0
-e2e_check "no correction logged" bash -c "! grep -q corrected '$(rs_bg_err d3)'"
+e2e_check "no correction logged" bash -c "! grep -q corrected '$(rs_bg_err d4)'"
 e2e_eq "status: corrections" "$(rsjson status | jq .load_check.corrections)" 0
-rs_bg_stop d3
+rs_bg_stop d4
 e2e_summary
