@@ -472,7 +472,8 @@ static void serve_tcp(struct listener *l)
 		if (g_hold && g_keepalive) {
 			int on = 1, idle = (int)g_keepalive, cnt = 1;
 
-			setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+			setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on,
+				   sizeof(on));
 			setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle,
 				   sizeof(idle));
 			setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &on,
@@ -1125,8 +1126,8 @@ static int parse_args(int argc, char **argv, const char **pidfile)
 			g_reuseport = true;
 			break;
 		case 'k':
-			if (tool_parse_ulong("rs_backend", "--keepalive", optarg,
-					     1, 3600, &g_keepalive))
+			if (tool_parse_ulong("rs_backend", "--keepalive",
+					     optarg, 1, 3600, &g_keepalive))
 				return -1;
 			break;
 		default:
