@@ -251,6 +251,9 @@ static void gauges_fix(struct pass *p, const uint32_t *found,
 		int64_t want = p->counted_be[be->id] + found[i];
 		int64_t delta = (int64_t)found[i] - be->uncounted;
 
+		/* A UDP backend's gauge is its flows (load_flows.c). */
+		if (d->cfg.services[s].protocol != IPPROTO_TCP)
+			continue;
 		svc_share[s] += found[i];
 		svc_delta[s] += delta;
 		if (g0be[i] == g1be[i] && g1be[i] + delta != want) {
