@@ -109,6 +109,26 @@ e2e_check "gauge equals ss once they are gone" settles gauge_matches
 e2e_check "service active back to 30" settles svc_active_is 30
 e2e_eq "uncounted back to 0" \
 	"$(rsjson backends | jq '[.backends[].uncounted] | add')" 0
+echo "# web-3 leaves with connections open; a new backend comes next reload"
+id3=$(rsjson backends | jq '.backends[] | select(.name == "web-3") | .id')
+held3=$(e2e_active_of web-3)
+e2e_check "web-3 holds connections ($held3)" test "$held3" -gt 0
+cp "$CONF" "$OUT/with-web-3.conf"
+awk '/^\[backend web-3\]/ { skip = 1; next } /^\[/ { skip = 0 } !skip' \
+	"$OUT/with-web-3.conf" >"$CONF"
+e2e_check "reload: web-3 removed" e2e_json reload
+rs_bg_start be4 rs_in_edge build/tools/rs_backend --name web-4 \
+	--tcp 127.0.0.1:8084 --hold
+rs_bg_wait_ready be4
+printf '\n[backend web-4]\nservice = web\naddress = 127.0.0.1:8084\ncheck = none\n' >>"$CONF"
+e2e_check "reload: web-4 added" e2e_json reload
+id4=$(rsjson backends | jq '.backends[] | select(.name == "web-4") | .id')
+e2e_check "web-4 does not take the id web-3's open connections count ($id4 != $id3)" \
+	test "$id4" != "$id3"
+e2e_eq "web-4 starts with no load" "$(e2e_active_of web-4)" 0
+# They are still open: the service's total counts them until they close.
+e2e_eq "service active still counts web-3's open connections" \
+	"$(e2e_svc_active)" 30
 rs_bg_stop new
 e2e_check "all closed: service active 0" settles svc_active_is 0
 e2e_eq "all closed: sum of backends' active" \
