@@ -379,6 +379,14 @@ struct rs_meta {
 	 */
 	__u32 handoff;
 	__u32 pad;
+	/*
+	 * The network namespace whose connections steer_lookup hands off
+	 * (its SO_NETNS_COOKIE). steer_sockops at the cgroup2 root sees the
+	 * connections of every namespace, and one of another namespace with
+	 * the same 4-tuple must not take this one's hand-off (nor count in
+	 * its gauge). 0 = not known: any namespace.
+	 */
+	__u64 netns_cookie;
 };
 
 /*
@@ -473,7 +481,7 @@ RS_ABI_SIZE(rs_point, 16);
 RS_ABI_SIZE(rs_ring_slot, 16);
 RS_ABI_SIZE(rs_backend_stats, 40);
 RS_ABI_SIZE(rs_service_stats, 72);
-RS_ABI_SIZE(rs_meta, 16);
+RS_ABI_SIZE(rs_meta, 24);
 RS_ABI_SIZE(rs_handoff_key, 40);
 RS_ABI_SIZE(rs_handoff, 32);
 RS_ABI_OFFSET(rs_handoff, key, 0);
