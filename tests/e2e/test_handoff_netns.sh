@@ -30,6 +30,11 @@ rs_bg_start d1 rs_in_edge build/ringsteerd -c "$CONF"
 e2e_wait_for "$(rs_bg_err d1)" "sk_lookup link" 10
 e2e_wait_for "$(rs_bg_err d1)" "steer_sockops attached" 10
 
+e2e_check "status shows steer_sockops attached" bash -c \
+	"build/ringsteer -s '$SOCK' -j status | jq -e '.programs[] | select(.name == \"steer_sockops\") | .attached and .id > 0'"
+e2e_check "and says so in the table" bash -c \
+	"build/ringsteer -s '$SOCK' status | grep -q '^program steer_sockops id [0-9]* attached'"
+
 ip netns add "$OTHER"
 ip -n "$OTHER" link set lo up
 ip -n "$OTHER" addr add 198.18.0.10/32 dev lo

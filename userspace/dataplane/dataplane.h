@@ -130,6 +130,8 @@ uint32_t dp_pinned_sockets_map_id(const char *root);
 int dp_sockops_attach(struct rs_dataplane *dp, const char *near);
 /* Close our fds; the pinned link keeps the program attached. */
 void dp_sockops_close(struct rs_dataplane *dp);
+/* Kernel id of the attached steer_sockops, 0 when it is not attached. */
+uint32_t dp_sockops_program_id(struct rs_dataplane *dp);
 
 /* ---- services and backends (dataplane_services.c) ---- */
 

@@ -193,3 +193,16 @@ void dp_sockops_close(struct rs_dataplane *dp)
 		steer_sockops_bpf__destroy(dp->sockops_skel);
 	dp->sockops_skel = NULL;
 }
+
+uint32_t dp_sockops_program_id(struct rs_dataplane *dp)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (dp->sockops_link_fd < 0 || !dp->sockops_skel ||
+	    bpf_obj_get_info_by_fd(
+		    bpf_program__fd(dp->sockops_skel->progs.steer_sockops),
+		    &info, &len))
+		return 0;
+	return info.id;
+}

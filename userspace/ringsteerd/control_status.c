@@ -87,6 +87,17 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 		progs, json_pack("{s:s, s:i, s:s, s:s}", "name", "steer_lookup",
 				 "id", (int)dp_program_id(&d->dp), "attach",
 				 "sk_lookup", "link", RS_LINK_PIN_NAME));
+	/*
+	 * Not attached (no cgroup2, no privilege): TCP sticky entries at the
+	 * SYN and no load gauge; the daemon said why at start.
+	 */
+	json_array_append_new(
+		progs,
+		json_pack("{s:s, s:i, s:s, s:s, s:b}", "name", "steer_sockops",
+			  "id", (int)dp_sockops_program_id(&d->dp), "attach",
+			  "sockops (cgroup2 root)", "link",
+			  RS_SOCKOPS_LINK_PIN_NAME, "attached",
+			  dp_sockops_program_id(&d->dp) != 0));
 	if (any_cookie_service(d))
 		json_array_append_new(progs, tc_program_json(d));
 	for (size_t s = 0; s < d->cfg.n_services; s++) {
