@@ -905,8 +905,16 @@ static void test_balance_factor(void)
 	EXPECT_ERROR("[service u]\nprotocol = udp\nlisten = 198.18.0.11:53\n"
 		     "balance_factor = 1.25\n",
 		     "t.conf:4: [service u] balance_factor: ",
-		     "balance_factor needs protocol = tcp (UDP has no load "
-		     "gauge)");
+		     "balance_factor on a UDP service needs sticky_ttl: a UDP "
+		     "backend's load is its flows, the live entries of the "
+		     "sticky table");
+	/* With a sticky table, a UDP service's flows are its load. */
+	CU_ASSERT_EQUAL(load("[service u]\nprotocol = udp\n"
+			     "listen = 198.18.0.11:53\nsticky_ttl = 30\n"
+			     "balance_factor = 1.25\n"),
+			0);
+	CU_ASSERT_EQUAL(cfg.services[0].balance_milli, 1250);
+	rs_config_free(&cfg);
 }
 
 static void test_error_format(void)
