@@ -115,11 +115,12 @@ static __always_inline int fleet_key(__u32 svc_id, const struct fleet_pkt *p,
 }
 
 /*
- * The owner of @key for service @svc_id in fleet table @t: 0 and its
- * member index and address, or -1 (the table does not steer this service
- * or names nobody).
+ * The owner of @key for service @svc_id in the fleet table at slot @base
+ * of @t (RS_FLEET_CURRENT or RS_FLEET_PREVIOUS): 0 and its member index
+ * and address, or -1 (the table does not steer this service or names
+ * nobody).
  */
-static __always_inline int fleet_owner(void *t, __u32 svc_id,
+static __always_inline int fleet_owner(void *t, __u32 base, __u32 svc_id,
 				       const struct rs_affinity_key *key,
 				       __u32 *idx, __u32 *addr)
 {
@@ -129,12 +130,12 @@ static __always_inline int fleet_owner(void *t, __u32 svc_id,
 
 	if (!t || svc_id >= RS_MAX_SERVICES)
 		return -1;
-	slot = RS_FLEET_SLOT_SERVICES + svc_id;
+	slot = base + RS_FLEET_SLOT_SERVICES + svc_id;
 	s = bpf_map_lookup_elem(t, &slot);
 	if (!s || !s->service.owners)
 		return -1;
 	b = rs_xxh64_key(key, s->service.seed) >> (64 - RS_FLEET_BUCKET_BITS);
-	slot = RS_FLEET_SLOT_ROWS + svc_id * RS_FLEET_ROWS +
+	slot = base + RS_FLEET_SLOT_ROWS + svc_id * RS_FLEET_ROWS +
 	       b / RS_FLEET_ROW_OWNERS;
 	s = bpf_map_lookup_elem(t, &slot);
 	if (!s)
@@ -142,7 +143,7 @@ static __always_inline int fleet_owner(void *t, __u32 svc_id,
 	o = s->row.owner[b & (RS_FLEET_ROW_OWNERS - 1)];
 	if (o == RS_FLEET_NO_OWNER || o > RS_FLEET_MAX_MEMBERS)
 		return -1;
-	slot = o;
+	slot = base + o;
 	s = bpf_map_lookup_elem(t, &slot);
 	if (!s || !s->member.addr)
 		return -1;
@@ -153,12 +154,11 @@ static __always_inline int fleet_owner(void *t, __u32 svc_id,
 
 /* The owner of @key in the table before the current one. */
 static __always_inline int fleet_previous_owner(
-	__u32 svc_id, const struct rs_affinity_key *key, __u32 *addr)
+	void *t, __u32 svc_id, const struct rs_affinity_key *key, __u32 *addr)
 {
-	__u32 which = RS_FLEET_PREVIOUS, idx;
-	void *t = bpf_map_lookup_elem(&rs_fleet, &which);
+	__u32 idx;
 
-	return fleet_owner(t, svc_id, key, &idx, addr);
+	return fleet_owner(t, RS_FLEET_PREVIOUS, svc_id, key, &idx, addr);
 }
 
 /*
@@ -300,18 +300,17 @@ static __always_inline int fleet_reforward(struct __sk_buff *skb,
  * the connection was made on.
  */
 static __always_inline __u32 fleet_next_owner(const struct rs_fleet_header *h,
-					      __u32 svc_id,
+					      void *t, __u32 svc_id,
 					      const struct rs_affinity_key *key,
 					      __u32 from)
 {
-	__u32 which = RS_FLEET_CURRENT, idx, addr;
-	void *t = bpf_map_lookup_elem(&rs_fleet, &which);
+	__u32 idx, addr;
 
-	if (!fleet_owner(t, svc_id, key, &idx, &addr) && addr != h->self_addr &&
-	    addr != from)
+	if (!fleet_owner(t, RS_FLEET_CURRENT, svc_id, key, &idx, &addr) &&
+	    addr != h->self_addr && addr != from)
 		return addr;
-	if (!fleet_previous_owner(svc_id, key, &addr) && addr != h->self_addr &&
-	    addr != from)
+	if (!fleet_previous_owner(t, svc_id, key, &addr) &&
+	    addr != h->self_addr && addr != from)
 		return addr;
 	return 0;
 }
@@ -326,6 +325,7 @@ static __always_inline __u32 fleet_next_owner(const struct rs_fleet_header *h,
  */
 static __always_inline int fleet_receive(struct __sk_buff *skb,
 					 const struct rs_fleet_header *h,
+					 void *table,
 					 const struct fleet_pkt *outer)
 {
 	struct rs_affinity_key key __attribute__((aligned(8))) = {};
@@ -368,9 +368,12 @@ static __always_inline int fleet_receive(struct __sk_buff *skb,
 		return TC_ACT_SHOT;
 	}
 	if (in.ip.protocol == IPPROTO_TCP && !fleet_is_syn(&in) &&
-	    e.hops < RS_FLEET_MAX_HOPS && !fleet_local_conn(skb, &in) &&
-	    !fleet_key(bind->service, &in, &key)) {
-		next = fleet_next_owner(h, bind->service, &key, saddr);
+	    !fleet_local_conn(skb, &in)) {
+		next = 0;
+		if (e.hops < RS_FLEET_MAX_HOPS &&
+		    !fleet_key(bind->service, &in, &key))
+			next = fleet_next_owner(h, table, bind->service, &key,
+						saddr);
 		if (next) {
 			verdict = fleet_reforward(skb, h, outer, next,
 						  e.hops + 1);
@@ -379,6 +382,8 @@ static __always_inline int fleet_receive(struct __sk_buff *skb,
 				return verdict;
 			}
 		}
+		/* Nowhere left to try: this host's TCP will reset it. */
+		FLEET_COUNT(stray);
 	}
 	if (bpf_skb_adjust_room(skb, -(int)RS_FLEET_ENCAP_LEN, BPF_ADJ_ROOM_MAC,
 				0)) {
@@ -420,7 +425,7 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 		return FLEET_CONTINUE;
 	svc_id = bind->service;
 	if (fleet_key(svc_id, p, &key) ||
-	    fleet_owner(table, svc_id, &key, &idx, &addr))
+	    fleet_owner(table, RS_FLEET_CURRENT, svc_id, &key, &idx, &addr))
 		return FLEET_CONTINUE;
 	syn = tcp && fleet_is_syn(p);
 	if (tcp)
@@ -454,9 +459,13 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 		if (syn)
 			bpf_map_delete_elem(&rs_fleet_flows, &fk);
 		/* Ours, but not a connection of ours: the previous owner's? */
-		if (!tcp || syn || fleet_previous_owner(svc_id, &key, &prev) ||
-		    prev == h->self_addr)
+		if (!tcp || syn)
 			return FLEET_CONTINUE;
+		if (fleet_previous_owner(table, svc_id, &key, &prev) ||
+		    prev == h->self_addr) {
+			FLEET_COUNT(stray);
+			return FLEET_CONTINUE;
+		}
 		verdict = fleet_encap(skb, h, p, prev, 1);
 		if (verdict == FLEET_CONTINUE)
 			FLEET_COUNT(errors);
@@ -482,14 +491,14 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
  */
 static __always_inline int fleet_steer(struct __sk_buff *skb)
 {
-	__u32 cur = RS_FLEET_CURRENT, zero = 0;
+	__u32 zero = 0;
 	struct rs_fleet_header h;
 	struct rs_fleet_slot *hs;
 	struct fleet_pkt p = {};
 	void *table;
 	__be16 proto;
 
-	table = bpf_map_lookup_elem(&rs_fleet, &cur);
+	table = bpf_map_lookup_elem(&rs_fleet, &zero);
 	if (!table)
 		return FLEET_CONTINUE;
 	hs = bpf_map_lookup_elem(table, &zero);
@@ -506,7 +515,7 @@ static __always_inline int fleet_steer(struct __sk_buff *skb)
 		return FLEET_CONTINUE;
 	if (p.ip.protocol == IPPROTO_UDP && p.dport == h.port &&
 	    p.ip.daddr == h.self_addr)
-		return fleet_receive(skb, &h, &p);
+		return fleet_receive(skb, &h, table, &p);
 	return fleet_entry(skb, &h, table, &p);
 }
 

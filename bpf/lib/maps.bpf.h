@@ -175,20 +175,19 @@ struct {
 } rs_service_stats SEC(".maps");
 
 /*
- * Fleet tables (abi.h, docs/fleet.md): slot RS_FLEET_CURRENT holds the
- * table in force, RS_FLEET_PREVIOUS the one it replaced. Each is written
- * whole into a fresh inner map and swapped in, like a ring.
+ * Fleet tables (abi.h, docs/fleet.md): the table in force and the one it
+ * replaced, in one inner map written whole and swapped in, like a ring.
  */
 struct rs_fleet_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, RS_FLEET_SLOTS);
+	__uint(max_entries, RS_FLEET_MAP_SLOTS);
 	__type(key, __u32);
 	__type(value, struct rs_fleet_slot);
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 2);
+	__uint(max_entries, 1);
 	__type(key, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 	__array(values, struct rs_fleet_map);

@@ -433,18 +433,21 @@ struct rs_handoff {
  * encapsulated (outer IPv4 + UDP + struct rs_fleet_encap) and sent to the
  * owner, whose steer_tc takes the outer headers off again.
  *
- * rs_fleet (ARRAY_OF_MAPS, 2 slots): RS_FLEET_CURRENT is the table in
- * force, RS_FLEET_PREVIOUS the one before it (for the second chance). Each
- * table is one ARRAY of RS_FLEET_SLOTS struct rs_fleet_slot, built and
- * filled whole by the daemon and swapped in with one update:
+ * rs_fleet (ARRAY_OF_MAPS, one entry, key 0) holds one ARRAY of
+ * RS_FLEET_MAP_SLOTS struct rs_fleet_slot: the table in force from slot
+ * RS_FLEET_CURRENT, the one it replaced (for the second chance) from slot
+ * RS_FLEET_PREVIOUS. The daemon writes both into a fresh map and swaps it
+ * in with one update, so the data plane never sees a new table beside a
+ * stale previous one. (Two updates, previous then current, left a moment
+ * in which both were the old table: packets of connections that table
+ * had moved then had nowhere to go, and the e2e test lost some.)
+ * Within a table, from its base:
  *   slot 0                     header
  *   slots 1..MAX_MEMBERS       members, sorted by name (index = slot - 1)
  *   RS_FLEET_SLOT_SERVICES + s per local service id s: its fleet seed
  *   RS_FLEET_SLOT_ROWS + s * RS_FLEET_ROWS + r: owners of buckets
  *                              r * RS_FLEET_ROW_OWNERS ..
  */
-#define RS_FLEET_CURRENT       0
-#define RS_FLEET_PREVIOUS      1
 #define RS_FLEET_MAX_MEMBERS   64
 #define RS_FLEET_BUCKET_BITS   12
 #define RS_FLEET_BUCKETS       (1u << RS_FLEET_BUCKET_BITS)
@@ -453,6 +456,10 @@ struct rs_handoff {
 #define RS_FLEET_SLOT_SERVICES (1 + RS_FLEET_MAX_MEMBERS)
 #define RS_FLEET_SLOT_ROWS     (RS_FLEET_SLOT_SERVICES + RS_MAX_SERVICES)
 #define RS_FLEET_SLOTS	       (RS_FLEET_SLOT_ROWS + RS_MAX_SERVICES * RS_FLEET_ROWS)
+/* Base slots of the two tables in the one inner map. */
+#define RS_FLEET_CURRENT   0
+#define RS_FLEET_PREVIOUS  RS_FLEET_SLOTS
+#define RS_FLEET_MAP_SLOTS (2 * RS_FLEET_SLOTS)
 /* Owner byte: 0 = nobody (steer locally), else member index + 1. */
 #define RS_FLEET_NO_OWNER 0
 /* Forwards a packet may take: entry -> owner -> previous owner. */
@@ -547,6 +554,11 @@ struct rs_fleet_stats {
 	__u64 local_socket;  /* not ours by the table, but a local connection */
 	__u64 errors;	     /* no route to the owner, failed rewrite */
 	__u64 flow_hits;     /* of forwarded: to the owner its SYN went to */
+	/*
+	 * TCP non-SYN packets taken in here without a connection for them
+	 * and nowhere left to send them: the kernel resets those.
+	 */
+	__u64 stray;
 };
 
 /* Input/output of the hash self-test program (BPF_PROG_TEST_RUN). */
@@ -616,7 +628,7 @@ RS_ABI_SIZE(rs_fleet_row, 32);
 RS_ABI_SIZE(rs_fleet_slot, 32);
 RS_ABI_SIZE(rs_fleet_encap, 8);
 RS_ABI_SIZE(rs_fleet_peer, 4);
-RS_ABI_SIZE(rs_fleet_stats, 64);
+RS_ABI_SIZE(rs_fleet_stats, 72);
 RS_ABI_SIZE(rs_fleet_flow_key, 12);
 RS_ABI_SIZE(rs_fleet_flow, 8);
 

@@ -162,9 +162,10 @@ static int replica_owner(uint32_t saddr)
 
 static int install_table(void)
 {
-	static struct rs_fleet_slot slots[RS_FLEET_SLOTS];
-	__u32 keys_n = RS_FLEET_SLOTS, cur = RS_FLEET_CURRENT;
-	static __u32 keys[RS_FLEET_SLOTS];
+	/* The table in force; the previous half stays empty. */
+	static struct rs_fleet_slot slots[RS_FLEET_MAP_SLOTS];
+	__u32 keys_n = RS_FLEET_MAP_SLOTS, outer_key = 0;
+	static __u32 keys[RS_FLEET_MAP_SLOTS];
 	struct rs_fleet_peer peer = {.member = 0};
 	int fd, outer = bpf_map__fd(skel->maps.rs_fleet), err;
 	const char *names[NMEMBERS] = {"host-1", "host-2", "host-3"};
@@ -198,13 +199,13 @@ static int install_table(void)
 	memcpy(&slots[RS_FLEET_SLOT_ROWS + SVC * RS_FLEET_ROWS], owners,
 	       sizeof(owners));
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fleet_test", 4,
-			    sizeof(slots[0]), RS_FLEET_SLOTS, NULL);
+			    sizeof(slots[0]), RS_FLEET_MAP_SLOTS, NULL);
 	if (fd < 0)
 		return -1;
-	for (__u32 i = 0; i < RS_FLEET_SLOTS; i++)
+	for (__u32 i = 0; i < RS_FLEET_MAP_SLOTS; i++)
 		keys[i] = i;
 	err = bpf_map_update_batch(fd, keys, slots, &keys_n, NULL) ||
-	      bpf_map_update_elem(outer, &cur, &fd, BPF_ANY);
+	      bpf_map_update_elem(outer, &outer_key, &fd, BPF_ANY);
 	close(fd);
 	return err ? -1 : 0;
 }

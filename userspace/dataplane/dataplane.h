@@ -266,14 +266,14 @@ int dp_conn_storage_fd(struct rs_dataplane *dp);
 /*
  * Install @slots (RS_FLEET_SLOTS of them) as the current fleet table in
  * one swap; with @rotate the table it replaces becomes the previous one
- * (for the second chance), else the previous one stays. rs_fleet_peers
- * follows the members of both.
+ * (for the second chance) in that same swap, else the previous one stays.
+ * rs_fleet_peers follows the members of both.
  */
 int dp_fleet_install(struct rs_dataplane *dp, const struct rs_fleet_slot *slots,
 		     bool rotate);
 /* No fleet tables: steer_tc's fleet step does nothing. */
 int dp_fleet_clear(struct rs_dataplane *dp);
-/* Header of the table in slot @which (RS_FLEET_CURRENT/PREVIOUS). */
+/* Header of the table at @which (RS_FLEET_CURRENT/PREVIOUS). */
 int dp_fleet_header(struct rs_dataplane *dp, uint32_t which,
 		    struct rs_fleet_header *out);
 /* rs_fleet_stats summed over CPUs. */

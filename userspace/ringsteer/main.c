@@ -604,11 +604,13 @@ static void fleet_table(json_t *r)
 	if (v)
 		printf("packets: forwarded %lld (%lld after their SYN), "
 		       "received %lld, second chance %lld, hop limit %lld, "
-		       "forged %lld, local socket %lld, errors %lld\n",
+		       "forged %lld, local socket %lld, stray %lld, errors "
+		       "%lld\n",
 		       jint(v, "forwarded"), jint(v, "flow_hits"),
 		       jint(v, "received"), jint(v, "second_chance"),
 		       jint(v, "hop_limit"), jint(v, "forged"),
-		       jint(v, "local_socket"), jint(v, "errors"));
+		       jint(v, "local_socket"), jint(v, "stray"),
+		       jint(v, "errors"));
 	printf("%-24s %-16s %9s %8s %s\n", "MEMBER", "ADDRESS", "CAPACITY",
 	       "KEYS", "STATE");
 	json_array_foreach(json_object_get(r, "members"), i, v) printf(

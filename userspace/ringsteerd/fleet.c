@@ -640,7 +640,8 @@ json_t *fleet_status_json(struct daemon *d)
 			json_object_set_new(
 				out, "packets",
 				json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-					  "s:I}",
+					  "s:I, s:I}",
+					  "stray", (json_int_t)st.stray,
 					  "forwarded", (json_int_t)st.forwarded,
 					  "flow_hits", (json_int_t)st.flow_hits,
 					  "received", (json_int_t)st.received,
