@@ -42,9 +42,12 @@ start_host() {
 	e2e_wait_for "$(rs_bg_err "d$i")" "sk_lookup link" 10
 }
 
-# members I: members host I's table has (from `fleet status -j`).
+# members I: members that own keys in host I's table (not drained, with
+# capacity: a host whose backends are not up yet owns nothing).
 members() {
-	ctl "$1" -j fleet status 2>/dev/null | jq -r '[.members[] | select(.drained | not) | .name] | join(",")'
+	ctl "$1" -j fleet status 2>/dev/null | jq -r '[.members[] |
+		select((.drained | not) and .capacity > 0 and .keys_share > 0) |
+		.name] | join(",")'
 }
 
 # wait_members WANT I...: until every host I... shows members WANT, agreeing.

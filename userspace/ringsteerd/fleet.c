@@ -268,7 +268,8 @@ static void *fleet_thread(void *arg)
 	double next_ka = 0;
 	struct rs_etcd e;
 
-	if (etcd_open(&e, &f->conf, 1000))
+	/* 2 s: a busy etcd was seen to need more than 1 s (make test). */
+	if (etcd_open(&e, &f->conf, 2000))
 		return NULL;
 	snprintf(key, sizeof(key), "%s/members/%s", f->conf.prefix,
 		 f->conf.name);
