@@ -237,3 +237,19 @@ int dp_pins_check(struct rs_dataplane *dp, struct rs_pins_lock *lk)
 	}
 	return first_err ? first_err : n;
 }
+
+int dp_read_pinned_backends(const char *root, struct rs_backend *words)
+{
+	char path[PATH_MAX];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s/rs_backends", root);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	for (__u32 id = 0; id < RS_MAX_BACKENDS && !err; id++)
+		if (bpf_map_lookup_elem(fd, &id, &words[id]))
+			err = -errno;
+	close(fd);
+	return err;
+}
