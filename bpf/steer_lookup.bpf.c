@@ -242,7 +242,13 @@ static __attribute__((noinline)) int steer_sticky(
 	io->named = b;
 	if (be->state != RS_BACKEND_UP && be->state != RS_BACKEND_DRAIN)
 		return -1;
-	if (be->state == RS_BACKEND_UP && walk_at_bound(b, be)) {
+	/*
+	 * A UDP entry is the flow itself (the load a UDP backend carries is
+	 * its live entries): a flow never moves, so only a TCP client, whose
+	 * entry outlives its connections, spills for load.
+	 */
+	if (be->state == RS_BACKEND_UP && ctx->protocol == IPPROTO_TCP &&
+	    walk_at_bound(b, be)) {
 		io->over = 1;
 		count_load_spill(b);
 		return -1;
@@ -315,8 +321,24 @@ static __always_inline int handoff_store(struct bpf_sk_lookup *ctx,
  * UDP has no handshake to wait for; its entry is written now, and
  * datagrams from forged addresses can still churn a UDP service's table.
  * @write_sticky: 0 for a sticky hit (refreshed already) and for a client
- * spilled off its sticky backend for load (its entry stays).
+ * spilled off its sticky backend for load (its entry stays);
+ * REMEMBER_FLOW for a new UDP flow of a service with a bound, which the
+ * load gauge counts at once (the daemon recounts live entries every
+ * second and takes back the ones that lapsed).
  */
+#define REMEMBER_FLOW 2
+
+static __always_inline void count_flow(__u32 backend, __u32 service)
+{
+	struct rs_load *l = bpf_map_lookup_elem(&rs_backend_load, &backend);
+
+	if (l)
+		__sync_fetch_and_add(&l->active, 1);
+	l = bpf_map_lookup_elem(&rs_service_load, &service);
+	if (l)
+		__sync_fetch_and_add(&l->active, 1);
+}
+
 static __attribute__((noinline)) int remember(struct bpf_sk_lookup *ctx,
 					      void *sticky,
 					      const struct rs_affinity_key *key,
@@ -337,6 +359,8 @@ static __attribute__((noinline)) int remember(struct bpf_sk_lookup *ctx,
 	}
 	if (!write_sticky || !sticky)
 		return 0;
+	if (write_sticky == REMEMBER_FLOW)
+		count_flow(backend, key->service);
 	e.last_seen_ns = bpf_ktime_get_ns();
 	return sticky_store(sticky, key, &e);
 }
@@ -635,7 +659,11 @@ static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 	if (sst && chosen != (io.named != RS_NONE ? io.named : primary))
 		sst->reassigned++;
 	if (sticky || handoff_on(ctx))
-		remember(ctx, sticky, &key, chosen, !io.over);
+		remember(ctx, sticky, &key, chosen,
+			 io.over ? 0
+			 : ctx->protocol == IPPROTO_UDP && svc->balance_milli
+				 ? REMEMBER_FLOW
+				 : 1);
 	return 0;
 }
 

@@ -140,12 +140,19 @@ int steer_sockops(struct bpf_sock_ops *ctx)
 {
 	struct rs_handoff_key hk __attribute__((aligned(8))) = {};
 	struct rs_handoff *h, copy;
+	struct rs_meta *meta;
+	__u32 zero = 0;
 
 	if (ctx->op == BPF_SOCK_OPS_STATE_CB) {
 		load_down(ctx);
 		return 1;
 	}
 	if (ctx->op != BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB)
+		return 1;
+	/* Another namespace's connection: its 4-tuple is not ours. */
+	meta = bpf_map_lookup_elem(&rs_meta, &zero);
+	if (meta && meta->netns_cookie &&
+	    bpf_get_netns_cookie(ctx) != meta->netns_cookie)
 		return 1;
 	handoff_key(ctx, &hk);
 	h = bpf_map_lookup_elem(&rs_handoff, &hk);

@@ -7,7 +7,8 @@
 #   1. decision  steering decision cost in the kernel (BPF_PROG_TEST_RUN),
 #                as a ratio to a floor program measured alongside
 #   2. e2e       connections/s and latency end to end in network namespaces:
-#                direct, ringsteer, HAProxy, nginx, alternating
+#                direct, ringsteer (bounded loads off and on), HAProxy,
+#                nginx, alternating
 #   3. ring      ring balance and disruption (pure userspace), with Maglev
 #                and hash % N as references
 #
@@ -60,7 +61,7 @@ NBACKENDS=4
 SERVICE=198.18.0.10:80
 HAPROXY_ADDR=198.18.0.11:80
 NGINX_ADDR=198.18.0.12:80
-VARIANTS=(direct ringsteer haproxy nginx)
+VARIANTS=(direct ringsteer ringsteer-bounded haproxy nginx)
 
 log() {
 	echo "bench: $*" >&2
@@ -164,6 +165,10 @@ EOF
 			[[ -n ${1:-} ]] && echo "check = none"
 		done
 	} >"$CONF"
+	# The same with bounded loads on: what checking the bound costs.
+	CONF_BOUNDED=$d/ringsteer-bounded.conf
+	sed "s|^listen = $SERVICE\$|&\nbalance_factor = 1.25|" "$CONF" \
+		>"$CONF_BOUNDED"
 
 	{
 		cat <<EOF
@@ -241,10 +246,11 @@ probe() {
 }
 
 RSD_RUN=0
+# ringsteer_up CONF
 ringsteer_up() {
 	local name=rsd$((++RSD_RUN)) err
 
-	rs_bg_start "$name" rs_in_edge build/ringsteerd -c "$CONF"
+	rs_bg_start "$name" rs_in_edge build/ringsteerd -c "$1"
 	RSD_NAME=$name
 	err=$(rs_bg_err "$name")
 	for ((i = 0; i < 100; i++)); do
@@ -279,7 +285,11 @@ run_variant() {
 		done
 		;;
 	ringsteer)
-		ringsteer_up
+		ringsteer_up "$CONF"
+		targets=(--target "$SERVICE")
+		;;
+	ringsteer-bounded)
+		ringsteer_up "$CONF_BOUNDED"
 		targets=(--target "$SERVICE")
 		;;
 	haproxy) targets=(--target "$HAPROXY_ADDR") ;;
@@ -287,7 +297,7 @@ run_variant() {
 	esac
 	line=$(load "${targets[@]}" --concurrency "$conc" --warmup "$WARMUP" \
 		--duration "$SECS")
-	[[ $v == ringsteer ]] && ringsteer_down
+	[[ $v == ringsteer* ]] && ringsteer_down
 	log "  $mode round $round $v: $line"
 	printf '%s\t%s\t%s' "$mode" "$round" "$v"
 	for k in rate p50_us p99_us p999_us errors timeouts; do
@@ -343,7 +353,7 @@ section_e2e() {
 			done
 		done
 	done
-	cp "$d/haproxy.cfg" "$d/nginx.conf" "$CONF" "$RES/"
+	cp "$d/haproxy.cfg" "$d/nginx.conf" "$CONF" "$CONF_BOUNDED" "$RES/"
 	rs_bg_stop nginx
 	rs_bg_stop haproxy
 }
@@ -405,6 +415,15 @@ e2e_range() {
 		"$RES/e2e.tsv" | sort -g |
 		awk 'NR == 1 { lo = $1 } { hi = $1 }
 			END { printf "%.2f-%.2f", lo, hi }'
+}
+
+# e2e_vs MODE VARIANT BASE FIELD: median over rounds of VARIANT / BASE
+e2e_vs() {
+	awk -F'\t' -v m="$1" -v v="$2" -v b="$3" -v f="$4" '
+		$1 == m && $3 == v { x[$2] = $f }
+		$1 == m && $3 == b { d[$2] = $f }
+		END { for (r in x) if (d[r] > 0) print x[r] / d[r] }' \
+		"$RES/e2e.tsv" | median
 }
 
 # e2e_vs_proxy MODE: median over rounds of ringsteer / best proxy rate
@@ -609,6 +628,11 @@ summary() {
 		printf '| ringsteer p99 within 1.1x direct | saturated %.2fx, serial %.2fx | %s |\n' \
 			"$p99s" "$p99l" \
 			"$(verdict "$(printf '%s\n' "$p99s" "$p99l" | sort -g | tail -1)" "<=" 1.1)"
+		bs=$(e2e_vs saturated ringsteer-bounded ringsteer 4)
+		bl=$(e2e_vs serial ringsteer-bounded ringsteer 4)
+		printf '| connections/s with bounded loads on (balance_factor 1.25) >= 0.95x off | saturated %.2fx, serial %.2fx | %s |\n' \
+			"$bs" "$bl" \
+			"$(verdict "$(printf '%s\n' "$bs" "$bl" | sort -g | head -1)" ">=" 0.95)"
 	fi
 	echo
 	echo "Ratios are medians of per-round (or per-run) ratios measured side by"
@@ -695,6 +719,7 @@ same backends and the same load:
 |---|---|---|
 | direct | the backend's own address (source i always to backend i mod $NBACKENDS) | nothing |
 | ringsteer | the service address $SERVICE | \`ringsteerd\` in the edge namespace, pins under /sys/fs/bpf/rs-bench-PID; started before and \`--detach\`ed after each of its runs, so the other variants run without the program attached |
+| ringsteer-bounded | the service address $SERVICE | the same, with \`balance_factor = 1.25\` (bounded loads on; the load gauge is counted in both) |
 | haproxy | $HAPROXY_ADDR | HAProxy, \`mode tcp\`, \`balance source\`, \`hash-type consistent\`, nbthread 2 |
 | nginx | $NGINX_ADDR | nginx stream, \`hash \$remote_addr consistent\`, 2 workers |
 

@@ -134,6 +134,7 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, RS_MAX_BACKENDS);
 	__type(key, __u32);
 	__type(value, struct rs_load);
@@ -142,6 +143,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, RS_MAX_SERVICES);
 	__type(key, __u32);
 	__type(value, struct rs_load);

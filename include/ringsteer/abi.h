@@ -13,7 +13,7 @@
 /* "No backend" (and no service, no owner) wherever an id is expected. */
 #define RS_NONE 0xffffffffu
 
-#define RS_ABI_VERSION 4
+#define RS_ABI_VERSION 5
 
 #define RS_NAME_MAX	64
 #define RS_MAX_SERVICES 64
@@ -215,6 +215,14 @@ struct rs_backend {
 	__u32 health;	  /* 1 = passing its checks */
 	__u32 weight;	  /* current weight (config or operator) */
 	__u32 weight_set; /* 1 = weight set by the operator, not the file */
+	/*
+	 * Connections of this backend that no program counted (opened before
+	 * steer_sockops was attached, e.g. under an earlier daemon that was
+	 * --detach'ed) and that the daemon added to the load gauge after
+	 * finding them with sock_diag. Kept here so a restarted daemon knows
+	 * how much of the gauge is its own to take back as they close.
+	 */
+	__u32 uncounted;
 	char name[RS_NAME_MAX];
 };
 
@@ -224,6 +232,10 @@ struct rs_backend {
  * and still open, and their sum per service. One shared value each,
  * changed only with atomic adds (steer_sockops at establishment and at
  * close), so sk_lookup reads the exact figure without summing CPUs.
+ * Both maps are mmap()able: the daemon adds the connections sock_diag
+ * finds that predate the counting with atomic adds of its own, which a
+ * map update (a plain copy of the value) could not do without losing the
+ * kernel's concurrent adds.
  */
 struct rs_load {
 	__s64 active;
@@ -409,6 +421,14 @@ struct rs_meta {
 	 */
 	__u32 handoff;
 	__u32 pad;
+	/*
+	 * The network namespace whose connections steer_lookup hands off
+	 * (its SO_NETNS_COOKIE). steer_sockops at the cgroup2 root sees the
+	 * connections of every namespace, and one of another namespace with
+	 * the same 4-tuple must not take this one's hand-off (nor count in
+	 * its gauge). 0 = not known: any namespace.
+	 */
+	__u64 netns_cookie;
 };
 
 /*
@@ -482,7 +502,7 @@ RS_ABI_SIZE(rs_cookie_key, 20);
 RS_ABI_OFFSET(rs_cookie_key, len, 4);
 RS_ABI_OFFSET(rs_cookie_key, server_id, 5);
 RS_ABI_SIZE(rs_cookie, 4);
-RS_ABI_SIZE(rs_backend, 104);
+RS_ABI_SIZE(rs_backend, 108);
 /* The state word and bound: the 16 bytes of rs_backends the data plane reads.
  */
 RS_ABI_OFFSET(rs_backend, state, 0);
@@ -510,7 +530,7 @@ RS_ABI_SIZE(rs_point, 16);
 RS_ABI_SIZE(rs_ring_slot, 16);
 RS_ABI_SIZE(rs_backend_stats, 40);
 RS_ABI_SIZE(rs_service_stats, 72);
-RS_ABI_SIZE(rs_meta, 16);
+RS_ABI_SIZE(rs_meta, 24);
 RS_ABI_SIZE(rs_handoff_key, 40);
 RS_ABI_SIZE(rs_handoff, 32);
 RS_ABI_OFFSET(rs_handoff, key, 0);

@@ -337,9 +337,9 @@ static void test_sticky_rule_matches_userspace(void)
 						now - (uint64_t)(ages_s[a] *
 								 1000000000ll);
 					put_sticky(SVC_DNS, &key, &e);
-					want = sticky_honoured(&e, mono_ns(),
-							       60, SVC_DNS,
-							       &view);
+					want = sticky_honoured(
+						&e, mono_ns(), 60, SVC_DNS,
+						IPPROTO_UDP, &view);
 					got = run(AF_INET, IPPROTO_UDP, src,
 						  5000, "198.18.0.10", 53);
 					CU_ASSERT_EQUAL(got,
@@ -363,6 +363,108 @@ static void test_sticky_rule_matches_userspace(void)
 	CU_ASSERT_EQUAL(checked, 2 * 3 * 2 * 4);
 }
 
+static void set_load(struct bpf_map *map, uint32_t id, int64_t active)
+{
+	struct rs_load l = {.active = active};
+
+	CU_ASSERT_EQUAL(bpf_map_update_elem(bpf_map__fd(map), &id, &l, BPF_ANY),
+			0);
+}
+
+static int64_t get_load(struct bpf_map *map, uint32_t id)
+{
+	struct rs_load l = {0};
+
+	bpf_map_lookup_elem(bpf_map__fd(map), &id, &l);
+	return l.active;
+}
+
+/*
+ * Bounded loads on a UDP service (issue 11): its load is its flows, the
+ * live sticky entries. A flow on a backend at its bound stays there (the
+ * kernel and sticky_honoured() agree; a TCP client in the same place
+ * would spill); a new flow whose ring owner is at its bound goes to the
+ * next backend, is counted in the gauge at once and gets its own entry.
+ */
+static void test_udp_flows_under_bound(void)
+{
+	const char *old_src = "198.18.9.1", *new_src = "198.18.9.2";
+	struct bpf_map *bl = dp.skel->maps.rs_backend_load;
+	struct bpf_map *sl = dp.skel->maps.rs_service_load;
+	struct rs_backend words[NB] = {0};
+	int64_t loads[NB] = {0};
+	struct rs_ring_view view = {
+		.backends = words, .nbackends = NB, .load = loads};
+	struct rs_sticky_entry e = {0};
+	struct rs_affinity_key key;
+	struct rs_service svc;
+	int owner, other, got;
+
+	set_handoff(1);
+	/* The ring owner of the new flow, with no bound yet. */
+	owner = run(AF_INET, IPPROTO_UDP, new_src, 5000, "198.18.0.10", 53);
+	CU_ASSERT_FATAL(owner == 2 || owner == 3);
+	other = owner == 2 ? 3 : 2;
+	dp_sticky_forget_backend(&dp, SVC_DNS, 2);
+	dp_sticky_forget_backend(&dp, SVC_DNS, 3);
+
+	/* bound = ceil(1.25 x (10 + 1) x 160 / 320) = 7: owner at 10. */
+	for (uint32_t b = 2; b < NB; b++) {
+		words[b] = (struct rs_backend){.state = RS_BACKEND_UP,
+					       .active_points = 160,
+					       .max_points = 160,
+					       .bound_points = 320,
+					       .balance_milli = 1250,
+					       .service = SVC_DNS};
+		CU_ASSERT_EQUAL(dp_set_backend(&dp, b, &words[b]), 0);
+	}
+	/* The service says a new flow is counted (REMEMBER_FLOW). */
+	CU_ASSERT_EQUAL_FATAL(dp_get_service(&dp, SVC_DNS, &svc), 0);
+	svc.balance_milli = 1250;
+	CU_ASSERT_EQUAL(dp_set_service(&dp, SVC_DNS, &svc), 0);
+	loads[owner] = 10;
+	view.service_active = 10;
+	set_load(bl, (uint32_t)owner, 10);
+	set_load(bl, (uint32_t)other, 0);
+	set_load(sl, SVC_DNS, 10);
+
+	sticky_key(&key, SVC_DNS, AF_INET, old_src);
+	e.backend = (uint32_t)owner;
+	e.last_seen_ns = mono_ns();
+	put_sticky(SVC_DNS, &key, &e);
+	CU_ASSERT_TRUE(sticky_honoured(&e, mono_ns(), 60, SVC_DNS, IPPROTO_UDP,
+				       &view));
+	CU_ASSERT_FALSE(sticky_honoured(&e, mono_ns(), 60, SVC_DNS, IPPROTO_TCP,
+					&view));
+	got = run(AF_INET, IPPROTO_UDP, old_src, 5000, "198.18.0.10", 53);
+	CU_ASSERT_EQUAL(got, owner);
+	CU_ASSERT_EQUAL(get_load(bl, (uint32_t)owner), 10);
+
+	got = run(AF_INET, IPPROTO_UDP, new_src, 5000, "198.18.0.10", 53);
+	CU_ASSERT_EQUAL(got, other);
+	CU_ASSERT_EQUAL(get_load(bl, (uint32_t)other), 1);
+	CU_ASSERT_EQUAL(get_load(sl, SVC_DNS), 11);
+	sticky_key(&key, SVC_DNS, AF_INET, new_src);
+	CU_ASSERT_EQUAL(dp_sticky_lookup(&dp, SVC_DNS, &key, &e), 0);
+	CU_ASSERT_EQUAL(e.backend, (uint32_t)other);
+	/* Its next datagram is a hit: counted once. */
+	got = run(AF_INET, IPPROTO_UDP, new_src, 5000, "198.18.0.10", 53);
+	CU_ASSERT_EQUAL(got, other);
+	CU_ASSERT_EQUAL(get_load(bl, (uint32_t)other), 1);
+
+	for (uint32_t b = 2; b < NB; b++) {
+		words[b].balance_milli = 0;
+		words[b].bound_points = 0;
+		dp_set_backend(&dp, b, &words[b]);
+		set_load(bl, b, 0);
+	}
+	set_load(sl, SVC_DNS, 0);
+	svc.balance_milli = 0;
+	dp_set_service(&dp, SVC_DNS, &svc);
+	dp_sticky_forget_backend(&dp, SVC_DNS, 2);
+	dp_sticky_forget_backend(&dp, SVC_DNS, 3);
+}
+
 static const struct fixture_test tests[] = {
 	{"TCP SYN: hand-off entry, no sticky entry",
 	 test_tcp_leaves_handoff_not_sticky},
@@ -372,6 +474,8 @@ static const struct fixture_test tests[] = {
 	{"hand-off map bounded by its LRU size", test_handoff_is_bounded},
 	{"sticky rule: BPF and userspace agree",
 	 test_sticky_rule_matches_userspace},
+	{"UDP flows under a bound: flows stay, new ones spill and count",
+	 test_udp_flows_under_bound},
 };
 
 int main(void)

@@ -91,3 +91,59 @@ e2e_setup() {
 	OUT=$RS_BG_DIR
 	SOCK=$RS_BG_DIR/ctl.sock
 }
+
+# e2e_conf_global [LINE...]: start $CONF with the [global] section of the
+# run (its bpffs and control socket) and any further global LINEs.
+e2e_conf_global() {
+	{
+		echo "[global]"
+		echo "bpffs = $BPFFS"
+		echo "control_socket = $SOCK"
+		(($#)) && printf '%s\n' "$@"
+		echo
+	} >"$CONF"
+}
+
+# e2e_held_backends SERVICE N [ARG...]: backends SERVICE-1..N on
+# 127.0.0.1:8081.., each a real process holding every connection open
+# (rs_backend --hold ARG...), started as be1..beN and appended to $CONF
+# without health checks.
+e2e_held_backends() {
+	local svc=$1 n=$2 i
+	shift 2
+	for ((i = 1; i <= n; i++)); do
+		printf '\n[backend %s-%d]\nservice = %s\naddress = 127.0.0.1:808%d\ncheck = none\n' \
+			"$svc" "$i" "$svc" "$i" >>"$CONF"
+		rs_bg_start "be$i" rs_in_edge build/tools/rs_backend \
+			--name "$svc-$i" --tcp "127.0.0.1:808$i" --hold "$@"
+		rs_bg_wait_ready "be$i"
+	done
+}
+
+# The load gauge as the CLI reports it, and as ss counts it.
+e2e_json() { build/ringsteer -s "$SOCK" -j "$@"; }
+e2e_active_of() {
+	e2e_json backends | jq ".backends[] | select(.name == \"$1\") | .active"
+}
+e2e_svc_active() { e2e_json services | jq '.services[0].active'; }
+# e2e_ss_of N ADDR:PORT: established connections to ADDR:PORT held by
+# backend process beN.
+e2e_ss_of() {
+	local pid=${RS_BG_PID[be$1]}
+	rs_in_edge ss -Htnp state established src "$2" |
+		grep -c "pid=$pid," || true
+}
+# e2e_gauge_matches SERVICE N ADDR:PORT: every backend's `active` equals
+# ss's count for its process.
+e2e_gauge_matches() {
+	local i a s ok=1
+	for ((i = 1; i <= $2; i++)); do
+		a=$(e2e_active_of "$1-$i")
+		s=$(e2e_ss_of "$i" "$3")
+		[[ $a == "$s" ]] || {
+			echo "  $1-$i: active $a, ss $s" >&2
+			ok=0
+		}
+	done
+	[[ $ok == 1 ]]
+}

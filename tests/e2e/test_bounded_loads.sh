@@ -10,7 +10,8 @@
 #   stay open where they were. Without the bound the hot prefix's backend
 #   holds 160 + its share (about 220 of 400).
 #   The gauge after churn: 2,000 short connections, 100 closed by resets,
-#   a backend killed with its connections open: `ringsteer backends`
+#   a backend killed with its connections open, 20 clients that vanish
+#   and time out on the backends' keepalive: `ringsteer backends`
 #   `active` equals what `ss` counts for each backend's process, and
 #   everything returns to 0 when all close.
 set -euo pipefail
@@ -25,52 +26,27 @@ e2e_setup bnd
 ip -n "$RS_NS_CLIENT" route add local 198.18.64.0/18 dev lo
 ip -n "$RS_NS_EDGE" route add 198.18.64.0/18 via "$RS_CLIENT_IP4"
 
-cat >"$CONF" <<CONF
-[global]
-bpffs = $BPFFS
-control_socket = $SOCK
-
+e2e_conf_global
+cat >>"$CONF" <<CONF
 [service web]
 protocol = tcp
 listen = 198.18.0.10:80
 prefix4 = 24
 balance_factor = 1.25
 CONF
-for i in 1 2 3 4; do
-	cat >>"$CONF" <<CONF
-
-[backend web-$i]
-service = web
-address = 127.0.0.1:808$i
-check = none
-CONF
-	rs_bg_start "be$i" rs_in_edge build/tools/rs_backend --name "web-$i" \
-		--tcp "127.0.0.1:808$i" --hold
-	rs_bg_wait_ready "be$i"
-done
+e2e_held_backends web 4 --keepalive 2
 rs_bg_start d1 rs_in_edge build/ringsteerd -c "$CONF"
 e2e_wait_for "$(rs_bg_err d1)" "sk_lookup link" 10
 e2e_wait_for "$(rs_bg_err d1)" "steer_sockops attached" 10
 
-rsjson() { build/ringsteer -s "$SOCK" -j "$@"; }
-active_of() { rsjson backends | jq ".backends[] | select(.name == \"$1\") | .active"; }
-svc_active() { rsjson services | jq '.services[0].active'; }
-# ss_of N: established connections owned by backend N's process.
-ss_of() {
-	local pid=${RS_BG_PID[be$1]}
-	rs_in_edge ss -Htnp state established src 198.18.0.10:80 |
-		grep -c "pid=$pid," || true
-}
+rsjson() { e2e_json "$@"; }
+active_of() { e2e_active_of "$@"; }
+svc_active() { e2e_svc_active; }
+ss_of() { e2e_ss_of "$1" 198.18.0.10:80; }
 # gauge_matches: every backend's active equals ss's count (after settling).
 gauge_matches() {
-	local i a s ok=1
 	sleep 0.5
-	for i in 1 2 3 4; do
-		a=$(active_of "web-$i")
-		s=$(ss_of "$i")
-		[[ $a == "$s" ]] || { echo "  web-$i: active $a, ss $s"; ok=0; }
-	done
-	[[ $ok == 1 ]]
+	e2e_gauge_matches web 4 198.18.0.10:80
 }
 # within_bound: no backend above ceil(1.25 x total / 4) right now.
 within_bound() {
@@ -148,6 +124,26 @@ kill -KILL "$k"
 sleep 0.5
 e2e_eq "web-4 killed with $killed open: its active" "$(active_of web-4)" 0
 e2e_check "gauge equals ss after the kill" gauge_matches
+echo "# 20 clients vanish (no FIN, no RST): the backends' keepalive drops them"
+rs_bg_start gone rs_in_client build/tools/rs_idle --tcp 198.18.0.10:80 \
+	--src 198.18.112.1 --sources 4 --count 20
+rs_bg_wait_ready gone
+e2e_check "gauge equals ss with them open" gauge_matches
+# Peers in 198.18.112.0/22 (the warm clients use 198.18.64-111).
+gone_open() {
+	rs_in_edge ss -Htn state established src 198.18.0.10:80 |
+		awk '{ split($4, a, "."); if (a[3] >= 112 && a[3] <= 115) n++ }
+		     END { print n + 0 }'
+}
+e2e_eq "their connections on the backends" "$(gone_open)" 20
+ip -n "$RS_NS_EDGE" route add blackhole 198.18.112.0/22
+for ((i = 0; i < 100; i++)); do
+	[[ $(gone_open) == 0 ]] && break
+	sleep 0.1
+done
+e2e_eq "timed out on the backends (keepalive 2 s, one probe)" "$(gone_open)" 0
+e2e_check "gauge equals ss after the timeouts" gauge_matches
+rs_bg_stop gone
 rs_bg_stop one
 rs_bg_stop hot
 rs_bg_stop warm

@@ -49,7 +49,7 @@ CONF
 rsjson() { build/ringsteer -s "$SOCK" -j "$@"; }
 
 for i in 1 2; do
-	rs_bg_start "be$i" rs_in_edge build/tools/rs_backend --name "web-$i" \
+	rs_bg_start "be$i" rs_in_edge build/tools/rs_backend --name "web-$i" --hold \
 		--tcp "127.0.0.1:808$i"
 	rs_bg_wait_ready "be$i"
 done
@@ -120,6 +120,11 @@ lookups() {
 	bpftool -j map dump pinned "$BPFFS/rs_service_stats" |
 		jq '[.[] | select(.formatted.key == 0) | .formatted.values[].value.lookups] | add'
 }
+# One of the 20 holds 5 connections open through the flood: the load
+# gauge must count those and not one forged SYN.
+rs_bg_start held rs_in_client build/tools/rs_idle --tcp 198.18.0.10:80 \
+	--src 198.18.1.1 --count 5
+rs_bg_wait_ready held
 l0=$(lookups)
 start=$(date +%s)
 rs_in_client build/tools/syn_flood --target 198.18.0.10:80 \
@@ -130,6 +135,14 @@ seen=$(($(lookups) - l0))
 e2e_check "sk_lookup saw the flood ($seen SYNs)" test "$seen" -ge "$FLOOD"
 
 echo "# after the flood"
+e2e_eq "no forged SYN was counted as a connection: service active" \
+	"$(e2e_json services | jq '.services[0].active')" 5
+e2e_eq "the 5 held connections are still open" \
+	"$(tail -n 1 "$(rs_bg_out held)")" "open 5"
+rs_bg_stop held
+sleep 0.5
+e2e_eq "and the gauge returns to 0 when they close" \
+	"$(e2e_json services | jq '.services[0].active')" 0
 entries=$(sticky_dump | jq length)
 e2e_eq "the sticky table still holds just the 20 clients" "$entries" 20
 forged=$(sticky_dump | jq '[.[] | select(.formatted.key.addr[1] == 19)] | length')

@@ -136,8 +136,8 @@ fi
 e2e_check "and says what to do" grep -q -- "--detach" "$OUT/layout.err"
 build/ringsteerd -q --detach -c "$CONF"
 mkdir -p "$BPFFS"
-bpftool map create "$BPFFS/rs_meta" type array key 4 value 16 entries 1 name rs_meta
-bpftool map update pinned "$BPFFS/rs_meta" key 0 0 0 0 value 99 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+bpftool map create "$BPFFS/rs_meta" type array key 4 value 24 entries 1 name rs_meta
+bpftool map update pinned "$BPFFS/rs_meta" key 0 0 0 0 value 99 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
 if rs_in_edge build/ringsteerd -c "$CONF" 2>"$OUT/abi.err"; then
 	e2e_fail "daemon started on maps of ABI 99"
 else

@@ -853,8 +853,16 @@ static void test_balance_factor(void)
 	EXPECT_ERROR("[service u]\nprotocol = udp\nlisten = 198.18.0.11:53\n"
 		     "balance_factor = 1.25\n",
 		     "t.conf:4: [service u] balance_factor: ",
-		     "balance_factor needs protocol = tcp (UDP has no load "
-		     "gauge)");
+		     "balance_factor on a UDP service needs sticky_ttl: a UDP "
+		     "backend's load is its flows, the live entries of the "
+		     "sticky table");
+	/* With a sticky table, a UDP service's flows are its load. */
+	CU_ASSERT_EQUAL(load("[service u]\nprotocol = udp\n"
+			     "listen = 198.18.0.11:53\nsticky_ttl = 30\n"
+			     "balance_factor = 1.25\n"),
+			0);
+	CU_ASSERT_EQUAL(cfg.services[0].balance_milli, 1250);
+	rs_config_free(&cfg);
 }
 
 static void test_error_format(void)
@@ -2316,6 +2324,18 @@ static void test_legacy_vnodes(void)
 		CU_ASSERT_PTR_NOT_NULL(strstr(said, pct));
 	}
 
+	/* Running state of another ABI (unreadable): every defaulted service.
+	 */
+	said[0] = '\0';
+	rs_config_default_vnodes(&cfg, NULL, say);
+	CU_ASSERT_PTR_NOT_NULL(strstr(said, "another ABI: starting needs"));
+	{
+		char pct[32];
+
+		snprintf(pct, sizeof(pct), "with 160, %.1f%%", moved * 100);
+		CU_ASSERT_PTR_NOT_NULL(strstr(said, pct));
+	}
+
 	/* Built with the new default already: nothing to keep or say. */
 	words[2].max_points = 4096;
 	CU_ASSERT_FALSE(rs_config_legacy_ring(&cfg, 0, words));
@@ -2328,6 +2348,9 @@ static void test_legacy_vnodes(void)
 	EXPECT_LOADED(WEB "vnodes = 4096\n[backend a]\nservice = web\n"
 			  "address = 127.0.0.1:1\n");
 	CU_ASSERT_FALSE(rs_config_legacy_ring(&cfg, 0, words));
+	said[0] = '\0';
+	rs_config_default_vnodes(&cfg, NULL, say);
+	CU_ASSERT_STRING_EQUAL(said, "");
 	/* Unknown names (another config's backends): nothing either. */
 	EXPECT_LOADED(WEB "[backend z]\nservice = web\n"
 			  "address = 127.0.0.1:1\n");

@@ -228,7 +228,9 @@ bool rs_config_legacy_ring(const struct rs_config *cfg, size_t s,
 
 /*
  * For --check: each service rs_config_legacy_ring() names, one line
- * through @say saying how many of its clients a reload would move.
+ * through @say saying how many of its clients a reload would move. With
+ * @words NULL (the running data plane is of another ABI, so a start
+ * builds every ring anew), each service that takes the default.
  */
 void rs_config_default_vnodes(const struct rs_config *cfg,
 			      const struct rs_backend *words,

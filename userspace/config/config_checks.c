@@ -58,12 +58,15 @@ static void check_services(const struct cfg_entries *e, struct cfg_report *r)
 			cfg_report(r, s->conf.line, label, NULL,
 				   "missing required key 'listen'");
 		check_quic(r, s, label);
-		/* The load gauge counts TCP connections only (docs). */
-		if (s->conf.balance_milli && s->conf.protocol == IPPROTO_UDP)
+		/* A UDP backend's load is its live sticky entries (docs). */
+		if (s->conf.balance_milli && s->conf.protocol == IPPROTO_UDP &&
+		    !s->conf.sticky_ttl)
 			cfg_report(r, s->key_line[SVC_BALANCE_FACTOR], label,
 				   "balance_factor",
-				   "balance_factor needs protocol = tcp (UDP "
-				   "has no load gauge)");
+				   "balance_factor on a UDP service needs "
+				   "sticky_ttl: a UDP backend's load is its "
+				   "flows, the live entries of the sticky "
+				   "table");
 	}
 }
 

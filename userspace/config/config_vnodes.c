@@ -94,26 +94,43 @@ void rs_config_default_vnodes(const struct rs_config *cfg,
 			      const struct rs_backend *words,
 			      void (*say)(const char *line))
 {
-	char line[512];
+	char line[640];
 
 	for (size_t s = 0; s < cfg->n_services; s++) {
+		const struct rs_service_conf *sc = &cfg->services[s];
 		double moved;
 
-		if (!rs_config_legacy_ring(cfg, s, words))
+		if (words ? !rs_config_legacy_ring(cfg, s, words)
+			  : sc->vnodes_set || sc->vnodes == RS_LEGACY_VNODES)
 			continue;
 		moved = rs_config_vnodes_moved(cfg, s, RS_LEGACY_VNODES);
 		if (moved < 0)
 			continue;
-		snprintf(line, sizeof(line),
-			 "service %s does not set vnodes, and the running "
-			 "ring was built with %u, the default of earlier "
-			 "versions (now %u): it is kept until a reload, and "
-			 "the reload moves %.1f%% of this service's clients "
-			 "to another backend. Set vnodes = %u to keep them, "
-			 "or vnodes = %u to take the new default",
-			 cfg->services[s].name, RS_LEGACY_VNODES,
-			 RS_DEFAULT_VNODES, moved * 100, RS_LEGACY_VNODES,
-			 RS_DEFAULT_VNODES);
+		if (words)
+			snprintf(line, sizeof(line),
+				 "service %s does not set vnodes, and the "
+				 "running ring was built with %u, the default "
+				 "of earlier versions (now %u): it is kept "
+				 "until a reload, and the reload moves %.1f%% "
+				 "of this service's clients to another "
+				 "backend. Set vnodes = %u to keep them, or "
+				 "vnodes = %u to take the new default",
+				 sc->name, RS_LEGACY_VNODES, RS_DEFAULT_VNODES,
+				 moved * 100, RS_LEGACY_VNODES,
+				 RS_DEFAULT_VNODES);
+		else
+			snprintf(line, sizeof(line),
+				 "service %s does not set vnodes, so it gets "
+				 "%u (the default; earlier versions had %u). "
+				 "The data plane running here cannot be "
+				 "adopted (another ABI: starting needs "
+				 "--detach), so the ring is built anew: if it "
+				 "ran with %u, %.1f%% of this service's "
+				 "clients move to another backend. Set vnodes "
+				 "= %u to keep them",
+				 sc->name, RS_DEFAULT_VNODES, RS_LEGACY_VNODES,
+				 RS_LEGACY_VNODES, moved * 100,
+				 RS_LEGACY_VNODES);
 		say(line);
 	}
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
+#include <netinet/in.h>
+
 #include "sticky.h"
 
 bool sticky_honoured(const struct rs_sticky_entry *e, uint64_t now_ns,
-		     uint32_t ttl_s, uint32_t svc_id,
+		     uint32_t ttl_s, uint32_t svc_id, uint8_t protocol,
 		     const struct rs_ring_view *view)
 {
 	const struct rs_backend *be;
@@ -17,7 +19,8 @@ bool sticky_honoured(const struct rs_sticky_entry *e, uint64_t now_ns,
 	    (be->state != RS_BACKEND_UP && be->state != RS_BACKEND_DRAIN))
 		return false;
 	/* A DRAIN backend has no bound: it takes no new clients. */
-	if (be->state == RS_BACKEND_UP && ring_at_bound(view, e->backend))
+	if (protocol == IPPROTO_TCP && be->state == RS_BACKEND_UP &&
+	    ring_at_bound(view, e->backend))
 		return false;
 	return !view->has_socket || view->has_socket[e->backend];
 }

@@ -19,11 +19,12 @@
  * bpf_ktime_get_ns()) for service @svc_id with a TTL of @ttl_s seconds:
  * seen within the TTL, and its backend belongs to the service, is UP or
  * DRAIN (a draining backend keeps its clients), is not UP at its bound
- * (with a load in @view) and has a socket for the client's family in
- * @view.
+ * (with a load in @view; TCP only: a UDP entry is the flow the load
+ * counts, and a flow never moves) and has a socket for the client's
+ * family in @view.
  */
 bool sticky_honoured(const struct rs_sticky_entry *e, uint64_t now_ns,
-		     uint32_t ttl_s, uint32_t svc_id,
+		     uint32_t ttl_s, uint32_t svc_id, uint8_t protocol,
 		     const struct rs_ring_view *view);
 
 #endif /* RS_STICKY_H */

@@ -33,6 +33,9 @@ struct rs_dataplane {
 	struct steer_sockops_bpf *sockops_skel;
 	int sockops_link_fd; /* cgroup2 root link of steer_sockops, or -1 */
 	bool adopted_sockops_link;
+	/* rs_backend_load, rs_service_load mapped (dataplane_load.c). */
+	void *load_mem[2];
+	size_t load_len[2];
 };
 
 /* ---- life cycle (dataplane.c) ---- */
@@ -62,7 +65,8 @@ int dp_detach(const char *root);
 /*
  * The backend words a running data plane has pinned under @root, without
  * loading anything (for --check): @words gets RS_MAX_BACKENDS entries by
- * id. Returns 0, -ENOENT (nothing pinned) or another negative errno.
+ * id. Returns 0, -ENOENT (nothing pinned), -EPROTO (words of another
+ * ABI) or another negative errno.
  */
 int dp_read_pinned_backends(const char *root, struct rs_backend *words);
 
@@ -134,6 +138,8 @@ uint32_t dp_pinned_sockets_map_id(const char *root);
 int dp_sockops_attach(struct rs_dataplane *dp, const char *near);
 /* Close our fds; the pinned link keeps the program attached. */
 void dp_sockops_close(struct rs_dataplane *dp);
+/* Kernel id of the attached steer_sockops, 0 when it is not attached. */
+uint32_t dp_sockops_program_id(struct rs_dataplane *dp);
 
 /* ---- services and backends (dataplane_services.c) ---- */
 
@@ -157,6 +163,14 @@ int dp_get_backend(struct rs_dataplane *dp, uint32_t id, struct rs_backend *be);
  */
 int dp_sync_binds(struct rs_dataplane *dp, const struct rs_bind_key *keys,
 		  const struct rs_bind *values, size_t n);
+
+/*
+ * The service rs_match_bind() gives destination @addr:@port (host order
+ * port, network order address), as the data plane's maps hold it now.
+ * -ENOENT when none.
+ */
+int dp_bind_service(struct rs_dataplane *dp, uint8_t protocol, uint8_t family,
+		    uint16_t port, const uint8_t *addr, uint32_t *svc_id);
 
 /* ---- rings (dataplane_rings.c) ---- */
 
@@ -249,5 +263,16 @@ int dp_service_stats(struct rs_dataplane *dp, uint32_t id,
 /* Established steered TCP connections now (the load gauge). */
 int dp_backend_load(struct rs_dataplane *dp, uint32_t id, int64_t *active);
 int dp_service_load(struct rs_dataplane *dp, uint32_t id, int64_t *active);
+
+/*
+ * Add @delta to backend @backend's gauge and to service @service's, with
+ * atomic adds that compose with steer_sockops's own (dataplane_load.c).
+ * RS_NONE for either leaves that gauge alone.
+ */
+int dp_load_add(struct rs_dataplane *dp, uint32_t backend, uint32_t service,
+		int64_t delta);
+void dp_load_unmap(struct rs_dataplane *dp);
+/* rs_conn, the counted connections' socket storage (for sock_diag). */
+int dp_conn_storage_fd(struct rs_dataplane *dp);
 
 #endif /* RS_DATAPLANE_H */

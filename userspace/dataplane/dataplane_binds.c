@@ -179,3 +179,39 @@ out:
 	free(lkeys);
 	return err;
 }
+
+int dp_bind_service(struct rs_dataplane *dp, uint8_t protocol, uint8_t family,
+		    uint16_t port, const uint8_t *addr, uint32_t *svc_id)
+{
+	size_t alen = family == AF_INET ? 4 : 16;
+	struct rs_bind_exact_key ekey = {
+		.protocol = protocol, .family = family, .port = port};
+	struct rs_bind_key key = {.protocol = protocol, .family = family};
+	struct rs_bind exact, any;
+	bool has_exact, has_any;
+
+	memcpy(ekey.addr, addr, alen);
+	if (!bpf_map_lookup_elem(bpf_map__fd(dp->skel->maps.rs_binds_exact),
+				 &ekey, &exact)) {
+		*svc_id = exact.service;
+		return 0;
+	}
+	/* As rs_match_bind(): longest prefix, then the exact port. */
+	key.prefixlen = 32 + (uint32_t)alen * 8;
+	memcpy(key.addr, addr, alen);
+	key.port = port;
+	has_exact = !bpf_map_lookup_elem(bpf_map__fd(dp->skel->maps.rs_binds),
+					 &key, &exact);
+	key.port = 0;
+	has_any = !bpf_map_lookup_elem(bpf_map__fd(dp->skel->maps.rs_binds),
+				       &key, &any);
+	if (has_exact && has_any)
+		*svc_id = any.addr_prefixlen > exact.addr_prefixlen
+				  ? any.service
+				  : exact.service;
+	else if (has_exact || has_any)
+		*svc_id = has_exact ? exact.service : any.service;
+	else
+		return -ENOENT;
+	return 0;
+}

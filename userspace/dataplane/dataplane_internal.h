@@ -38,6 +38,8 @@ int dp_prepare_root(const char *root);
  * the others left as they are: several writers own one field each.
  */
 int dp_meta_set(struct rs_dataplane *dp, size_t offset, uint32_t value);
+/* rs_meta.netns_cookie, the other fields left as they are. */
+int dp_meta_set_netns(struct rs_dataplane *dp, uint64_t cookie);
 
 /* mkdir -p with mode 0700. */
 int dp_mkdir_p(const char *path);

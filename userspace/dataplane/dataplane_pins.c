@@ -240,6 +240,8 @@ int dp_pins_check(struct rs_dataplane *dp, struct rs_pins_lock *lk)
 
 int dp_read_pinned_backends(const char *root, struct rs_backend *words)
 {
+	struct bpf_map_info info = {0};
+	__u32 len = sizeof(info);
 	char path[PATH_MAX];
 	int fd, err = 0;
 
@@ -247,6 +249,11 @@ int dp_read_pinned_backends(const char *root, struct rs_backend *words)
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return -errno;
+	/* Another ABI's words would be read at the wrong offsets. */
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    info.value_size != sizeof(*words) ||
+	    info.max_entries != RS_MAX_BACKENDS)
+		err = -EPROTO;
 	for (__u32 id = 0; id < RS_MAX_BACKENDS && !err; id++)
 		if (bpf_map_lookup_elem(fd, &id, &words[id]))
 			err = -errno;

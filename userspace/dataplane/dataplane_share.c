@@ -61,6 +61,18 @@ int dp_check_shared(struct rs_dataplane *dp, struct bpf_object *obj,
 	return 0;
 }
 
+int dp_meta_set_netns(struct rs_dataplane *dp, uint64_t cookie)
+{
+	int fd = bpf_map__fd(dp->skel->maps.rs_meta);
+	struct rs_meta meta;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, &meta))
+		return -errno;
+	meta.netns_cookie = cookie;
+	return dp_map_update(dp->skel->maps.rs_meta, &zero, &meta, "rs_meta");
+}
+
 int dp_meta_set(struct rs_dataplane *dp, size_t offset, uint32_t value)
 {
 	int fd = bpf_map__fd(dp->skel->maps.rs_meta);

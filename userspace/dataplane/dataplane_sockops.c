@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "dataplane_internal.h"
@@ -124,6 +125,28 @@ static int sockops_link_adopt(struct rs_dataplane *dp)
 	return 0;
 }
 
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+/*
+ * The cookie of the caller's network namespace, the one steer_lookup is
+ * attached to (Linux 5.14); 0 when the kernel cannot say.
+ */
+static uint64_t own_netns_cookie(void)
+{
+	uint64_t cookie = 0;
+	socklen_t len = sizeof(cookie);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len))
+		cookie = 0;
+	close(fd);
+	return cookie;
+}
+
 int dp_sockops_attach(struct rs_dataplane *dp, const char *near)
 {
 	char buf[PATH_MAX];
@@ -148,6 +171,8 @@ int dp_sockops_attach(struct rs_dataplane *dp, const char *near)
 		dp_meta_set(dp, offsetof(struct rs_meta, handoff), 0);
 		return err;
 	}
+	/* Before hand-offs are read: only this namespace's connections. */
+	dp_meta_set_netns(dp, own_netns_cookie());
 	err = dp_meta_set(dp, offsetof(struct rs_meta, handoff), 1);
 	if (!err)
 		rs_info("bpf: steer_sockops %s at the cgroup2 root (%s/%s): "
@@ -167,4 +192,17 @@ void dp_sockops_close(struct rs_dataplane *dp)
 	if (dp->sockops_skel)
 		steer_sockops_bpf__destroy(dp->sockops_skel);
 	dp->sockops_skel = NULL;
+}
+
+uint32_t dp_sockops_program_id(struct rs_dataplane *dp)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (dp->sockops_link_fd < 0 || !dp->sockops_skel ||
+	    bpf_obj_get_info_by_fd(
+		    bpf_program__fd(dp->sockops_skel->progs.steer_sockops),
+		    &info, &len))
+		return 0;
+	return info.id;
 }

@@ -158,19 +158,18 @@ int dp_sticky_lookup(struct rs_dataplane *dp, uint32_t svc_id,
 	return err;
 }
 
-long dp_sticky_each(struct rs_dataplane *dp, uint32_t svc_id,
-		    void (*fn)(const struct rs_affinity_key *key,
-			       const struct rs_sticky_entry *e, void *arg),
-		    void *arg)
+/* The entries one at a time: kernels without batch ops on LRU hashes. */
+static long sticky_each_by_key(int fd,
+			       void (*fn)(const struct rs_affinity_key *key,
+					  const struct rs_sticky_entry *e,
+					  void *arg),
+			       void *arg)
 {
-	int fd = dp_inner_map_fd(dp, dp->skel->maps.rs_sticky, svc_id);
 	struct rs_affinity_key cur, next;
 	struct rs_sticky_entry e;
 	long n = 0;
 	int r;
 
-	if (fd < 0)
-		return 0;
 	for (r = bpf_map_get_next_key(fd, NULL, &next); r == 0;
 	     r = bpf_map_get_next_key(fd, &cur, &next)) {
 		cur = next;
@@ -179,6 +178,55 @@ long dp_sticky_each(struct rs_dataplane *dp, uint32_t svc_id,
 		fn(&cur, &e, arg);
 		n++;
 	}
+	return n;
+}
+
+#define STICKY_BATCH 4096
+
+/*
+ * In batches of STICKY_BATCH (one syscall each instead of two per
+ * entry): the daemon walks a UDP service's table every second.
+ */
+long dp_sticky_each(struct rs_dataplane *dp, uint32_t svc_id,
+		    void (*fn)(const struct rs_affinity_key *key,
+			       const struct rs_sticky_entry *e, void *arg),
+		    void *arg)
+{
+	int fd = dp_inner_map_fd(dp, dp->skel->maps.rs_sticky, svc_id);
+	struct rs_affinity_key *keys = NULL, in, out;
+	struct rs_sticky_entry *vals = NULL;
+	bool first = true;
+	long n = 0;
+
+	if (fd < 0)
+		return 0;
+	keys = calloc(STICKY_BATCH, sizeof(*keys));
+	vals = calloc(STICKY_BATCH, sizeof(*vals));
+	if (!keys || !vals) {
+		n = sticky_each_by_key(fd, fn, arg);
+		goto out;
+	}
+	for (;;) {
+		__u32 count = STICKY_BATCH;
+		int err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out,
+					       keys, vals, &count, NULL);
+
+		if (err && errno != ENOENT) {
+			if (first)
+				n = sticky_each_by_key(fd, fn, arg);
+			break;
+		}
+		for (__u32 k = 0; k < count; k++)
+			fn(&keys[k], &vals[k], arg);
+		n += count;
+		if (err)
+			break;
+		in = out;
+		first = false;
+	}
+out:
+	free(keys);
+	free(vals);
 	close(fd);
 	return n;
 }

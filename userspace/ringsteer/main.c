@@ -239,6 +239,11 @@ static void status_table(json_t *r)
 	{
 		if (json_object_get(v, "interfaces"))
 			tc_program_line(v);
+		else if (json_object_get(v, "attached") &&
+			 !json_is_true(json_object_get(v, "attached")))
+			printf("program %s NOT attached (no load gauge; TCP "
+			       "sticky entries at the SYN)\n",
+			       jstr(v, "name"));
 		else
 			printf("program %s id %lld attached via %s (pinned "
 			       "%s)\n",

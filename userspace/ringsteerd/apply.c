@@ -67,7 +67,8 @@ static void snapshot_of(const struct daemon *old, struct snapshot *p)
 /*
  * Service and backend ids for the configuration in @d from @before (see
  * ids_assign()): a service keeps its id by name, a backend by name and
- * service; new ones avoid every id @before used.
+ * service; new ones avoid every id @before used and every id whose load
+ * gauge is not 0.
  */
 static int assign_ids(struct daemon *d, const struct snapshot *before)
 {
@@ -84,9 +85,18 @@ static int assign_ids(struct daemon *d, const struct snapshot *before)
 
 	if (!held || !names || !owner || !ids || !svc_of || !avoid)
 		goto out;
+	/*
+	 * An id whose load gauge is not 0 still has connections open that
+	 * will count it down when they close: a new service or backend
+	 * under it would carry their load, so it is taken only when
+	 * nothing else is left.
+	 */
 	for (uint32_t k = 0; k < RS_MAX_SERVICES; k++) {
+		int64_t load = 0;
+
 		held[k] = before->svcs[k].enabled ? before->svcs[k].name : NULL;
-		avoid[k] = before->svcs[k].enabled;
+		dp_service_load(&d->dp, k, &load);
+		avoid[k] = before->svcs[k].enabled || load != 0;
 	}
 	for (size_t s = 0; s < d->cfg.n_services; s++)
 		names[s] = d->cfg.services[s].name;
@@ -97,9 +107,12 @@ static int assign_ids(struct daemon *d, const struct snapshot *before)
 	for (size_t s = 0; s < d->cfg.n_services; s++)
 		d->svcs[s].id = ids[s];
 	for (uint32_t k = 0; k < RS_MAX_BACKENDS; k++) {
+		int64_t load = 0;
+
 		held[k] = before->bes[k].name;
 		owner[k] = before->bes[k].service;
-		avoid[k] = before->bes[k].name[0] != 0;
+		dp_backend_load(&d->dp, k, &load);
+		avoid[k] = before->bes[k].name[0] != 0 || load != 0;
 	}
 	for (size_t i = 0; i < d->cfg.n_backends; i++) {
 		names[i] = d->cfg.backends[i].name;
@@ -174,8 +187,12 @@ static void retire(struct daemon *d, const struct snapshot *before)
 		if (b->name[0])
 			rs_info("backend %s (id %u): no longer configured",
 				b->name, id);
-		if (b->service < RS_MAX_SERVICES)
+		if (b->service < RS_MAX_SERVICES) {
 			dp_sticky_forget_backend(&d->dp, b->service, id);
+			/* Its uncounted connections leave the gauge with it. */
+			dp_load_add(&d->dp, id, b->service,
+				    -(int64_t)b->uncounted);
+		}
 		dp_set_backend(&d->dp, id, &off_be);
 		sockets_clear_backend(&d->dp, id);
 	}
@@ -360,6 +377,8 @@ static void start_timers(struct daemon *d)
 	ev_timer_init(&d->ramp, on_ramp, 0.25, 0.25);
 	d->ramp.data = d;
 	ev_timer_start(d->loop, &d->ramp);
+	load_check_start(d);
+	load_flows_start(d);
 }
 
 static void log_warning(const char *line)
@@ -452,6 +471,8 @@ void daemon_stop(struct daemon *d)
 	checks_stop(d);
 	ev_timer_stop(d->loop, &d->reconcile);
 	ev_timer_stop(d->loop, &d->ramp);
+	ev_timer_stop(d->loop, &d->load_check);
+	ev_timer_stop(d->loop, &d->load_flows);
 	checker_fini(&d->checker);
 	dp_close(&d->dp);
 	for (size_t s = 0; s < d->cfg.n_services; s++)

@@ -86,6 +86,7 @@ static void backend_word_own(const struct daemon *d, const struct be_rt *be,
 	out->health = be->health.up;
 	out->weight = be->weight;
 	out->weight_set = be->weight_override;
+	out->uncounted = be->uncounted;
 	snprintf(out->name, sizeof(out->name), "%s", bc->name);
 }
 
@@ -301,6 +302,7 @@ void backends_adopt(struct daemon *d, const struct rs_backend *pinned)
 		}
 		if (old->max_points >= be->built_points)
 			be->built_points = old->max_points;
+		be->uncounted = old->uncounted;
 		be->pushed = *old;
 		be->pushed_valid = true;
 	}
@@ -325,6 +327,7 @@ void backends_carry(struct daemon *d, struct daemon *old)
 		if (strcmp(old->cfg.services[obc->service].name,
 			   d->cfg.services[bc->service].name))
 			continue;
+		be->uncounted = ob->uncounted;
 		/* ids_assign() kept its id (same name, same service). */
 		if (rs_backend_addrs_equal(bc, obc)) {
 			be->sock = ob->sock;

@@ -111,6 +111,8 @@ static json_t *backend_json(struct daemon *d, size_t i, const double *shares)
 	json_object_set_new(o, "server_id", server_id_json(d, i));
 	json_object_set_new(o, "serving", json_boolean(v.serving));
 	json_object_set_new(o, "active", json_integer((json_int_t)v.active));
+	/* Of which predate the counting, found by the daemon (sock_diag). */
+	json_object_set_new(o, "uncounted", json_integer(be->uncounted));
 	/* null: no bound (balance_factor off, or not UP). */
 	json_object_set_new(o, "bound",
 			    v.bound == RS_LOAD_UNBOUNDED

@@ -188,7 +188,8 @@ static bool sticky_wins(struct daemon *d, size_t s,
 	/* Named only while live: an expired entry names nobody. */
 	if (now - e.last_seen_ns <= (uint64_t)sc->sticky_ttl * 1000000000ull)
 		*backend = e.backend;
-	return sticky_honoured(&e, now, sc->sticky_ttl, d->svcs[s].id, view);
+	return sticky_honoured(&e, now, sc->sticky_ttl, d->svcs[s].id,
+			       sc->protocol, view);
 }
 
 /* Why the walk passed over a point, as lookup reports it. */
@@ -277,7 +278,8 @@ json_t *cmd_lookup(struct daemon *d, json_t *req)
 					 : "pass");
 	}
 	/* A live entry on an UP backend at its bound: the client spills. */
-	sticky_over = sticky_be != RS_NONE && sticky_be < view.nbackends &&
+	sticky_over = d->cfg.services[s].protocol == IPPROTO_TCP &&
+		      sticky_be != RS_NONE && sticky_be < view.nbackends &&
 		      words[sticky_be].state == RS_BACKEND_UP &&
 		      ring_at_bound(&view, sticky_be);
 	/* Which backends the walk passed over, and why. */

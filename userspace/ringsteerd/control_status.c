@@ -5,6 +5,7 @@
  * changes anything, so these are the commands to poll.
  */
 #include <netinet/in.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "addr.h"
@@ -86,6 +87,17 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 		progs, json_pack("{s:s, s:i, s:s, s:s}", "name", "steer_lookup",
 				 "id", (int)dp_program_id(&d->dp), "attach",
 				 "sk_lookup", "link", RS_LINK_PIN_NAME));
+	/*
+	 * Not attached (no cgroup2, no privilege): TCP sticky entries at the
+	 * SYN and no load gauge; the daemon said why at start.
+	 */
+	json_array_append_new(
+		progs,
+		json_pack("{s:s, s:i, s:s, s:s, s:b}", "name", "steer_sockops",
+			  "id", (int)dp_sockops_program_id(&d->dp), "attach",
+			  "sockops (cgroup2 root)", "link",
+			  RS_SOCKOPS_LINK_PIN_NAME, "attached",
+			  dp_sockops_program_id(&d->dp) != 0));
 	if (any_cookie_service(d))
 		json_array_append_new(progs, tc_program_json(d));
 	for (size_t s = 0; s < d->cfg.n_services; s++) {
@@ -101,15 +113,22 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 					    cookie_refused(d, s));
 		json_array_append_new(svcs, o);
 	}
-	return json_pack("{s:b, s:s, s:i, s:f, s:s, s:s, s:o, s:o, s:I, s:I, "
-			 "s:o}",
-			 "ok", 1, "version", RS_VERSION, "pid", (int)getpid(),
-			 "uptime_s", ev_now(d->loop) - d->started, "config",
-			 d->config_path, "bpffs", d->cfg.bpffs, "programs",
-			 progs, "services", svcs, "reloads",
-			 (json_int_t)d->reloads, "reload_failures",
-			 (json_int_t)d->reload_failures, "kernel",
-			 daemon_kernel_json(d));
+	return json_pack(
+		"{s:b, s:s, s:i, s:f, s:s, s:s, s:o, s:o, s:I, s:I, "
+		"s:o, s:o}",
+		"ok", 1, "version", RS_VERSION, "pid", (int)getpid(),
+		"uptime_s", ev_now(d->loop) - d->started, "config",
+		d->config_path, "bpffs", d->cfg.bpffs, "programs", progs,
+		"services", svcs, "reloads", (json_int_t)d->reloads,
+		"reload_failures", (json_int_t)d->reload_failures, "kernel",
+		daemon_kernel_json(d), "load_check",
+		json_pack("{s:I, s:I, s:i, s:i, s:s?}", "passes",
+			  (json_int_t)d->load.passes, "corrections",
+			  (json_int_t)d->load.corrections, "uncounted",
+			  (int)d->load.uncounted, "unattributed",
+			  (int)d->load.unattributed, "error",
+			  d->load.last_err ? strerror(-d->load.last_err)
+					   : NULL));
 }
 
 static json_t *service_json(struct daemon *d, size_t s)

@@ -36,6 +36,8 @@ struct be_rt {
 	uint32_t weight;    /* in force: config, or operator's override */
 	bool weight_override;
 	uint32_t built_points; /* this backend's points in the installed ring */
+	/* Gauge share for connections no program counted (load_reconcile.c). */
+	uint32_t uncounted;
 	struct rs_backend pushed; /* last written to rs_backends */
 	bool pushed_valid;
 };
@@ -78,6 +80,15 @@ struct daemon {
 	struct ev_loop *loop;
 	ev_timer reconcile;
 	ev_timer ramp;
+	ev_timer load_check; /* load_reconcile.c */
+	ev_timer load_flows; /* load_flows.c */
+	struct load_report {
+		uint64_t passes;
+		uint64_t corrections;  /* gauges found off and set right */
+		uint32_t uncounted;    /* predating connections attributed */
+		uint32_t unattributed; /* predating, owner not a backend */
+		int last_err;
+	} load;
 	ev_signal sig_term, sig_int, sig_hup;
 	ev_tstamp started;
 	uint64_t reloads, reload_failures;

@@ -59,8 +59,9 @@ static void check_running_vnodes(const struct rs_config *cfg)
 	struct rs_backend *words = calloc(RS_MAX_BACKENDS, sizeof(*words));
 	int err = words ? dp_read_pinned_backends(cfg->bpffs, words) : -ENOMEM;
 
-	if (!err)
-		rs_config_default_vnodes(cfg, words, print_warning);
+	if (!err || err == -EPROTO)
+		rs_config_default_vnodes(cfg, err ? NULL : words,
+					 print_warning);
 	else if (err != -ENOENT)
 		printf("note: cannot read the running state under %s (%s): "
 		       "what a reload moves is not checked\n",

@@ -103,6 +103,9 @@ static void backend_metrics(struct daemon *d, struct buf *b)
 		 "absent when off)."},
 		{"ringsteer_backend_load_spills_total", "counter",
 		 "New connections it owned and passed on at its bound."},
+		{"ringsteer_backend_uncounted_connections", "gauge",
+		 "Of its active connections, those that predate the kernel's "
+		 "counting, found by the daemon with sock_diag."},
 	};
 	static const char *const states[] = {"DOWN", "UP", "DRAIN"};
 
@@ -190,8 +193,11 @@ static void backend_metrics(struct daemon *d, struct buf *b)
 						continue;
 					val = (double)vp->bound;
 					break;
-				default:
+				case 14:
 					val = (double)vp->stats.load_spills;
+					break;
+				default:
+					val = be->uncounted;
 					break;
 				}
 				put(b, "%s{%s} %.17g\n", m[k].name, lbl, val);
@@ -220,6 +226,16 @@ static void service_affinity_metrics(struct daemon *d, struct buf *b,
 		    "%lld\n",
 		    d->cfg.services[s].name, (long long)active);
 	}
+	help(b, "ringsteer_load_corrections_total", "counter",
+	     "Load gauges found off while nothing moved, and set right "
+	     "(expected to stay 0).");
+	put(b, "ringsteer_load_corrections_total %llu\n",
+	    (unsigned long long)d->load.corrections);
+	help(b, "ringsteer_load_unattributed_connections", "gauge",
+	     "Connections to service addresses that predate the counting "
+	     "and belong to no backend's process (in no gauge).");
+	put(b, "ringsteer_load_unattributed_connections %u\n",
+	    d->load.unattributed);
 	help(b, "ringsteer_service_affinity_hit_ratio", "gauge",
 	     "Sticky-table hits over lookups since the counters began.");
 	for (size_t s = 0; s < d->cfg.n_services; s++) {

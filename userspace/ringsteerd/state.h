@@ -43,4 +43,15 @@ void rings_read_pinned(struct daemon *d);
 void sockets_reconcile_all(struct daemon *d, bool refresh);
 void on_reconcile(struct ev_loop *loop, ev_timer *w, int revents);
 
+/*
+ * load_reconcile.c: the load gauge checked against the sockets sock_diag
+ * shows, at start and then periodically; returns negative errno when the
+ * sockets could not be read.
+ */
+int load_reconcile(struct daemon *d);
+void load_check_start(struct daemon *d);
+/* load_flows.c: UDP gauges set to live flows, every second. */
+void load_flows_recount(struct daemon *d);
+void load_flows_start(struct daemon *d);
+
 #endif /* RS_STATE_H */

@@ -5,7 +5,7 @@
  *   rs_backend --name NAME [--tcp ADDR:PORT]... [--udp ADDR:PORT]...
  *              [--http ADDR:PORT]... [--status-file FILE]
  *              [--status-pattern CODES] [--hold] [--pidfile FILE]
- *              [--reuseport]
+ *              [--reuseport] [--keepalive S]
  *
  * Every TCP connection gets "NAME <peer-ip>\n" and is closed; every UDP
  * datagram is answered with the same line. The line tells the test which
@@ -15,6 +15,9 @@
  * With --hold a TCP connection stays open after that line and every line
  * the client sends is echoed back as "NAME line", until the client closes:
  * long-lived flows for tests of what happens to established connections.
+ * --keepalive S makes the kernel probe a held connection idle for S
+ * seconds and drop it when one probe goes unanswered (a client that
+ * vanished): the timeout path by which a connection ends.
  *
  * An --http listener is a health check endpoint: each request gets an
  * HTTP/1.0 response with the status from --status-file or
@@ -28,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <netinet/tcp.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -103,6 +107,7 @@ static const char *g_name;
 static struct listener g_listeners[MAX_LISTENERS];
 static int g_nlisteners;
 static bool g_hold;
+static unsigned long g_keepalive; /* seconds idle before a probe, 0 = off */
 static const char *g_status_file;
 static int g_pattern[MAX_PATTERN];
 static int g_npattern;
@@ -129,6 +134,8 @@ static void usage(FILE *f)
 	      "                          (the file wins; by default 200)\n"
 	      "  --hold                  keep --tcp connections open past\n"
 	      "                          the greeting, echo \"NAME line\"\n"
+	      "  --keepalive S           probe held connections idle S s;\n"
+	      "                          one unanswered probe drops them\n"
 	      "  SIGUSR1 prints http_requests=N on stderr\n",
 	      f);
 }
@@ -462,6 +469,18 @@ static void serve_tcp(struct listener *l)
 			continue;
 		}
 		n = format_reply(reply, &peer);
+		if (g_hold && g_keepalive) {
+			int on = 1, idle = (int)g_keepalive, cnt = 1;
+
+			setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on,
+				   sizeof(on));
+			setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle,
+				   sizeof(idle));
+			setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &on,
+				   sizeof(on));
+			setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt,
+				   sizeof(cnt));
+		}
 		if (g_hold) {
 			struct conn *c = conn_new(l, fd);
 
@@ -1068,6 +1087,7 @@ static int parse_args(int argc, char **argv, const char **pidfile)
 		{"hold", no_argument, NULL, 'o'},
 		{"pidfile", required_argument, NULL, 'p'},
 		{"reuseport", no_argument, NULL, 'r'},
+		{"keepalive", required_argument, NULL, 'k'},
 		TOOL_OPTS_END,
 	};
 	int c;
@@ -1104,6 +1124,11 @@ static int parse_args(int argc, char **argv, const char **pidfile)
 			break;
 		case 'r':
 			g_reuseport = true;
+			break;
+		case 'k':
+			if (tool_parse_ulong("rs_backend", "--keepalive",
+					     optarg, 1, 3600, &g_keepalive))
+				return -1;
 			break;
 		default:
 			return -1;

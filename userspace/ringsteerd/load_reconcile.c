@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The load gauge against the sockets the kernel holds. steer_sockops
+ * counts a connection at establishment and at close, so the gauge is
+ * exact for every connection that was established while it was attached.
+ * Connections that predate it (opened under a daemon that was
+ * --detach'ed, or before ringsteer ran at all) carry no rs_conn storage
+ * and were never counted; nothing will count them down either. This pass
+ * finds them with sock_diag (a connection whose local address is a TCP
+ * service's listen address and that has no rs_conn storage), attributes
+ * each to the backend whose listening socket the same process holds, and
+ * keeps their number in the gauge with atomic adds: raised when found,
+ * lowered as they close, the amount kept in each backend's word
+ * (rs_backend.uncounted) so that a restarted daemon takes back its own.
+ *
+ * The pass also compares the counted connections with the gauge. A
+ * difference read while the gauge did not move during the dump is drift
+ * (none is known; it would be a bug) and is corrected and logged.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "log.h"
+#include "socket_holders.h"
+#include "state.h"
+#include "tcp_conn_diag.h"
+
+/* Every state from establishment to TCP_CLOSE (steer_sockops's count). */
+#define COUNTED_STATES                                                         \
+	(1u << TCP_ESTABLISHED | 1u << TCP_FIN_WAIT1 | 1u << TCP_FIN_WAIT2 |   \
+	 1u << TCP_CLOSE_WAIT | 1u << TCP_LAST_ACK | 1u << TCP_CLOSING)
+
+/* While predating connections remain, they are looked for this often. */
+#define LOAD_CHECK_BUSY 5.0
+#define LOAD_CHECK_IDLE 60.0
+
+/* One inode the /proc scan looks for: a candidate or a listener. */
+struct watched {
+	uint64_t inode;
+	size_t index; /* into cands, or into d->bes for a listener */
+	bool listener;
+};
+
+struct cand {
+	size_t svc; /* index into d->cfg.services */
+	pid_t pid;  /* a process holding it, 0 = none found */
+};
+
+struct holder {
+	pid_t pid;
+	size_t be; /* index into d->bes */
+};
+
+struct pass {
+	struct daemon *d;
+	int64_t counted_be[RS_MAX_BACKENDS];
+	int64_t counted_svc[RS_MAX_SERVICES];
+	struct cand *cands;
+	struct watched *watch;
+	size_t ncands, nwatch, capwatch;
+	struct holder *holders;
+	size_t nholders, capholders;
+	int err;
+};
+
+static int watch_add(struct pass *p, uint64_t inode, size_t index,
+		     bool listener)
+{
+	if (p->nwatch == p->capwatch) {
+		size_t cap = p->capwatch ? p->capwatch * 2 : 64;
+		struct watched *w = realloc(p->watch, cap * sizeof(*w));
+		struct cand *c = realloc(p->cands, cap * sizeof(*c));
+
+		if (w)
+			p->watch = w;
+		if (c)
+			p->cands = c;
+		if (!w || !c)
+			return -ENOMEM;
+		p->capwatch = cap;
+	}
+	if (!listener) {
+		p->cands[p->ncands] = (struct cand){0};
+		index = p->ncands++;
+	}
+	p->watch[p->nwatch++] = (struct watched){
+		.inode = inode, .index = index, .listener = listener};
+	return 0;
+}
+
+static int svc_index(const struct daemon *d, uint32_t id)
+{
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		if (d->svcs[s].id == id &&
+		    d->cfg.services[s].protocol == IPPROTO_TCP)
+			return (int)s;
+	return -1;
+}
+
+static int be_by_cookie(const struct daemon *d, uint64_t cookie)
+{
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		for (size_t a = 0; a < RS_MAX_BACKEND_ADDRS; a++)
+			if (d->bes[i].sock.addr[a].has_socket &&
+			    d->bes[i].sock.addr[a].cookie == cookie)
+				return (int)i;
+	return -1;
+}
+
+/* An IPv4 client of a dual-stack listener shows as ::ffff:a.b.c.d. */
+static void unmap_v4(uint8_t *family, uint8_t *addr)
+{
+	static const uint8_t prefix[12] = {0, 0, 0, 0, 0,    0,
+					   0, 0, 0, 0, 0xff, 0xff};
+
+	if (*family == AF_INET6 && !memcmp(addr, prefix, sizeof(prefix))) {
+		memmove(addr, addr + 12, 4);
+		memset(addr + 4, 0, 12);
+		*family = AF_INET;
+	}
+}
+
+static int on_socket(const struct tcp_conn_seen *c, void *arg)
+{
+	struct pass *p = arg;
+	uint8_t family = c->family, addr[16];
+	uint32_t svc_id;
+	int i;
+
+	if (c->state == TCP_LISTEN) {
+		i = be_by_cookie(p->d, c->cookie);
+		if (i >= 0 && c->inode)
+			p->err = watch_add(p, c->inode, (size_t)i, true);
+		return p->err;
+	}
+	if (c->has_value && c->value_len >= sizeof(struct rs_conn)) {
+		struct rs_conn rc;
+
+		memcpy(&rc, c->value, sizeof(rc));
+		if (rc.backend < RS_MAX_BACKENDS)
+			p->counted_be[rc.backend]++;
+		if (rc.service < RS_MAX_SERVICES)
+			p->counted_svc[rc.service]++;
+		return 0;
+	}
+	/* An orphan (closed by its process) has no owner to go by. */
+	if (!c->inode)
+		return 0;
+	memcpy(addr, c->local_addr, sizeof(addr));
+	unmap_v4(&family, addr);
+	if (dp_bind_service(&p->d->dp, IPPROTO_TCP, family, c->local_port, addr,
+			    &svc_id))
+		return 0;
+	i = svc_index(p->d, svc_id);
+	if (i < 0)
+		return 0;
+	p->err = watch_add(p, c->inode, 0, false);
+	if (!p->err)
+		p->cands[p->ncands - 1].svc = (size_t)i;
+	return p->err;
+}
+
+static int cmp_watched(const void *a, const void *b)
+{
+	const struct watched *x = a, *y = b;
+
+	return x->inode < y->inode ? -1 : x->inode > y->inode;
+}
+
+static void on_holder(size_t idx, pid_t pid, void *arg)
+{
+	struct pass *p = arg;
+	const struct watched *w = &p->watch[idx];
+
+	if (!w->listener) {
+		if (!p->cands[w->index].pid)
+			p->cands[w->index].pid = pid;
+		return;
+	}
+	if (p->nholders == p->capholders) {
+		size_t cap = p->capholders ? p->capholders * 2 : 32;
+		struct holder *h = realloc(p->holders, cap * sizeof(*h));
+
+		if (!h) {
+			p->err = -ENOMEM;
+			return;
+		}
+		p->holders = h;
+		p->capholders = cap;
+	}
+	p->holders[p->nholders++] = (struct holder){.pid = pid, .be = w->index};
+}
+
+/*
+ * The backend of service @svc whose listener process @pid holds, when
+ * exactly one does (a process serving two backends of one service cannot
+ * say which a connection came from).
+ */
+static int attribute(const struct pass *p, size_t svc, pid_t pid)
+{
+	int found = -1;
+
+	for (size_t h = 0; h < p->nholders; h++) {
+		size_t be = p->holders[h].be;
+
+		if (p->holders[h].pid != pid ||
+		    p->d->cfg.backends[be].service != svc || (int)be == found)
+			continue;
+		if (found >= 0)
+			return -1;
+		found = (int)be;
+	}
+	return found;
+}
+
+static void gauges_read(struct daemon *d, int64_t *be, int64_t *svc)
+{
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		dp_backend_load(&d->dp, d->bes[i].id, &be[i]);
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		dp_service_load(&d->dp, d->svcs[s].id, &svc[s]);
+}
+
+/*
+ * Set the gauges: each backend's uncounted share moves to what this pass
+ * found, and where the gauge stood still across the dump, it is set to
+ * what the sockets say.
+ */
+static void gauges_fix(struct pass *p, const uint32_t *found,
+		       const int64_t *g0be, const int64_t *g0svc)
+{
+	struct daemon *d = p->d;
+	size_t nb = d->cfg.n_backends, ns = d->cfg.n_services;
+	int64_t *g1be = calloc(nb + 1, sizeof(*g1be));
+	int64_t *g1svc = calloc(ns + 1, sizeof(*g1svc));
+	int64_t *svc_share = calloc(ns + 1, sizeof(*svc_share));
+	int64_t *svc_delta = calloc(ns + 1, sizeof(*svc_delta));
+
+	if (!g1be || !g1svc || !svc_share || !svc_delta) {
+		p->err = -ENOMEM;
+		goto out;
+	}
+	gauges_read(d, g1be, g1svc);
+	for (size_t i = 0; i < nb; i++) {
+		struct be_rt *be = &d->bes[i];
+		size_t s = d->cfg.backends[i].service;
+		int64_t want = p->counted_be[be->id] + found[i];
+		int64_t delta = (int64_t)found[i] - be->uncounted;
+
+		/* A UDP backend's gauge is its flows (load_flows.c). */
+		if (d->cfg.services[s].protocol != IPPROTO_TCP)
+			continue;
+		svc_share[s] += found[i];
+		svc_delta[s] += delta;
+		if (g0be[i] == g1be[i] && g1be[i] + delta != want) {
+			rs_warn("load: backend %s: gauge %lld, sockets say "
+				"%lld: corrected",
+				d->cfg.backends[i].name,
+				(long long)(g1be[i] + delta), (long long)want);
+			delta = want - g1be[i];
+			d->load.corrections++;
+		}
+		dp_load_add(&d->dp, be->id, RS_NONE, delta);
+		if (found[i] == be->uncounted)
+			continue;
+		rs_info("load: backend %s: %u connections predate the "
+			"counting (were %u)",
+			d->cfg.backends[i].name, found[i], be->uncounted);
+		be->uncounted = found[i];
+		backend_push(d, be);
+	}
+	for (size_t s = 0; s < ns; s++) {
+		int64_t want = p->counted_svc[d->svcs[s].id] + svc_share[s];
+		int64_t delta = svc_delta[s];
+
+		if (d->cfg.services[s].protocol != IPPROTO_TCP)
+			continue;
+		if (g0svc[s] == g1svc[s] && g1svc[s] + delta != want) {
+			rs_warn("load: service %s: gauge %lld, sockets say "
+				"%lld: corrected",
+				d->cfg.services[s].name,
+				(long long)(g1svc[s] + delta), (long long)want);
+			delta = want - g1svc[s];
+			d->load.corrections++;
+		}
+		dp_load_add(&d->dp, RS_NONE, d->svcs[s].id, delta);
+	}
+out:
+	free(g1be);
+	free(g1svc);
+	free(svc_share);
+	free(svc_delta);
+}
+
+int load_reconcile(struct daemon *d)
+{
+	size_t nb = d->cfg.n_backends, ns = d->cfg.n_services;
+	struct pass *p = calloc(1, sizeof(*p));
+	uint32_t *found = calloc(nb + 1, sizeof(*found));
+	int64_t *g0be = calloc(nb + 1, sizeof(*g0be));
+	int64_t *g0svc = calloc(ns + 1, sizeof(*g0svc));
+	uint64_t *inodes = NULL;
+	uint32_t unattributed = 0, uncounted = 0;
+	int err;
+
+	if (!p || !found || !g0be || !g0svc) {
+		err = -ENOMEM;
+		goto out;
+	}
+	p->d = d;
+	gauges_read(d, g0be, g0svc);
+	err = tcp_conn_dump(COUNTED_STATES | 1u << TCP_LISTEN,
+			    dp_conn_storage_fd(&d->dp), on_socket, p);
+	if (!err)
+		err = p->err;
+	if (err)
+		goto out;
+	if (p->ncands) {
+		qsort(p->watch, p->nwatch, sizeof(*p->watch), cmp_watched);
+		inodes = calloc(p->nwatch, sizeof(*inodes));
+		if (!inodes) {
+			err = -ENOMEM;
+			goto out;
+		}
+		for (size_t w = 0; w < p->nwatch; w++)
+			inodes[w] = p->watch[w].inode;
+		err = socket_holders_scan(inodes, p->nwatch, on_holder, p);
+		if (!err)
+			err = p->err;
+		if (err)
+			goto out;
+	}
+	for (size_t c = 0; c < p->ncands; c++) {
+		int be = p->cands[c].pid ? attribute(p, p->cands[c].svc,
+						     p->cands[c].pid)
+					 : -1;
+
+		if (be < 0) {
+			unattributed++;
+			continue;
+		}
+		found[be]++;
+		uncounted++;
+	}
+	gauges_fix(p, found, g0be, g0svc);
+	err = p->err;
+	if (unattributed != d->load.unattributed)
+		rs_info("load: %u connections to services predate the "
+			"counting and belong to no backend's process: not in "
+			"any gauge",
+			unattributed);
+	d->load.uncounted = uncounted;
+	d->load.unattributed = unattributed;
+	d->load.passes++;
+out:
+	if (err && err != d->load.last_err)
+		rs_warn("load: cannot check the gauge against the sockets: %s",
+			strerror(-err));
+	d->load.last_err = err;
+	free(inodes);
+	if (p) {
+		free(p->cands);
+		free(p->watch);
+		free(p->holders);
+	}
+	free(p);
+	free(found);
+	free(g0be);
+	free(g0svc);
+	return err;
+}
+
+static bool any_tcp_service(const struct daemon *d)
+{
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		if (d->cfg.services[s].protocol == IPPROTO_TCP)
+			return true;
+	return false;
+}
+
+static void on_load_check(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct daemon *d = w->data;
+
+	(void)revents;
+	if (any_tcp_service(d))
+		load_reconcile(d);
+	w->repeat = d->load.uncounted || d->load.unattributed ? LOAD_CHECK_BUSY
+							      : LOAD_CHECK_IDLE;
+	ev_timer_again(loop, w);
+}
+
+void load_check_start(struct daemon *d)
+{
+	/* At once: connections may predate this daemon's counting. */
+	if (any_tcp_service(d))
+		load_reconcile(d);
+	ev_timer_init(&d->load_check, on_load_check, 0., 0.);
+	d->load_check.data = d;
+	d->load_check.repeat = d->load.uncounted || d->load.unattributed
+				       ? LOAD_CHECK_BUSY
+				       : LOAD_CHECK_IDLE;
+	ev_timer_again(d->loop, &d->load_check);
+}

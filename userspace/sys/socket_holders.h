@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which processes hold which sockets: one pass over /proc/PID/fd for a
+ * whole set of socket inodes (a connection and the listener it came from
+ * are held by the same backend process).
+ */
+#ifndef RS_SOCKET_HOLDERS_H
+#define RS_SOCKET_HOLDERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Called for each (inode's index in the set, process holding it). */
+typedef void (*socket_holder_fn)(size_t idx, pid_t pid, void *arg);
+
+/*
+ * @inodes: sorted ascending, @n of them. Every process but the caller is
+ * looked at; one calls back per (inode, pid) pair, a pid holding an
+ * inode through several fds included once per fd. Negative errno when
+ * /proc cannot be read.
+ */
+int socket_holders_scan(const uint64_t *inodes, size_t n, socket_holder_fn fn,
+			void *arg);
+
+#endif /* RS_SOCKET_HOLDERS_H */
