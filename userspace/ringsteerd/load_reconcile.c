@@ -57,6 +57,9 @@ struct holder {
 
 struct pass {
 	struct daemon *d;
+	/* Ports some TCP service listens on (all: a listen on port 0). */
+	uint64_t ports[65536 / 64];
+	bool any_port;
 	int64_t counted_be[RS_MAX_BACKENDS];
 	int64_t counted_svc[RS_MAX_SERVICES];
 	struct cand *cands;
@@ -149,6 +152,10 @@ static int on_socket(const struct tcp_conn_seen *c, void *arg)
 	}
 	/* An orphan (closed by its process) has no owner to go by. */
 	if (!c->inode)
+		return 0;
+	/* Most sockets of a host are no service's: no map lookup for them. */
+	if (!p->any_port &&
+	    !(p->ports[c->local_port / 64] >> (c->local_port % 64) & 1))
 		return 0;
 	memcpy(addr, c->local_addr, sizeof(addr));
 	unmap_v4(&family, addr);
@@ -312,6 +319,18 @@ int load_reconcile(struct daemon *d)
 		goto out;
 	}
 	p->d = d;
+	for (size_t s = 0; s < ns; s++) {
+		const struct rs_service_conf *sc = &d->cfg.services[s];
+
+		if (sc->protocol != IPPROTO_TCP)
+			continue;
+		for (size_t l = 0; l < sc->n_listens; l++) {
+			uint16_t port = sc->listens[l].port;
+
+			p->any_port |= port == 0;
+			p->ports[port / 64] |= 1ull << (port % 64);
+		}
+	}
 	gauges_read(d, g0be, g0svc);
 	err = tcp_conn_dump(COUNTED_STATES | 1u << TCP_LISTEN,
 			    dp_conn_storage_fd(&d->dp), on_socket, p);
