@@ -66,7 +66,13 @@ struct cell {
 	int family;
 	bool sticky;
 	bool bounded; /* balance_factor 1.25, every backend under its bound */
-	bool miss;    /* destination of no service: only the bind match runs */
+	/*
+	 * steer_sockops attached (rs_meta.handoff): every TCP decision leaves
+	 * its hand-off, as in production, where the load gauge needs it.
+	 */
+	bool handoff;
+	bool miss;	/* address of no service: only the bind match runs */
+	bool miss_port; /* a port no service uses: turned away first */
 	unsigned int backends;
 	unsigned int points;
 	double steer_ns;
@@ -327,16 +333,31 @@ static int set_bounded(bool on, unsigned int nb)
 	return 0;
 }
 
-static void client_ctx(int family, unsigned int k, bool miss,
+/* rs_meta.handoff, as dp_sockops_attach() sets it when sockops runs. */
+static int set_handoff(bool on)
+{
+	int fd = bpf_map__fd(dp.skel->maps.rs_meta);
+	struct rs_meta meta;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, &meta))
+		return -1;
+	meta.handoff = on;
+	return bpf_map_update_elem(fd, &zero, &meta, 0) ? -1 : 0;
+}
+
+static void client_ctx(int family, unsigned int k, const struct cell *c,
 		       struct bpf_sk_lookup *ctx)
 {
+	bool miss = c->miss;
+
 	char a[64];
 
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->family = family;
 	ctx->protocol = IPPROTO_TCP;
 	ctx->remote_port = htons(40000 + k);
-	ctx->local_port = 80;
+	ctx->local_port = c->miss_port ? 81 : 80;
 	if (family == AF_INET) {
 		snprintf(a, sizeof(a), "198.18.%u.%u", 1 + k / 250,
 			 1 + k % 250);
@@ -423,7 +444,7 @@ static int measure(struct cell *c)
 						   : floor_cookie4;
 			int want;
 
-			client_ctx(c->family, k, c->miss, &ctx);
+			client_ctx(c->family, k, c, &ctx);
 			if (test_run(floor_fd, &ctx, g_opt.repeat, &ck,
 				     &flr[i]) ||
 			    ck != fck) {
@@ -434,7 +455,7 @@ static int measure(struct cell *c)
 			if (test_run(steer_fd, &ctx, g_opt.repeat, &ck,
 				     &steer[i]))
 				goto out;
-			if (c->miss) {
+			if (c->miss || c->miss_port) {
 				/* Not ours: the kernel's own lookup decides. */
 				if (ck) {
 					fprintf(stderr,
@@ -575,82 +596,89 @@ static void write_md(FILE *f, const struct cell *cells, size_t n)
 		fprintf(f, "The sticky columns are the hit path: the same "
 			   "client repeats, so after its first run every run "
 			   "finds its entry (`sticky_hits` counted them).\n\n");
+	fprintf(f,
+		"Columns, each a ratio to the floor measured beside it: "
+		"**plain** (no sticky table, bounded loads off, no hand-off), "
+		"**sticky hit**, **+hand-off** (steer_sockops attached, as in "
+		"production: every TCP decision writes its `rs_handoff` "
+		"entry), **bounded** (balance_factor 1.25 with the hand-off "
+		"the load gauge needs: the production path of a bounded "
+		"service).\n\n");
 	for (int fam = 0; fam < 2; fam++) {
 		int family = fam ? AF_INET6 : AF_INET;
 
 		fprintf(f, "%s:\n\n", fam_name(family));
 		fprintf(f, "| backends | points/backend | ring points | "
-			   "floor ns | steer ns | x floor | floor ns | "
-			   "steer+sticky ns | x floor |\n");
-		fprintf(f, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+			   "floor ns | plain ns | x floor | sticky hit ns | "
+			   "x floor | +hand-off ns | x floor | bounded ns | "
+			   "x floor |\n");
+		fprintf(f, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+			   "---:|---:|\n");
 		for (size_t i = 0; i < n; i++) {
-			const struct cell *a = &cells[i], *s = NULL;
+			const struct cell *a = &cells[i];
+			const struct cell *k[3] = {NULL, NULL, NULL};
 
 			if (a->family != family || a->sticky || a->miss ||
-			    a->bounded)
+			    a->miss_port || a->bounded || a->handoff)
 				continue;
-			for (size_t j = 0; j < n; j++)
-				if (cells[j].family == family &&
-				    cells[j].sticky && !cells[j].miss &&
-				    cells[j].backends == a->backends &&
-				    cells[j].points == a->points)
-					s = &cells[j];
+			for (size_t j = 0; j < n; j++) {
+				const struct cell *o = &cells[j];
+
+				if (o->family != family ||
+				    o->backends != a->backends ||
+				    o->points != a->points || o->miss ||
+				    o->miss_port)
+					continue;
+				if (o->sticky)
+					k[0] = o;
+				else if (o->bounded)
+					k[1] = o;
+				else if (o->handoff)
+					k[2] = o;
+			}
 			fprintf(f, "| %u | %u | %u | %.1f | %.1f | %.2f |",
 				a->backends, a->points, a->backends * a->points,
 				a->floor_ns, a->steer_ns, a->ratio);
-			if (s)
-				fprintf(f, " %.1f | %.1f | %.2f |\n",
-					s->floor_ns, s->steer_ns, s->ratio);
-			else
-				fprintf(f, " - | - | - |\n");
+			for (int x = 0; x < 3; x++) {
+				const struct cell *o = k[x == 0	  ? 0
+							 : x == 1 ? 2
+								  : 1];
+
+				if (o)
+					fprintf(f, " %.1f | %.2f |",
+						o->steer_ns, o->ratio);
+				else
+					fprintf(f, " - | - |");
+			}
+			fprintf(f, "\n");
 		}
 		fprintf(f, "\n");
 	}
-	fprintf(f, "Bounded loads on (`balance_factor = 1.25`, every "
-		   "backend under its bound, so the same choice) against "
-		   "off, same ring, same run:\n\n");
-	fprintf(f, "| family | backends | points/backend | steer off ns | "
-		   "steer on ns | on / off |\n");
-	fprintf(f, "|---|---:|---:|---:|---:|---:|\n");
-	for (size_t i = 0; i < n; i++) {
-		const struct cell *on = &cells[i];
-
-		if (!on->bounded)
-			continue;
-		for (size_t j = 0; j < n; j++) {
-			const struct cell *off = &cells[j];
-
-			if (off->family != on->family || off->sticky ||
-			    off->miss || off->bounded ||
-			    off->backends != on->backends ||
-			    off->points != on->points)
-				continue;
-			fprintf(f, "| %s | %u | %u | %.1f | %.1f | %.2f |\n",
-				fam_name(on->family), on->backends, on->points,
-				off->steer_ns, on->steer_ns,
-				off->steer_ns > 0 ? on->steer_ns / off->steer_ns
-						  : 0);
-		}
-	}
-	fprintf(f, "\n");
 	fprintf(f,
-		"Not a service (destination 198.18.0.99:80 or "
-		"[2001:db8::99]:80, which no `listen` covers): the program "
-		"only matches binds and returns without choosing, which is "
-		"what every other new connection in the namespace pays:\n\n");
-	fprintf(f, "| family | floor ns | steer, no match ns | x floor |\n");
-	fprintf(f, "|---|---:|---:|---:|\n");
+		"Not a service: the program returns without choosing, which is "
+		"what every other new connection in the namespace pays. "
+		"**Other port**: 198.18.0.10:81 or [2001:db8::10]:81, a port "
+		"no `listen` names (turned away by `rs_ports`, one array "
+		"read); **other address**: 198.18.0.99:80 or "
+		"[2001:db8::99]:80, a service's port at an address no "
+		"`listen` covers (a miss in the exact-bind hash table):\n\n");
+	fprintf(f,
+		"| family | destination | floor ns | steer ns | x floor |\n");
+	fprintf(f, "|---|---|---:|---:|---:|\n");
 	for (size_t i = 0; i < n; i++)
-		if (cells[i].miss)
-			fprintf(f, "| %s | %.1f | %.1f | %.2f |\n",
-				fam_name(cells[i].family), cells[i].floor_ns,
-				cells[i].steer_ns, cells[i].ratio);
+		if (cells[i].miss || cells[i].miss_port)
+			fprintf(f, "| %s | %s | %.1f | %.1f | %.2f |\n",
+				fam_name(cells[i].family),
+				cells[i].miss_port ? "other port"
+						   : "other address",
+				cells[i].floor_ns, cells[i].steer_ns,
+				cells[i].ratio);
 	fprintf(f, "\n");
 }
 
 int main(int argc, char **argv)
 {
-	size_t max = 3 * 2 * MAX_LIST * MAX_LIST + 2, n = 0;
+	size_t max = 4 * 2 * MAX_LIST * MAX_LIST + 4, n = 0;
 	struct cell *cells = calloc(max, sizeof(*cells));
 	FILE *tsv, *md;
 
@@ -672,12 +700,16 @@ int main(int argc, char **argv)
 					g_opt.backends[b], g_opt.points[p]);
 				return 1;
 			}
-			/* 0: plain, 1: sticky hit, 2: bounded loads on. */
-			for (int s = 0; s < 3; s++) {
+			/*
+			 * 0: plain, 1: sticky hit, 2: bounded loads on
+			 * (with the hand-off), 3: the hand-off alone.
+			 */
+			for (int s = 0; s < 4; s++) {
 				if (s == 1 && !sticky_possible())
 					continue;
 				if (set_sticky(s == 1) ||
-				    set_bounded(s == 2, g_opt.backends[b]))
+				    set_bounded(s == 2, g_opt.backends[b]) ||
+				    set_handoff(s >= 2))
 					return 1;
 				for (int fam = 0; fam < 2; fam++) {
 					struct cell *c = &cells[n];
@@ -685,6 +717,7 @@ int main(int argc, char **argv)
 					c->family = fam ? AF_INET6 : AF_INET;
 					c->sticky = s == 1;
 					c->bounded = s == 2;
+					c->handoff = s >= 2;
 					c->backends = g_opt.backends[b];
 					c->points = g_opt.points[p];
 					if (measure(c))
@@ -694,7 +727,8 @@ int main(int argc, char **argv)
 						"%4u: floor %.1f ns, steer "
 						"%.1f ns (x%.2f)\n",
 						fam_name(c->family),
-						s == 2	 ? "bounded"
+						s == 3	 ? "handoff"
+						: s == 2 ? "bounded"
 						: s == 1 ? "sticky"
 							 : "no-sticky",
 						c->backends, c->points,
@@ -707,23 +741,28 @@ int main(int argc, char **argv)
 	}
 	/* The bind match alone, on the last ring (it is not searched). */
 	if (set_sticky(false) ||
-	    set_bounded(false, g_opt.backends[g_opt.nbackends - 1]))
+	    set_bounded(false, g_opt.backends[g_opt.nbackends - 1]) ||
+	    set_handoff(false))
 		return 1;
-	for (int fam = 0; fam < 2; fam++) {
-		struct cell *c = &cells[n];
+	for (int m = 0; m < 2; m++) {
+		for (int fam = 0; fam < 2; fam++) {
+			struct cell *c = &cells[n];
 
-		c->family = fam ? AF_INET6 : AF_INET;
-		c->miss = true;
-		c->backends = g_opt.backends[g_opt.nbackends - 1];
-		c->points = g_opt.points[g_opt.npoints - 1];
-		if (measure(c))
-			return 1;
-		fprintf(stderr,
-			"decision_cost: %s no service: floor %.1f ns, steer "
-			"%.1f ns (x%.2f)\n",
-			fam_name(c->family), c->floor_ns, c->steer_ns,
-			c->ratio);
-		n++;
+			c->family = fam ? AF_INET6 : AF_INET;
+			c->miss = m == 0;
+			c->miss_port = m == 1;
+			c->backends = g_opt.backends[g_opt.nbackends - 1];
+			c->points = g_opt.points[g_opt.npoints - 1];
+			if (measure(c))
+				return 1;
+			fprintf(stderr,
+				"decision_cost: %s no service (%s): floor "
+				"%.1f ns, steer %.1f ns (x%.2f)\n",
+				fam_name(c->family),
+				m ? "other port" : "other address", c->floor_ns,
+				c->steer_ns, c->ratio);
+			n++;
+		}
 	}
 	tsv = fopen(g_opt.tsv, "w");
 	md = fopen(g_opt.md, "w");
@@ -736,10 +775,12 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < n; i++)
 		fprintf(tsv, "%s\t%s\t%u\t%u\t%.2f\t%.2f\t%.3f\t%d\n",
 			fam_name(cells[i].family),
-			cells[i].miss	   ? "miss"
-			: cells[i].bounded ? "bounded"
-			: cells[i].sticky  ? "1"
-					   : "0",
+			cells[i].miss	     ? "miss"
+			: cells[i].miss_port ? "port"
+			: cells[i].bounded   ? "bounded"
+			: cells[i].handoff   ? "handoff"
+			: cells[i].sticky    ? "1"
+					     : "0",
 			cells[i].backends, cells[i].points, cells[i].floor_ns,
 			cells[i].steer_ns, cells[i].ratio,
 			cells[i].sticky_active);

@@ -34,5 +34,5 @@ plot for [i = 1:4] f(int(word(B, i)), 0, "IPv4") using 1:4 \
 	with linespoints lw 1 dt 2 pt 6 lc i title sprintf("IPv6, %s backends", word(B, i)), \
      f(16, 1, "IPv4") using 1:4 with linespoints lw 2 dt 4 pt 5 lc 7 \
 	title "IPv4, 16 backends, sticky hit", \
-     2 with lines lw 2 dt 3 lc rgb "red" title "target: 2x"
+     3 with lines lw 2 dt 3 lc rgb "red" title "target: 3x"
 unset multiplot

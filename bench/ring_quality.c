@@ -261,10 +261,9 @@ static int run_ring(struct result *res)
 	    ring_ctx_init(less, rm_ids, n - 1, p) ||
 	    ring_ctx_init(more, ids, n + 1, p))
 		goto out;
-	/* As the data plane holds it: header, points, bucket index. */
+	/* As the data plane holds it: header, points, flat table, trailer. */
 	bits = ring_bucket_bits(base->ring.npoints);
-	res->bytes = ((size_t)base->ring.npoints + 1 +
-		      (bits ? ((1u << bits) + 1 + 3) / 4 : 0)) *
+	res->bytes = (size_t)ring_map_slots(base->ring.npoints, bits) *
 		     sizeof(struct rs_ring_slot);
 	for (unsigned long k = 0; k < g_opt.keys; k++) {
 		uint64_t h = g_hash[k];

@@ -14,7 +14,8 @@
  * Longest address prefix wins; at equal length the exact port wins. An
  * exact address and port is the most specific match there is, so the hash
  * table answers first, and the trie (two lookups) only when it holds
- * anything: prefixes and port 0.
+ * anything: prefixes and port 0. A port no service uses is turned away
+ * before either (rs_ports).
  */
 static __always_inline struct rs_bind *rs_match_bind(__u8 protocol, __u8 family,
 						     __u16 port,
@@ -23,9 +24,14 @@ static __always_inline struct rs_bind *rs_match_bind(__u8 protocol, __u8 family,
 	struct rs_bind_exact_key ekey __attribute__((aligned(8))) = {};
 	struct rs_bind_key key __attribute__((aligned(8))) = {};
 	__u32 *ew = (__u32 *)ekey.addr, *w = (__u32 *)key.addr, zero = 0;
+	__u32 word = rs_port_word(protocol, port);
 	struct rs_bind *exact, *any;
 	struct rs_meta *meta;
+	__u64 *unused;
 
+	unused = bpf_map_lookup_elem(&rs_ports, &word);
+	if (unused && (*unused >> (port % 64)) & 1)
+		return NULL;
 	ekey.protocol = protocol;
 	ekey.family = family;
 	ekey.port = port;

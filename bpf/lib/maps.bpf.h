@@ -26,6 +26,19 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } rs_binds_exact SEC(".maps");
 
+/*
+ * Ports no service listens on (rs_port_word()): checked before any bind
+ * lookup, so a connection or datagram to any other port, a SYN flood at
+ * one included, costs one array read.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RS_PORT_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_ports SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);

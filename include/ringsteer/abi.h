@@ -31,12 +31,37 @@
 #define RS_WALK_MAX 64
 
 /*
- * Bucket index in front of the sorted points: bucket b (the top
- * bucket_bits of a hash) holds the index of the first point at or after
- * the start of its range, so a search only looks between two buckets.
- * About one point per bucket; at most 2^RS_MAX_BUCKET_BITS buckets.
+ * The flat table in front of the sorted points (struct rs_ring_flat): one
+ * entry per bucket, a bucket being the hashes that share their top
+ * bucket_bits. A bucket no point falls into lies on one arc, and its
+ * entry names that arc's owner (point, backend, ordinal), so nearly every
+ * lookup is one table read; the few buckets that hold points name the
+ * points to search. About four buckets per point; at most
+ * 2^RS_MAX_BUCKET_BITS.
  */
-#define RS_MAX_BUCKET_BITS 18
+#define RS_MAX_BUCKET_BITS 20
+/*
+ * Set in rs_ring_header.bucket_bits (beside the bit count) when the index
+ * is the flat table. A program that predates it sees more than 18 bits,
+ * the bound of its own index, and searches the whole ring: an upgrade
+ * never misreads a ring, old or new.
+ */
+#define RS_RING_FLAT	  0x80u
+#define RS_RING_BITS_MASK 0x3fu
+
+/*
+ * Ports that no service listens on, per protocol: rs_ports (ARRAY) word
+ * rs_port_word(protocol, port) has bit port % 64 set when no service has
+ * a listen on that port (a port-0 listen covers every port). Set bits say
+ * "no", so an empty map (a daemon that predates it, a map just created)
+ * turns nothing away.
+ */
+#define RS_PORT_WORDS (2 * 65536 / 64)
+
+static inline __u32 rs_port_word(__u8 protocol, __u16 port)
+{
+	return (protocol == 17 /* IPPROTO_UDP */ ? 65536 / 64 : 0) + port / 64;
+}
 
 /*
  * Each backend has one SOCKMAP slot per client family, since a connection
@@ -288,9 +313,10 @@ struct rs_affinity_key {
 struct rs_ring_header {
 	__u64 seed; /* the service's hash seed the points were built with */
 	__u32 npoints;
-	__u8 bucket_bits; /* 0: no index, search all points */
-	__u8 key_policy;  /* enum rs_key_policy */
-	__u8 prefix4;	  /* client address bits kept in the key */
+	/* Flat table's bits | RS_RING_FLAT; 0: no index, search all points */
+	__u8 bucket_bits;
+	__u8 key_policy; /* enum rs_key_policy */
+	__u8 prefix4;	 /* client address bits kept in the key */
 	__u8 prefix6;
 };
 
@@ -301,11 +327,27 @@ struct rs_ring_trailer {
 };
 
 /*
- * Slots npoints + 1 onwards: the bucket index, four buckets per slot, then
- * one more entry (npoints + 1) closing the last bucket; then the trailer.
+ * Slots npoints + 1 onwards: the flat table, two buckets per slot, then
+ * the trailer. For a bucket no point falls into, @point is the slot of
+ * the point that owns it (the first at or after it, wrapping to 1) and
+ * @owner that point's backend and ordinal (RS_FLAT_BACKEND/_ORDINAL), so
+ * the lookup reads no point. A bucket holding points has RS_FLAT_SPLIT in
+ * @owner: @point is the slot of its first point (npoints + 1 when past
+ * the last) and the count in the low bits says how many it holds; the
+ * lookup searches those.
  */
+#define RS_FLAT_SPLIT	      0x80000000u
+#define RS_FLAT_BACKEND_SHIFT 20
+#define RS_FLAT_ORDINAL_MASK  0xfffffu
+#define RS_FLAT_BACKEND_MASK  0x3ffu
+
+struct rs_ring_flat {
+	__u32 point;
+	__u32 owner;
+};
+
 struct rs_ring_buckets {
-	__u32 first[4]; /* slot index of the bucket's first point */
+	struct rs_ring_flat flat[2];
 };
 
 struct rs_point {
@@ -612,6 +654,13 @@ RS_ABI_OFFSET(rs_affinity_key, addr, 8);
 RS_ABI_SIZE(rs_ring_header, 16);
 RS_ABI_SIZE(rs_ring_trailer, 16);
 RS_ABI_SIZE(rs_ring_buckets, 16);
+RS_ABI_SIZE(rs_ring_flat, 8);
+/* A flat entry packs a backend id and an ordinal into 30 bits. */
+_Static_assert(RS_MAX_BACKENDS <= RS_FLAT_BACKEND_MASK + 1,
+	       "backend ids fit RS_FLAT_BACKEND_MASK");
+_Static_assert(RS_MAX_RING_POINTS <= RS_FLAT_ORDINAL_MASK + 1,
+	       "ordinals fit RS_FLAT_ORDINAL_MASK");
+_Static_assert(RS_MAX_BUCKET_BITS <= RS_RING_BITS_MASK, "bits fit the mask");
 RS_ABI_SIZE(rs_point, 16);
 RS_ABI_SIZE(rs_ring_slot, 16);
 RS_ABI_SIZE(rs_backend_stats, 40);

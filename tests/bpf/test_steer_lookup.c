@@ -37,10 +37,26 @@ static struct rs_ring ring_web;
 static const char *const names[NBACKENDS] = {"cache-a", "cache-b", "cache-c",
 					     "cache-d"};
 
-static int setup(void)
+/* The listens of the tests; @wide: with the /24 on every TCP port. */
+static int sync_binds(bool wide)
 {
 	struct rs_bind_key keys[4];
 	struct rs_bind vals[4];
+
+	if (fixture_bind_entry(&keys[0], &vals[0], IPPROTO_TCP, AF_INET,
+			       "198.18.0.10", 32, 80, SVC_WEB) ||
+	    fixture_bind_entry(&keys[1], &vals[1], IPPROTO_TCP, AF_INET6,
+			       "2001:db8::10", 128, 80, SVC_WEB) ||
+	    fixture_bind_entry(&keys[2], &vals[2], IPPROTO_UDP, AF_INET,
+			       "198.18.0.10", 32, 53, SVC_UDP) ||
+	    fixture_bind_entry(&keys[3], &vals[3], IPPROTO_TCP, AF_INET,
+			       "198.18.0.0", 24, 0, SVC_WIDE))
+		return -1;
+	return dp_sync_binds(&dp, keys, vals, wide ? 4 : 3);
+}
+
+static int setup(void)
+{
 	struct rs_ring_member m[NBACKENDS];
 	struct rs_ring wide = {0}, none = {0};
 
@@ -93,16 +109,7 @@ static int setup(void)
 	for (int s = 0; s < 3; s++)
 		if (dp_set_service(&dp, s, &services[s]))
 			return -1;
-	if (fixture_bind_entry(&keys[0], &vals[0], IPPROTO_TCP, AF_INET,
-			       "198.18.0.10", 32, 80, SVC_WEB) ||
-	    fixture_bind_entry(&keys[1], &vals[1], IPPROTO_TCP, AF_INET6,
-			       "2001:db8::10", 128, 80, SVC_WEB) ||
-	    fixture_bind_entry(&keys[2], &vals[2], IPPROTO_TCP, AF_INET,
-			       "198.18.0.0", 24, 0, SVC_WIDE) ||
-	    fixture_bind_entry(&keys[3], &vals[3], IPPROTO_UDP, AF_INET,
-			       "198.18.0.10", 32, 53, SVC_UDP))
-		return -1;
-	return dp_sync_binds(&dp, keys, vals, 4);
+	return sync_binds(true);
 }
 
 struct verdict {
@@ -263,6 +270,75 @@ static void test_service_matching(void)
 		run4(IPPROTO_TCP, "198.18.4.200", 1000, "198.18.0.77", 443)
 			.cookie,
 		v.cookie);
+}
+
+static uint64_t port_word(uint8_t protocol, uint16_t port)
+{
+	__u32 w = rs_port_word(protocol, port);
+	__u64 v = 0;
+
+	CU_ASSERT_EQUAL(bpf_map_lookup_elem(bpf_map__fd(dp.skel->maps.rs_ports),
+					    &w, &v),
+			0);
+	return v;
+}
+
+static bool port_unused(uint8_t protocol, uint16_t port)
+{
+	return (port_word(protocol, port) >> (port % 64)) & 1;
+}
+
+/*
+ * rs_ports names the ports no listen covers, per protocol, and the
+ * program turns those away before any bind lookup: a bit set by hand on
+ * a port in use takes its service away until the binds are synced.
+ */
+static void test_unused_ports(void)
+{
+	__u32 w = rs_port_word(IPPROTO_TCP, 80);
+	__u64 all = ~0ull;
+
+	/* The /24 listens on every TCP port; UDP has 53 alone. */
+	CU_ASSERT_FALSE(port_unused(IPPROTO_TCP, 8080));
+	CU_ASSERT_FALSE(port_unused(IPPROTO_TCP, 65535));
+	CU_ASSERT_FALSE(port_unused(IPPROTO_UDP, 53));
+	CU_ASSERT_TRUE(port_unused(IPPROTO_UDP, 52));
+	CU_ASSERT_TRUE(port_unused(IPPROTO_UDP, 54));
+	CU_ASSERT_EQUAL(port_word(IPPROTO_UDP, 80), ~0ull);
+	CU_ASSERT_EQUAL(port_word(IPPROTO_UDP, 0), ~(1ull << 53));
+
+	/* Without the /24: TCP 80 alone is open, 8080 turned away. */
+	CU_ASSERT_EQUAL_FATAL(sync_binds(false), 0);
+	CU_ASSERT_FALSE(port_unused(IPPROTO_TCP, 80));
+	CU_ASSERT_TRUE(port_unused(IPPROTO_TCP, 8080));
+	CU_ASSERT_TRUE(port_unused(IPPROTO_TCP, 0));
+	CU_ASSERT_EQUAL(
+		run4(IPPROTO_TCP, "198.18.4.1", 1000, "198.18.0.77", 8080)
+			.cookie,
+		0);
+	CU_ASSERT_NOT_EQUAL(
+		run4(IPPROTO_TCP, "198.18.4.1", 1000, "198.18.0.10", 80).cookie,
+		0);
+
+	/* The program reads the map: TCP 80 marked unused is not steered. */
+	CU_ASSERT_EQUAL_FATAL(
+		bpf_map_update_elem(bpf_map__fd(dp.skel->maps.rs_ports), &w,
+				    &all, 0),
+		0);
+	CU_ASSERT_EQUAL(
+		run4(IPPROTO_TCP, "198.18.4.1", 1000, "198.18.0.10", 80).cookie,
+		0);
+
+	/* A sync puts it right; the /24 back opens every TCP port. */
+	CU_ASSERT_EQUAL_FATAL(sync_binds(true), 0);
+	CU_ASSERT_FALSE(port_unused(IPPROTO_TCP, 8080));
+	CU_ASSERT_NOT_EQUAL(
+		run4(IPPROTO_TCP, "198.18.4.1", 1000, "198.18.0.10", 80).cookie,
+		0);
+	CU_ASSERT_NOT_EQUAL(
+		run4(IPPROTO_TCP, "198.18.4.1", 1000, "198.18.0.77", 8080)
+			.cookie,
+		0);
 }
 
 /* The /32:80 bind beats the /24:0 bind; count lookups per service. */
@@ -622,6 +698,7 @@ static const struct fixture_test tests[] = {
 	{"same client, any port: same backend", test_same_client_same_backend},
 	{"service matching by proto/prefix/port", test_service_matching},
 	{"longest prefix wins over port 0", test_longest_prefix_wins},
+	{"ports no listen covers: turned away first", test_unused_ports},
 	{"DOWN/DRAIN move only their clients",
 	 test_down_and_drain_move_only_their_clients},
 	{"lowered active_points == userspace",

@@ -25,6 +25,7 @@ metrics = 127.0.0.1:9464
 [service web]
 protocol = tcp
 listen = 198.18.0.10:80
+vnodes = 160
 CONF
 	for i in "$@"; do
 		cat >>"$CONF" <<CONF

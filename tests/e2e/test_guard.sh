@@ -85,8 +85,14 @@ alive "$p2" && n=$((n + 1))
 e2e_eq "daemons running" "$n" 1
 e2e_check "the other one names the running pid" bash -c \
 	"grep -Eq 'pid ($p1|$p2)' '$(rs_bg_err t1)' '$(rs_bg_err t2)'"
+# The winner may still be loading its program on a busy machine.
+for ((i = 0; i < 100; i++)); do
+	answer=$(rsjson status 2>/dev/null | jq -r .pid)
+	[[ -n $answer ]] && break
+	sleep 0.1
+done
 e2e_eq "the control socket answers" \
-	"$(rsjson status 2>/dev/null | jq -r .pid)" "$(alive "$p1" && echo "$p1" || echo "$p2")"
+	"$answer" "$(alive "$p1" && echo "$p1" || echo "$p2")"
 rs_bg_stop t1
 rs_bg_stop t2
 

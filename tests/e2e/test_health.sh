@@ -25,6 +25,7 @@ control_socket = $SOCK
 [service web]
 protocol = tcp
 listen = 198.18.0.10:80
+vnodes = 160
 
 ; app: sticky clients, for drain
 [service app]

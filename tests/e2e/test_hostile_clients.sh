@@ -53,7 +53,7 @@ CONF
 			"$i" "$i" >>"$CONF"
 	done
 	if (($1)); then
-		printf '\n[service many]\nprotocol = tcp\nlisten = 198.18.0.12:80\n' >>"$CONF"
+		printf '\n[service many]\nprotocol = tcp\nlisten = 198.18.0.12:80\nvnodes = 160\n' >>"$CONF"
 		for ((i = 0; i < $1; i++)); do
 			printf '\n[backend many-%s]\nservice = many\naddress = 127.0.0.1:%s\ncheck = none\n' \
 				"$i" $((20000 + i)) >>"$CONF"

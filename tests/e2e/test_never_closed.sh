@@ -31,7 +31,9 @@ interval = 500ms
 CONF
 }
 
-head_conf() { # extra service lines...
+# head_conf [service line...]: vnodes = 160 unless a line sets it (weights
+# go up to 256 here: 256 x 4096, the default, is past the ring's limit).
+head_conf() {
 	cat >"$CONF" <<CONF
 [global]
 bpffs = $BPFFS
@@ -41,6 +43,7 @@ control_socket = $SOCK
 protocol = tcp
 listen = 198.18.0.10:80
 CONF
+	[[ " $* " == *" vnodes = "* ]] || echo "vnodes = 160" >>"$CONF"
 	for l in "$@"; do echo "$l" >>"$CONF"; done
 }
 

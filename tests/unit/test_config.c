@@ -530,7 +530,8 @@ static void test_sample(void)
 	v6(want, "2001:db8:0:1::");
 	CU_ASSERT_EQUAL(memcmp(web->listens[3].addr, want, 16), 0);
 	CU_ASSERT_EQUAL(web->key_policy, RS_KEY_SRC_IP);
-	CU_ASSERT_EQUAL(web->vnodes, 160);
+	CU_ASSERT_EQUAL(web->vnodes, 4096);
+	CU_ASSERT_TRUE(web->vnodes_set);
 	CU_ASSERT_EQUAL(web->sticky_ttl, 0);
 	CU_ASSERT_EQUAL(web->sticky_max, 1048576);
 	CU_ASSERT_EQUAL(web->cookie, RS_COOKIE_NONE);
@@ -630,6 +631,8 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(s->prefix4, 32);
 	CU_ASSERT_EQUAL(s->prefix6, 64);
 	CU_ASSERT_EQUAL(s->vnodes, RS_DEFAULT_VNODES);
+	CU_ASSERT_EQUAL(s->vnodes, 4096); /* max/mean 1.03 at 32 backends */
+	CU_ASSERT_FALSE(s->vnodes_set);
 	CU_ASSERT_EQUAL(s->seed, 0);
 	CU_ASSERT_EQUAL(s->fallback, RS_FALLBACK_PASS);
 	CU_ASSERT_EQUAL(s->sticky_ttl, 0);
@@ -1169,6 +1172,14 @@ static void test_bad_references(void)
 		    "weight = 16\n"
 		    "[backend b]\nservice = web\naddress = 127.0.0.1:2\n",
 		"t.conf:1: [service web]: ", "ring too large: 1114112 points");
+	/* At the default, 257 weight units are too many; the error says why. */
+	EXPECT_ERROR(WEB "[backend a]\nservice = web\naddress = 127.0.0.1:1\n"
+			 "weight = 256\n"
+			 "[backend b]\nservice = web\naddress = 127.0.0.1:2\n",
+		     "t.conf:1: [service web]: ",
+		     "ring too large: 1052672 points (weight * vnodes over all "
+		     "backends), max 1048576; vnodes is not set, so it is "
+		     "4096 (the default): set it lower");
 }
 
 /* @head, then @fmt @n times, formatted with its index and index + 1. */
@@ -2231,12 +2242,15 @@ static void test_memory_budget(void)
 		     "over memory_max 300 MiB (at t.conf:2)");
 	free(text);
 
-	/* A ring: 65,536 points and their index take just over 1 MiB. */
+	/*
+	 * A ring: 65,536 points (1 MiB) and their flat table (2^18 entries
+	 * of 8 bytes, 2 MiB) take just over 3 MiB.
+	 */
 	EXPECT_ERROR("[global]\nmemory_max = 1M\n" WEB "vnodes = 65536\n"
 		     "[backend a]\nservice = web\naddress = 127.0.0.1:1\n",
 		     "t.conf:6: [service web] vnodes: ",
-		     "needs ~1.3 MiB of kernel memory (ring 65,536 points "
-		     "(1.3 MiB), no sticky table), over memory_max 1 MiB");
+		     "needs ~3.1 MiB of kernel memory (ring 65,536 points "
+		     "(3.1 MiB), no sticky table), over memory_max 1 MiB");
 
 	/* memory_max values. */
 	EXPECT_LOADED("[global]\nmemory_max = 1024K\n" WEB);
@@ -2270,10 +2284,10 @@ static void test_memory_budget(void)
 	fclose(f);
 	CU_ASSERT_STRING_EQUAL(
 		report,
-		"service web: ring 160 points (5 KiB), sticky 65,536 entries "
-		"(~6.6 MiB)\n"
-		"service dns: ring 2,560 points (50 KiB), no sticky table\n"
-		"kernel memory: ~6.6 MiB for 2 services (memory_max 256 "
+		"service web: ring 4,096 points (194 KiB), sticky 65,536 "
+		"entries (~6.6 MiB)\n"
+		"service dns: ring 2,560 points (170 KiB), no sticky table\n"
+		"kernel memory: ~6.9 MiB for 2 services (memory_max 256 "
 		"MiB)\n");
 	free(report);
 }
@@ -2325,6 +2339,81 @@ static const struct test config_tests[] = {
 	{NULL, NULL},
 };
 
+static char said[1024];
+
+static void say(const char *line)
+{
+	snprintf(said, sizeof(said), "%s", line);
+}
+
+/*
+ * The vnodes default changed: a running ring built with the old default
+ * is recognised from the pinned words (by backend name, points = weight x
+ * 160), and what a reload moves is the exact share of the hash space.
+ */
+static void test_legacy_vnodes(void)
+{
+	struct rs_backend *words = calloc(RS_MAX_BACKENDS, sizeof(*words));
+	double moved;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(words);
+	EXPECT_LOADED(WEB_A "[backend b]\nservice = web\naddress = "
+			    "127.0.0.1:2\nweight = 3\n");
+	/* Ids are not file order: b is 7, a is 2. */
+	snprintf(words[7].name, sizeof(words[7].name), "b");
+	words[7].max_points = 3 * 160;
+	snprintf(words[2].name, sizeof(words[2].name), "a");
+	words[2].max_points = 160;
+	CU_ASSERT_TRUE(rs_config_legacy_ring(&cfg, 0, words));
+	moved = rs_config_vnodes_moved(&cfg, 0, 160);
+	/* Two backends, a quarter of the space each way on average. */
+	CU_ASSERT(moved > 0.01 && moved < 0.5);
+	CU_ASSERT_EQUAL(rs_config_vnodes_moved(&cfg, 0, 4096), 0.0);
+	said[0] = '\0';
+	rs_config_default_vnodes(&cfg, words, say);
+	CU_ASSERT_PTR_NOT_NULL(strstr(said, "service web does not set vnodes"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(said, "built with 160"));
+	{
+		char pct[32];
+
+		snprintf(pct, sizeof(pct), "moves %.1f%%", moved * 100);
+		CU_ASSERT_PTR_NOT_NULL(strstr(said, pct));
+	}
+
+	/* Running state of another ABI (unreadable): every defaulted service.
+	 */
+	said[0] = '\0';
+	rs_config_default_vnodes(&cfg, NULL, say);
+	CU_ASSERT_PTR_NOT_NULL(strstr(said, "another ABI: starting needs"));
+	{
+		char pct[32];
+
+		snprintf(pct, sizeof(pct), "with 160, %.1f%%", moved * 100);
+		CU_ASSERT_PTR_NOT_NULL(strstr(said, pct));
+	}
+
+	/* Built with the new default already: nothing to keep or say. */
+	words[2].max_points = 4096;
+	CU_ASSERT_FALSE(rs_config_legacy_ring(&cfg, 0, words));
+	said[0] = '\0';
+	rs_config_default_vnodes(&cfg, words, say);
+	CU_ASSERT_STRING_EQUAL(said, "");
+
+	/* vnodes in the file: the file decides. */
+	words[2].max_points = 160;
+	EXPECT_LOADED(WEB "vnodes = 4096\n[backend a]\nservice = web\n"
+			  "address = 127.0.0.1:1\n");
+	CU_ASSERT_FALSE(rs_config_legacy_ring(&cfg, 0, words));
+	said[0] = '\0';
+	rs_config_default_vnodes(&cfg, NULL, say);
+	CU_ASSERT_STRING_EQUAL(said, "");
+	/* Unknown names (another config's backends): nothing either. */
+	EXPECT_LOADED(WEB "[backend z]\nservice = web\n"
+			  "address = 127.0.0.1:1\n");
+	CU_ASSERT_FALSE(rs_config_legacy_ring(&cfg, 0, words));
+	free(words);
+}
+
 static const struct test limit_tests[] = {
 	{"not regular files", test_not_regular_files},
 	{"size limit", test_size_limit},
@@ -2332,6 +2421,7 @@ static const struct test limit_tests[] = {
 	{"no services", test_no_services},
 	{"covering listens", test_covering_listens},
 	{"memory budget", test_memory_budget},
+	{"vnodes default changed: running ring kept", test_legacy_vnodes},
 	{NULL, NULL},
 };
 

@@ -26,11 +26,18 @@
 /* A client that neither sends nor reads for this long is dropped. */
 #define RS_DEFAULT_CLIENT_IDLE_MS 10000
 #define RS_DEFAULT_CONFIG	  "/etc/ringsteer/ringsteer.conf"
-#define RS_DEFAULT_VNODES	  160
-#define RS_MAX_WEIGHT		  256
-#define RS_MAX_LISTENS		  64 /* per service */
-#define RS_MAX_INTERFACES	  16
-#define RS_IFNAME_MAX		  16
+/*
+ * Points per unit of weight when a service does not set vnodes: max/mean
+ * 1.03 at 32 backends (docs/benchmarks.md). Earlier versions defaulted to
+ * RS_LEGACY_VNODES (max/mean 1.15); a daemon that adopts a ring built
+ * with that keeps it until a reload (rs_config_default_vnodes()).
+ */
+#define RS_DEFAULT_VNODES 4096u
+#define RS_LEGACY_VNODES  160u
+#define RS_MAX_WEIGHT	  256
+#define RS_MAX_LISTENS	  64 /* per service */
+#define RS_MAX_INTERFACES 16
+#define RS_IFNAME_MAX	  16
 
 /* Health check defaults, as documented in docs/operations.md. */
 #define RS_DEFAULT_INTERVAL_MS	      2000
@@ -74,6 +81,7 @@ struct rs_service_conf {
 	uint8_t prefix6;
 	uint8_t fallback; /* enum rs_fallback */
 	uint32_t vnodes;
+	bool vnodes_set; /* vnodes is in the file, not the default */
 	uint64_t seed;
 	uint32_t sticky_ttl;	    /* seconds, 0 = off */
 	uint32_t sticky_max;	    /* entries of the sticky LRU table */
@@ -219,6 +227,33 @@ void rs_config_memory_report(const struct rs_config *cfg, FILE *f);
  * start and reload say so: one line per such service, through @say.
  */
 void rs_config_empty_services(const struct rs_config *cfg,
+			      void (*say)(const char *line));
+
+/*
+ * Fraction of service @s's clients that move when its ring, built with
+ * @from points per unit of weight, is rebuilt with the vnodes of @cfg
+ * (every backend up; exact, from arc lengths). -1 when it cannot be
+ * computed (no backends, out of memory).
+ */
+double rs_config_vnodes_moved(const struct rs_config *cfg, size_t s,
+			      uint32_t from);
+
+/*
+ * Whether service @s takes the vnodes default while the running ring, by
+ * the pinned backend words @words (RS_MAX_BACKENDS, by id), was built
+ * with RS_LEGACY_VNODES. The daemon then keeps that until a reload.
+ */
+bool rs_config_legacy_ring(const struct rs_config *cfg, size_t s,
+			   const struct rs_backend *words);
+
+/*
+ * For --check: each service rs_config_legacy_ring() names, one line
+ * through @say saying how many of its clients a reload would move. With
+ * @words NULL (the running data plane is of another ABI, so a start
+ * builds every ring anew), each service that takes the default.
+ */
+void rs_config_default_vnodes(const struct rs_config *cfg,
+			      const struct rs_backend *words,
 			      void (*say)(const char *line));
 
 /* Index of the service called @name, or -ENOENT. */

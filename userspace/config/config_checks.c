@@ -481,11 +481,14 @@ static void check_ring_sizes(const struct cfg_entries *e, struct cfg_report *r)
 		if (points <= RS_MAX_RING_POINTS)
 			continue;
 		section_label(label, sizeof(label), "service", s->conf.name);
-		cfg_report(
-			r, s->conf.line, label, NULL,
-			"ring too large: %llu points (weight * vnodes over all "
-			"backends), max %u",
-			(unsigned long long)points, RS_MAX_RING_POINTS);
+		cfg_report(r, s->conf.line, label, NULL,
+			   "ring too large: %llu points (weight * vnodes over "
+			   "all backends), max %u%s",
+			   (unsigned long long)points, RS_MAX_RING_POINTS,
+			   s->conf.vnodes_set
+				   ? ""
+				   : "; vnodes is not set, so it is "
+				     "4096 (the default): set it lower");
 	}
 }
 

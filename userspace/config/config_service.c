@@ -84,8 +84,10 @@ static void set_vnodes(const struct cfg_key *k, void *obj, const char *v)
 	struct svc_entry *s = obj;
 	uint64_t n;
 
-	if (cfg_parse_ranged(k, v, 1, 65536, &n))
+	if (cfg_parse_ranged(k, v, 1, 65536, &n)) {
 		s->conf.vnodes = (uint32_t)n;
+		s->conf.vnodes_set = true;
+	}
 }
 
 static void set_seed(const struct cfg_key *k, void *obj, const char *v)

@@ -87,10 +87,10 @@ void ring_free(struct rs_ring *ring)
 	memset(ring, 0, sizeof(*ring));
 }
 
-uint32_t ring_lower_bound(const struct rs_ring *ring, uint64_t hash)
+/* First index in [lo, hi) with pos >= hash, wrapping past the end to 0. */
+static uint32_t search(const struct rs_ring *ring, uint32_t lo, uint32_t hi,
+		       uint64_t hash)
 {
-	uint32_t lo = 0, hi = ring->npoints;
-
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
@@ -100,6 +100,11 @@ uint32_t ring_lower_bound(const struct rs_ring *ring, uint64_t hash)
 			hi = mid;
 	}
 	return lo >= ring->npoints ? 0 : lo;
+}
+
+uint32_t ring_lower_bound(const struct rs_ring *ring, uint64_t hash)
+{
+	return search(ring, 0, ring->npoints, hash);
 }
 
 enum rs_ring_skip ring_point_skip(const struct rs_point *p,
@@ -303,26 +308,62 @@ uint8_t ring_bucket_bits(uint32_t npoints)
 {
 	uint8_t bits = 0;
 
-	while (bits < RS_MAX_BUCKET_BITS && (2u << bits) <= npoints)
+	if (npoints == 0)
+		return 0;
+	while (bits < RS_MAX_BUCKET_BITS &&
+	       (1ull << bits) < (uint64_t)RING_FLAT_PER_POINT * npoints)
 		bits++;
 	return bits;
 }
 
 uint32_t ring_map_slots(uint32_t npoints, uint8_t bits)
 {
-	return npoints + 1 + (bits ? ((1u << bits) + 1 + 3) / 4 : 0) + 1;
+	return npoints + 1 + (bits ? ((1u << bits) + 1) / 2 : 0) + 1;
 }
 
-void ring_buckets(const struct rs_ring *ring, uint8_t bits, uint32_t *first)
+void ring_flat(const struct rs_ring *ring, uint8_t bits,
+	       struct rs_ring_flat *flat)
 {
-	uint32_t nb = 1u << bits, k = 0;
+	uint32_t nb = 1u << bits, k = 0, next;
 
+	if (bits == 0)
+		return;
 	for (uint32_t b = 0; b < nb; b++) {
-		uint64_t start = bits ? (uint64_t)b << (64 - bits) : 0;
+		/* Points in [b << shift, (b + 1) << shift): k to next. */
+		uint64_t end = (uint64_t)(b + 1) << (64 - bits);
 
-		while (k < ring->npoints && ring->points[k].pos < start)
-			k++;
-		first[b] = k + 1;
+		for (next = k; next < ring->npoints &&
+			       (b + 1 == nb || ring->points[next].pos < end);
+		     next++)
+			;
+		if (next > k) {
+			flat[b] = (struct rs_ring_flat){.point = k + 1,
+							.owner = RS_FLAT_SPLIT |
+								 (next - k)};
+		} else {
+			uint32_t o = k < ring->npoints ? k : 0;
+			const struct rs_point *p = &ring->points[o];
+
+			flat[b] = (struct rs_ring_flat){
+				.point = o + 1,
+				.owner = p->backend << RS_FLAT_BACKEND_SHIFT |
+					 p->ordinal};
+		}
+		k = next;
 	}
-	first[nb] = ring->npoints + 1;
+}
+
+uint32_t ring_flat_lower_bound(const struct rs_ring *ring, uint8_t bits,
+			       const struct rs_ring_flat *flat, uint64_t hash,
+			       bool *direct)
+{
+	const struct rs_ring_flat *e = &flat[bits ? hash >> (64 - bits) : 0];
+	uint32_t lo, hi;
+
+	*direct = !(e->owner & RS_FLAT_SPLIT);
+	if (*direct)
+		return e->point - 1;
+	lo = e->point - 1;
+	hi = lo + (e->owner & ~RS_FLAT_SPLIT);
+	return search(ring, lo, hi, hash);
 }

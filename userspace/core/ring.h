@@ -131,21 +131,32 @@ int ring_trim(const struct rs_ring *ring, const struct rs_ring_view *view,
 
 bool ring_equal(const struct rs_ring *a, const struct rs_ring *b);
 
-/* Bucket index size for a ring of @npoints: about one point per bucket. */
+/*
+ * Buckets per point in the flat table: a key's bucket holds a point (and
+ * its lookup searches) with probability about 1 - e^(-1/4) = 22%.
+ */
+#define RING_FLAT_PER_POINT 4
+
+/* Flat table size for a ring of @npoints (rs_ring_header.bucket_bits). */
 uint8_t ring_bucket_bits(uint32_t npoints);
 
 /*
- * Slots of the ring map of @npoints points with a bucket index of @bits:
- * the header, the points, the index (see struct rs_ring_buckets), then
- * the trailer.
+ * Slots of the ring map of @npoints points with a flat table of @bits:
+ * the header, the points, the table (two entries per slot, see struct
+ * rs_ring_flat), then the trailer.
  */
 uint32_t ring_map_slots(uint32_t npoints, uint8_t bits);
 
+/* The data plane's flat table of 2^@bits entries for @ring, into @flat. */
+void ring_flat(const struct rs_ring *ring, uint8_t bits,
+	       struct rs_ring_flat *flat);
+
 /*
- * The data plane's bucket index: @first[b], for b in 0..2^@bits, is the
- * 1-based slot of the first point at or after b << (64 - @bits), and
- * @first[2^@bits] = npoints + 1. @first holds 2^@bits + 1 entries.
+ * ring_lower_bound() the way the data plane finds it, through @flat:
+ * @direct says whether the entry named the point without a search.
  */
-void ring_buckets(const struct rs_ring *ring, uint8_t bits, uint32_t *first);
+uint32_t ring_flat_lower_bound(const struct rs_ring *ring, uint8_t bits,
+			       const struct rs_ring_flat *flat, uint64_t hash,
+			       bool *direct);
 
 #endif /* RS_RING_H */

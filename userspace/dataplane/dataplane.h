@@ -62,6 +62,14 @@ uint32_t dp_program_id(struct rs_dataplane *dp);
 /* Unpin the link and every map under @root and remove the directory. */
 int dp_detach(const char *root);
 
+/*
+ * The backend words a running data plane has pinned under @root, without
+ * loading anything (for --check): @words gets RS_MAX_BACKENDS entries by
+ * id. Returns 0, -ENOENT (nothing pinned), -EPROTO (words of another
+ * ABI) or another negative errno.
+ */
+int dp_read_pinned_backends(const char *root, struct rs_backend *words);
+
 /* ---- one daemon per pinned state (dataplane_pins.c) ---- */
 
 /*
@@ -180,6 +188,12 @@ int dp_delete_ring(struct rs_dataplane *dp, uint32_t svc_id);
 
 /* Generation of the ring currently installed for @svc_id, 0 if none. */
 uint64_t dp_ring_generation(struct rs_dataplane *dp, uint32_t svc_id);
+
+/*
+ * Whether the installed ring of @svc_id has the flat table (a ring left by
+ * a daemon that predates it has not: it works, searched in full).
+ */
+bool dp_ring_has_table(struct rs_dataplane *dp, uint32_t svc_id);
 
 /* ---- sticky tables (dataplane_sticky.c) ---- */
 

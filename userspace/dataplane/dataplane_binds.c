@@ -3,7 +3,8 @@
  * Which service owns a destination. A listen of one address and one port
  * goes to a hash table, so the common case costs the program one lookup;
  * prefixes and port 0 need the LPM trie, which it asks only while rs_meta
- * says the trie holds anything. Writes are ordered so that a destination
+ * says the trie holds anything. In front of both, rs_ports turns away
+ * every port no listen names. Writes are ordered so that a destination
  * that stays configured is never missing, not even for one lookup.
  */
 #include <errno.h>
@@ -73,9 +74,56 @@ static int delete_keys(int fd, const char *keys, size_t key_size, size_t n)
 	return 0;
 }
 
+/* rs_ports as @keys need it: a bit set for each port no listen covers. */
+static void ports_unused(const struct rs_bind_key *keys, size_t n,
+			 uint64_t *unused)
+{
+	for (uint32_t w = 0; w < RS_PORT_WORDS; w++)
+		unused[w] = ~0ull;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t w = rs_port_word(keys[i].protocol, keys[i].port);
+
+		if (keys[i].port == 0) {
+			/* Every port of the protocol. */
+			uint32_t first = rs_port_word(keys[i].protocol, 0);
+
+			memset(&unused[first], 0, 65536 / 8);
+			continue;
+		}
+		unused[w] &= ~(1ull << (keys[i].port % 64));
+	}
+}
+
+/*
+ * Writes the words of @want (with @keep_used: only clearing bits, so a
+ * port in use before or after stays open) where rs_ports differs.
+ */
+static int ports_write(struct rs_dataplane *dp, const uint64_t *want,
+		       bool keep_used)
+{
+	int fd = bpf_map__fd(dp->skel->maps.rs_ports);
+
+	for (__u32 w = 0; w < RS_PORT_WORDS; w++) {
+		__u64 cur = 0, next;
+
+		if (bpf_map_lookup_elem(fd, &w, &cur))
+			return -errno;
+		next = keep_used ? cur & want[w] : want[w];
+		if (next != cur && bpf_map_update_elem(fd, &w, &next, 0)) {
+			int err = -errno;
+
+			rs_err("bpf: updating rs_ports failed: %s",
+			       strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 int dp_sync_binds(struct rs_dataplane *dp, const struct rs_bind_key *keys,
 		  const struct rs_bind *values, size_t n)
 {
+	uint64_t *unused = calloc(RS_PORT_WORDS, sizeof(*unused));
 	int efd = bpf_map__fd(dp->skel->maps.rs_binds_exact);
 	int lfd = bpf_map__fd(dp->skel->maps.rs_binds);
 	struct rs_bind_exact_key *ekeys = calloc(n + 1, sizeof(*ekeys));
@@ -84,7 +132,12 @@ int dp_sync_binds(struct rs_dataplane *dp, const struct rs_bind_key *keys,
 	size_t ne = 0, nl = 0, nes = 0, nls = 0;
 	int err = -ENOMEM;
 
-	if (!ekeys || !lkeys)
+	if (!ekeys || !lkeys || !unused)
+		goto out;
+	/* New ports open before their binds appear, old ones close after. */
+	ports_unused(keys, n, unused);
+	err = ports_write(dp, unused, true);
+	if (err)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		struct bpf_map *m = dp->skel->maps.rs_binds;
@@ -116,7 +169,10 @@ int dp_sync_binds(struct rs_dataplane *dp, const struct rs_bind_key *keys,
 	if (!err)
 		err = dp_meta_set(dp, offsetof(struct rs_meta, lpm_binds),
 				  (uint32_t)nl);
+	if (!err)
+		err = ports_write(dp, unused, false);
 out:
+	free(unused);
 	free(estale);
 	free(lstale);
 	free(ekeys);

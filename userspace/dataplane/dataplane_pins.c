@@ -237,3 +237,26 @@ int dp_pins_check(struct rs_dataplane *dp, struct rs_pins_lock *lk)
 	}
 	return first_err ? first_err : n;
 }
+
+int dp_read_pinned_backends(const char *root, struct rs_backend *words)
+{
+	struct bpf_map_info info = {0};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s/rs_backends", root);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	/* Another ABI's words would be read at the wrong offsets. */
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    info.value_size != sizeof(*words) ||
+	    info.max_entries != RS_MAX_BACKENDS)
+		err = -EPROTO;
+	for (__u32 id = 0; id < RS_MAX_BACKENDS && !err; id++)
+		if (bpf_map_lookup_elem(fd, &id, &words[id]))
+			err = -errno;
+	close(fd);
+	return err;
+}

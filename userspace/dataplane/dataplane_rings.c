@@ -40,7 +40,8 @@ static int ring_map_create(struct rs_dataplane *dp, uint32_t svc_id,
 static int ring_map_fill(int fd, const struct rs_ring *ring, uint8_t bits,
 			 uint64_t gen)
 {
-	uint32_t count = ring_map_slots(ring->npoints, bits), *first = NULL;
+	uint32_t count = ring_map_slots(ring->npoints, bits);
+	struct rs_ring_flat *flat = NULL;
 	struct rs_ring_slot *slots;
 	__u32 *keys;
 	int err = 0;
@@ -48,14 +49,14 @@ static int ring_map_fill(int fd, const struct rs_ring *ring, uint8_t bits,
 	slots = calloc(count, sizeof(*slots));
 	keys = calloc(count, sizeof(*keys));
 	if (bits)
-		first = calloc((1u << bits) + 1, sizeof(*first));
-	if (!slots || !keys || (bits && !first)) {
+		flat = calloc(1u << bits, sizeof(*flat));
+	if (!slots || !keys || (bits && !flat)) {
 		err = -ENOMEM;
 		goto out;
 	}
 	slots[0].hdr.seed = ring->seed;
 	slots[0].hdr.npoints = ring->npoints;
-	slots[0].hdr.bucket_bits = bits;
+	slots[0].hdr.bucket_bits = bits ? bits | RS_RING_FLAT : 0;
 	slots[0].hdr.key_policy = ring->key_policy;
 	slots[0].hdr.prefix4 = ring->prefix4;
 	slots[0].hdr.prefix6 = ring->prefix6;
@@ -65,20 +66,33 @@ static int ring_map_fill(int fd, const struct rs_ring *ring, uint8_t bits,
 	for (uint32_t i = 0; i < ring->npoints; i++)
 		slots[i + 1].point = ring->points[i];
 	if (bits) {
-		ring_buckets(ring, bits, first);
-		for (uint32_t b = 0; b <= (1u << bits); b++)
-			slots[ring->npoints + 1 + b / 4].buckets.first[b % 4] =
-				first[b];
+		ring_flat(ring, bits, flat);
+		for (uint32_t b = 0; b < (1u << bits); b++)
+			slots[ring->npoints + 1 + b / 2].buckets.flat[b % 2] =
+				flat[b];
 	}
 	if (bpf_map_update_batch(fd, keys, slots, &count, NULL)) {
 		err = -errno;
 		rs_err("bpf: filling a ring map failed: %s", strerror(-err));
 	}
 out:
-	free(first);
+	free(flat);
 	free(slots);
 	free(keys);
 	return err;
+}
+
+/*
+ * Slots of a ring map whose header is @hdr: a flat table (RS_RING_FLAT),
+ * or the bucket index of four entries per slot that rings had before it.
+ */
+static uint32_t ring_map_slots_of(const struct rs_ring_header *hdr)
+{
+	uint32_t bits = hdr->bucket_bits & RS_RING_BITS_MASK;
+
+	if (hdr->bucket_bits & RS_RING_FLAT)
+		return ring_map_slots(hdr->npoints, bits);
+	return hdr->npoints + 1 + (bits ? ((1u << bits) + 1 + 3) / 4 : 0) + 1;
 }
 
 /* The generation in ring map @fd's trailer, 0 when it has none. */
@@ -89,9 +103,9 @@ static uint64_t ring_map_generation(int fd)
 
 	if (bpf_map_lookup_elem(fd, &zero, &hdr) ||
 	    hdr.hdr.npoints > RS_MAX_RING_POINTS ||
-	    hdr.hdr.bucket_bits > RS_MAX_BUCKET_BITS)
+	    (hdr.hdr.bucket_bits & RS_RING_BITS_MASK) > RS_MAX_BUCKET_BITS)
 		return 0;
-	last = ring_map_slots(hdr.hdr.npoints, hdr.hdr.bucket_bits) - 1;
+	last = ring_map_slots_of(&hdr.hdr) - 1;
 	if (bpf_map_lookup_elem(fd, &last, &trailer))
 		return 0;
 	return trailer.trailer.generation;
@@ -107,6 +121,22 @@ uint64_t dp_ring_generation(struct rs_dataplane *dp, uint32_t svc_id)
 	gen = ring_map_generation(fd);
 	close(fd);
 	return gen;
+}
+
+bool dp_ring_has_table(struct rs_dataplane *dp, uint32_t svc_id)
+{
+	int fd = dp_inner_map_fd(dp, dp->skel->maps.rs_rings, svc_id);
+	struct rs_ring_slot hdr;
+	__u32 zero = 0;
+	bool has = false;
+
+	if (fd < 0)
+		return false;
+	if (!bpf_map_lookup_elem(fd, &zero, &hdr))
+		has = hdr.hdr.npoints == 0 ||
+		      (hdr.hdr.bucket_bits & RS_RING_FLAT);
+	close(fd);
+	return has;
 }
 
 int64_t dp_swap_ring(struct rs_dataplane *dp, uint32_t svc_id,

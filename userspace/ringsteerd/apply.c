@@ -387,6 +387,30 @@ static void log_warning(const char *line)
 	rs_warn("%s", line);
 }
 
+/*
+ * A service whose file leaves vnodes to the default, running a ring built
+ * with the default of earlier versions (an upgrade): that ring is kept
+ * until a reload, so that an upgrade alone moves no client, and the log
+ * says what the reload will move.
+ */
+static void keep_legacy_vnodes(struct daemon *d, const struct snapshot *p)
+{
+	for (size_t s = 0; s < d->cfg.n_services; s++) {
+		double moved;
+
+		if (!rs_config_legacy_ring(&d->cfg, s, p->bes))
+			continue;
+		moved = rs_config_vnodes_moved(&d->cfg, s, RS_LEGACY_VNODES);
+		d->cfg.services[s].vnodes = RS_LEGACY_VNODES;
+		rs_warn("service %s: vnodes not set, and the running ring was "
+			"built with %u (the default of earlier versions, now "
+			"%u): kept until a reload, which moves %.1f%% of its "
+			"clients; set vnodes in %s to choose",
+			d->cfg.services[s].name, RS_LEGACY_VNODES,
+			RS_DEFAULT_VNODES, moved * 100, d->config_path);
+	}
+}
+
 int daemon_start(struct daemon *d)
 {
 	struct snapshot *p;
@@ -403,6 +427,7 @@ int daemon_start(struct daemon *d)
 		err = dp_open(&d->dp, d->cfg.bpffs);
 	if (!err) {
 		snapshot_read(d, p);
+		keep_legacy_vnodes(d, p);
 		err = assign_ids(d, p);
 	}
 	if (err)

@@ -47,6 +47,8 @@ struct svc_rt {
 	struct rs_ring ring; /* as installed */
 	uint64_t generation;
 	bool compact; /* built without unusable backends (walk bound) */
+	/* Installed without the flat table (older daemon): reinstall it. */
+	bool needs_table;
 	uint64_t rebuilds;
 };
 

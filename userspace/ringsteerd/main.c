@@ -49,6 +49,26 @@ static void print_warning(const char *line)
 	printf("warning: %s\n", line);
 }
 
+/*
+ * What a reload of this file would do to a running ring built with the
+ * vnodes default of earlier versions: read from the pins, when there are
+ * any and we may read them.
+ */
+static void check_running_vnodes(const struct rs_config *cfg)
+{
+	struct rs_backend *words = calloc(RS_MAX_BACKENDS, sizeof(*words));
+	int err = words ? dp_read_pinned_backends(cfg->bpffs, words) : -ENOMEM;
+
+	if (!err || err == -EPROTO)
+		rs_config_default_vnodes(cfg, err ? NULL : words,
+					 print_warning);
+	else if (err != -ENOENT)
+		printf("note: cannot read the running state under %s (%s): "
+		       "what a reload moves is not checked\n",
+		       cfg->bpffs, strerror(-err));
+	free(words);
+}
+
 static void print_errors(const char *errs)
 {
 	size_t n = strlen(errs);
@@ -245,6 +265,7 @@ int main(int argc, char **argv)
 	if (check) {
 		rs_config_memory_report(&d.cfg, stdout);
 		rs_config_empty_services(&d.cfg, print_warning);
+		check_running_vnodes(&d.cfg);
 		printf("ringsteerd: configuration file %s test is successful\n",
 		       d.config_path);
 		rs_config_free(&d.cfg);

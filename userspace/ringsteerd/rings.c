@@ -58,6 +58,7 @@ static int ring_install(struct daemon *d, size_t s, struct rs_ring *ring,
 	memset(ring, 0, sizeof(*ring));
 	svc->generation = (uint64_t)gen;
 	svc->compact = compact;
+	svc->needs_table = false;
 	svc->rebuilds++;
 	rs_info("service %s: ring generation %llu, %u points%s (%s)",
 		d->cfg.services[s].name, (unsigned long long)gen,
@@ -73,7 +74,8 @@ static int ring_install_if_changed(struct daemon *d, size_t s,
 {
 	struct svc_rt *svc = &d->svcs[s];
 
-	if (!force && svc->generation && ring_equal(ring, &svc->ring)) {
+	if (!force && !svc->needs_table && svc->generation &&
+	    ring_equal(ring, &svc->ring)) {
 		ring_free(ring);
 		svc->compact = compact;
 		return 0;
@@ -142,6 +144,12 @@ void rings_read_pinned(struct daemon *d)
 			svc->generation = gen;
 			/* Unknown shape: let the first refresh decide. */
 			svc->compact = true;
+			/*
+			 * Without the flat table (an older daemon's ring):
+			 * the next install writes it even for the same
+			 * points, which moves no key.
+			 */
+			svc->needs_table = !dp_ring_has_table(&d->dp, svc->id);
 		}
 	}
 }
