@@ -16,6 +16,7 @@
 
 #include <CUnit/Basic.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/pkt_cls.h>
 
@@ -167,7 +168,9 @@ static int install_table(void)
 	__u32 keys_n = RS_FLEET_MAP_SLOTS, outer_key = 0;
 	static __u32 keys[RS_FLEET_MAP_SLOTS];
 	struct rs_fleet_peer peer = {.member = 0};
-	int fd, outer = bpf_map__fd(skel->maps.rs_fleet), err;
+	int fd, outer = bpf_map__fd(skel->maps.rs_fleet), err, key_id, val_id;
+	LIBBPF_OPTS(bpf_map_create_opts, opts);
+	struct btf *btf;
 	const char *names[NMEMBERS] = {"host-1", "host-2", "host-3"};
 	const char *addrs[NMEMBERS] = {"198.18.11.2", "198.18.12.2",
 				       "198.18.13.2"};
@@ -198,8 +201,21 @@ static int install_table(void)
 	slots[RS_FLEET_SLOT_SERVICES + SVC].service.owners = NMEMBERS;
 	memcpy(&slots[RS_FLEET_SLOT_ROWS + SVC * RS_FLEET_ROWS], owners,
 	       sizeof(owners));
+	/*
+	 * With BTF, as the daemon creates it (dp_inner_map_btf): 6.1 refuses
+	 * an inner map whose BTF-derived layout differs from the template's
+	 * (a map without BTF has none), with EINVAL at the outer update.
+	 */
+	btf = bpf_object__btf(skel->obj);
+	key_id = btf__find_by_name_kind(btf, "__u32", BTF_KIND_TYPEDEF);
+	val_id = btf__find_by_name_kind(btf, "rs_fleet_slot", BTF_KIND_STRUCT);
+	if (key_id > 0 && val_id > 0) {
+		opts.btf_fd = btf__fd(btf);
+		opts.btf_key_type_id = key_id;
+		opts.btf_value_type_id = val_id;
+	}
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fleet_test", 4,
-			    sizeof(slots[0]), RS_FLEET_MAP_SLOTS, NULL);
+			    sizeof(slots[0]), RS_FLEET_MAP_SLOTS, &opts);
 	if (fd < 0)
 		return -1;
 	for (__u32 i = 0; i < RS_FLEET_MAP_SLOTS; i++)
