@@ -181,7 +181,7 @@ static long sticky_each_by_key(int fd,
 	return n;
 }
 
-#define STICKY_BATCH 4096
+#define STICKY_BATCH 65536
 
 /*
  * In batches of STICKY_BATCH (one syscall each instead of two per
