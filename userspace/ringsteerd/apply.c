@@ -40,10 +40,18 @@ static void snapshot_read(struct daemon *d, struct snapshot *p)
 /*
  * Reload: the state being replaced, as the data plane holds it: its
  * services by name, its backends' words (a word never written still
- * names its backend, so that its id is kept and retired like the others).
+ * names its backend, so that its id is kept and retired like the others),
+ * and the words of removed backends that still hold connections.
  */
-static void snapshot_of(const struct daemon *old, struct snapshot *p)
+static void snapshot_of(struct daemon *old, struct snapshot *p)
 {
+	/*
+	 * The words first: a backend no longer configured whose connections
+	 * are still open keeps its word (retire()), and with it its id.
+	 */
+	for (uint32_t i = 0; i < RS_MAX_BACKENDS; i++)
+		if (dp_get_backend(&old->dp, i, &p->bes[i]))
+			memset(&p->bes[i], 0, sizeof(p->bes[i]));
 	for (size_t s = 0; s < old->cfg.n_services; s++) {
 		struct rs_service *svc = &p->svcs[old->svcs[s].id];
 
@@ -183,19 +191,44 @@ static void retire(struct daemon *d, const struct snapshot *before)
 	for (uint32_t id = 0; id < RS_MAX_BACKENDS; id++) {
 		const struct rs_backend *b = &before->bes[id];
 
+		struct rs_backend keep;
+		int64_t load = 0;
+
 		if (be_used[id] || (!b->name[0] && !b->state))
 			continue;
-		if (b->name[0])
-			rs_info("backend %s (id %u): no longer configured",
-				b->name, id);
 		if (b->service < RS_MAX_SERVICES) {
 			dp_sticky_forget_backend(&d->dp, b->service, id);
 			/* Its uncounted connections leave the gauge with it. */
 			dp_load_add(&d->dp, id, b->service,
 				    -(int64_t)b->uncounted);
 		}
-		dp_set_backend(&d->dp, id, &off_be);
 		sockets_clear_backend(&d->dp, id);
+		dp_backend_load(&d->dp, id, &load);
+		if (!b->name[0] || load <= 0) {
+			if (b->name[0])
+				rs_info("backend %s (id %u): no longer "
+					"configured",
+					b->name, id);
+			dp_set_backend(&d->dp, id, &off_be);
+			continue;
+		}
+		/*
+		 * Its open connections still count in this id's gauge and
+		 * will count it down as they close. The word keeps its name
+		 * (DOWN, no points): a backend of that name configured again
+		 * gets this id and its load back, and no other takes the id
+		 * (assign_ids), until a reload finds the gauge at 0.
+		 */
+		keep = *b;
+		keep.state = RS_BACKEND_DOWN;
+		keep.active_points = 0;
+		keep.bound_points = 0;
+		keep.balance_milli = 0;
+		keep.uncounted = 0;
+		dp_set_backend(&d->dp, id, &keep);
+		rs_info("backend %s (id %u): no longer configured; %lld "
+			"connections it holds keep its id until they close",
+			b->name, id, (long long)load);
 	}
 	for (uint32_t id = 0; id < RS_MAX_SERVICES; id++) {
 		if (svc_used[id] || !before->svcs[id].enabled)

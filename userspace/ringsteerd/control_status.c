@@ -122,9 +122,8 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 		"services", svcs, "reloads", (json_int_t)d->reloads,
 		"reload_failures", (json_int_t)d->reload_failures, "kernel",
 		daemon_kernel_json(d), "load_check",
-		json_pack("{s:I, s:I, s:i, s:i, s:s?}", "passes",
-			  (json_int_t)d->load.passes, "corrections",
-			  (json_int_t)d->load.corrections, "uncounted",
+		json_pack("{s:I, s:i, s:i, s:s?}", "passes",
+			  (json_int_t)d->load.passes, "uncounted",
 			  (int)d->load.uncounted, "unattributed",
 			  (int)d->load.unattributed, "error",
 			  d->load.last_err ? strerror(-d->load.last_err)

@@ -84,7 +84,6 @@ struct daemon {
 	ev_timer load_flows; /* load_flows.c */
 	struct load_report {
 		uint64_t passes;
-		uint64_t corrections;  /* gauges found off and set right */
 		uint32_t uncounted;    /* predating connections attributed */
 		uint32_t unattributed; /* predating, owner not a backend */
 		int last_err;

@@ -13,9 +13,11 @@
  * lowered as they close, the amount kept in each backend's word
  * (rs_backend.uncounted) so that a restarted daemon takes back its own.
  *
- * The pass also compares the counted connections with the gauge. A
- * difference read while the gauge did not move during the dump is drift
- * (none is known; it would be a bug) and is corrected and logged.
+ * The connections the kernel counted are left to it: a dump is not a
+ * snapshot (sockets open and close while it runs), so a difference
+ * between it and the gauge under churn is the dump's, not the gauge's.
+ * An earlier version "corrected" such differences and drove a gauge below
+ * 0 under churn.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -60,8 +62,6 @@ struct pass {
 	/* Ports some TCP service listens on (all: a listen on port 0). */
 	uint64_t ports[65536 / 64];
 	bool any_port;
-	int64_t counted_be[RS_MAX_BACKENDS];
-	int64_t counted_svc[RS_MAX_SERVICES];
 	struct cand *cands;
 	struct watched *watch;
 	size_t ncands, nwatch, capwatch;
@@ -140,16 +140,9 @@ static int on_socket(const struct tcp_conn_seen *c, void *arg)
 			p->err = watch_add(p, c->inode, (size_t)i, true);
 		return p->err;
 	}
-	if (c->has_value && c->value_len >= sizeof(struct rs_conn)) {
-		struct rs_conn rc;
-
-		memcpy(&rc, c->value, sizeof(rc));
-		if (rc.backend < RS_MAX_BACKENDS)
-			p->counted_be[rc.backend]++;
-		if (rc.service < RS_MAX_SERVICES)
-			p->counted_svc[rc.service]++;
+	/* Counted by steer_sockops: the kernel's own. */
+	if (c->has_value)
 		return 0;
-	}
 	/* An orphan (closed by its process) has no owner to go by. */
 	if (!c->inode)
 		return 0;
@@ -224,83 +217,27 @@ static int attribute(const struct pass *p, size_t svc, pid_t pid)
 	return found;
 }
 
-static void gauges_read(struct daemon *d, int64_t *be, int64_t *svc)
-{
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		dp_backend_load(&d->dp, d->bes[i].id, &be[i]);
-	for (size_t s = 0; s < d->cfg.n_services; s++)
-		dp_service_load(&d->dp, d->svcs[s].id, &svc[s]);
-}
-
 /*
- * Set the gauges: each backend's uncounted share moves to what this pass
- * found, and where the gauge stood still across the dump, it is set to
- * what the sockets say.
+ * Each backend's uncounted share moves to what this pass found, and its
+ * service's gauge by the same amount.
  */
-static void gauges_fix(struct pass *p, const uint32_t *found,
-		       const int64_t *g0be, const int64_t *g0svc)
+static void gauges_fix(struct daemon *d, const uint32_t *found)
 {
-	struct daemon *d = p->d;
-	size_t nb = d->cfg.n_backends, ns = d->cfg.n_services;
-	int64_t *g1be = calloc(nb + 1, sizeof(*g1be));
-	int64_t *g1svc = calloc(ns + 1, sizeof(*g1svc));
-	int64_t *svc_share = calloc(ns + 1, sizeof(*svc_share));
-	int64_t *svc_delta = calloc(ns + 1, sizeof(*svc_delta));
-
-	if (!g1be || !g1svc || !svc_share || !svc_delta) {
-		p->err = -ENOMEM;
-		goto out;
-	}
-	gauges_read(d, g1be, g1svc);
-	for (size_t i = 0; i < nb; i++) {
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
 		struct be_rt *be = &d->bes[i];
 		size_t s = d->cfg.backends[i].service;
-		int64_t want = p->counted_be[be->id] + found[i];
 		int64_t delta = (int64_t)found[i] - be->uncounted;
 
 		/* A UDP backend's gauge is its flows (load_flows.c). */
-		if (d->cfg.services[s].protocol != IPPROTO_TCP)
+		if (d->cfg.services[s].protocol != IPPROTO_TCP || !delta)
 			continue;
-		svc_share[s] += found[i];
-		svc_delta[s] += delta;
-		if (g0be[i] == g1be[i] && g1be[i] + delta != want) {
-			rs_warn("load: backend %s: gauge %lld, sockets say "
-				"%lld: corrected",
-				d->cfg.backends[i].name,
-				(long long)(g1be[i] + delta), (long long)want);
-			delta = want - g1be[i];
-			d->load.corrections++;
-		}
-		dp_load_add(&d->dp, be->id, RS_NONE, delta);
-		if (found[i] == be->uncounted)
-			continue;
+		dp_load_add(&d->dp, be->id, d->svcs[s].id, delta);
 		rs_info("load: backend %s: %u connections predate the "
 			"counting (were %u)",
 			d->cfg.backends[i].name, found[i], be->uncounted);
 		be->uncounted = found[i];
 		backend_push(d, be);
 	}
-	for (size_t s = 0; s < ns; s++) {
-		int64_t want = p->counted_svc[d->svcs[s].id] + svc_share[s];
-		int64_t delta = svc_delta[s];
-
-		if (d->cfg.services[s].protocol != IPPROTO_TCP)
-			continue;
-		if (g0svc[s] == g1svc[s] && g1svc[s] + delta != want) {
-			rs_warn("load: service %s: gauge %lld, sockets say "
-				"%lld: corrected",
-				d->cfg.services[s].name,
-				(long long)(g1svc[s] + delta), (long long)want);
-			delta = want - g1svc[s];
-			d->load.corrections++;
-		}
-		dp_load_add(&d->dp, RS_NONE, d->svcs[s].id, delta);
-	}
-out:
-	free(g1be);
-	free(g1svc);
-	free(svc_share);
-	free(svc_delta);
 }
 
 int load_reconcile(struct daemon *d)
@@ -308,13 +245,11 @@ int load_reconcile(struct daemon *d)
 	size_t nb = d->cfg.n_backends, ns = d->cfg.n_services;
 	struct pass *p = calloc(1, sizeof(*p));
 	uint32_t *found = calloc(nb + 1, sizeof(*found));
-	int64_t *g0be = calloc(nb + 1, sizeof(*g0be));
-	int64_t *g0svc = calloc(ns + 1, sizeof(*g0svc));
 	uint64_t *inodes = NULL;
 	uint32_t unattributed = 0, uncounted = 0;
 	int err;
 
-	if (!p || !found || !g0be || !g0svc) {
+	if (!p || !found) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -331,7 +266,6 @@ int load_reconcile(struct daemon *d)
 			p->ports[port / 64] |= 1ull << (port % 64);
 		}
 	}
-	gauges_read(d, g0be, g0svc);
 	err = tcp_conn_dump(COUNTED_STATES | 1u << TCP_LISTEN,
 			    dp_conn_storage_fd(&d->dp), on_socket, p);
 	if (!err)
@@ -365,8 +299,7 @@ int load_reconcile(struct daemon *d)
 		found[be]++;
 		uncounted++;
 	}
-	gauges_fix(p, found, g0be, g0svc);
-	err = p->err;
+	gauges_fix(d, found);
 	if (unattributed != d->load.unattributed)
 		rs_info("load: %u connections to services predate the "
 			"counting and belong to no backend's process: not in "
@@ -388,8 +321,6 @@ out:
 	}
 	free(p);
 	free(found);
-	free(g0be);
-	free(g0svc);
 	return err;
 }
 

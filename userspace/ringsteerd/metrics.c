@@ -228,11 +228,6 @@ static void service_affinity_metrics(struct daemon *d, struct buf *b,
 		    "%lld\n",
 		    d->cfg.services[s].name, (long long)active);
 	}
-	help(b, "ringsteer_load_corrections_total", "counter",
-	     "Load gauges found off while nothing moved, and set right "
-	     "(expected to stay 0).");
-	put(b, "ringsteer_load_corrections_total %llu\n",
-	    (unsigned long long)d->load.corrections);
 	help(b, "ringsteer_load_unattributed_connections", "gauge",
 	     "Connections to service addresses that predate the counting "
 	     "and belong to no backend's process (in no gauge).");
