@@ -147,3 +147,11 @@ e2e_gauge_matches() {
 	done
 	[[ $ok == 1 ]]
 }
+
+# e2e_client_prefixes: 64 client /24 prefixes of our own, 198.18.64.0/18,
+# routed locally in the client namespace and back to it from the edge
+# (rs_idle --src picks one /24 per affinity key from there).
+e2e_client_prefixes() {
+	ip -n "$RS_NS_CLIENT" route add local 198.18.64.0/18 dev lo
+	ip -n "$RS_NS_EDGE" route add 198.18.64.0/18 via "$RS_CLIENT_IP4"
+}

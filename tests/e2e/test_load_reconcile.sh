@@ -16,8 +16,7 @@ cd "$(dirname "$0")/../.."
 
 e2e_setup lrc
 
-ip -n "$RS_NS_CLIENT" route add local 198.18.64.0/18 dev lo
-ip -n "$RS_NS_EDGE" route add 198.18.64.0/18 via "$RS_CLIENT_IP4"
+e2e_client_prefixes
 
 e2e_conf_global
 cat >>"$CONF" <<CONF
