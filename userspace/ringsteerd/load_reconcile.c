@@ -171,15 +171,16 @@ static int cmp_watched(const void *a, const void *b)
 	return x->inode < y->inode ? -1 : x->inode > y->inode;
 }
 
-static void on_holder(size_t idx, pid_t pid, void *arg)
+static int on_holder(size_t idx, pid_t pid, int fd, void *arg)
 {
 	struct pass *p = arg;
 	const struct watched *w = &p->watch[idx];
 
+	(void)fd;
 	if (!w->listener) {
 		if (!p->cands[w->index].pid)
 			p->cands[w->index].pid = pid;
-		return;
+		return 0;
 	}
 	if (p->nholders == p->capholders) {
 		size_t cap = p->capholders ? p->capholders * 2 : 32;
@@ -187,12 +188,13 @@ static void on_holder(size_t idx, pid_t pid, void *arg)
 
 		if (!h) {
 			p->err = -ENOMEM;
-			return;
+			return 1;
 		}
 		p->holders = h;
 		p->capholders = cap;
 	}
 	p->holders[p->nholders++] = (struct holder){.pid = pid, .be = w->index};
+	return 0;
 }
 
 /*

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-#include <dirent.h>
 #include <errno.h>
 #include <linux/inet_diag.h>
 #include <linux/sock_diag.h>
@@ -19,6 +18,7 @@
 #include <netlink/socket.h>
 
 #include "backend_socket.h"
+#include "socket_holders.h"
 
 #define TCP_LISTEN_STATE 10
 
@@ -114,65 +114,33 @@ out:
 	return err;
 }
 
-static int fd_dir_find(const char *pid_name, const char *want, int *fd)
+struct owner_found {
+	pid_t pid;
+	int fd;
+};
+
+static int owner_first(size_t idx, pid_t pid, int fd, void *arg)
 {
-	char dir_path[300], link_path[600], target[64];
-	struct dirent *de;
-	DIR *dir;
-	int rc = -ESRCH;
+	struct owner_found *o = arg;
 
-	snprintf(dir_path, sizeof(dir_path), "/proc/%s/fd", pid_name);
-	dir = opendir(dir_path);
-	if (!dir)
-		return -ESRCH;
-	while ((de = readdir(dir))) {
-		ssize_t n;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(link_path, sizeof(link_path), "%s/%s", dir_path,
-			 de->d_name);
-		n = readlink(link_path, target, sizeof(target) - 1);
-		if (n <= 0)
-			continue;
-		target[n] = '\0';
-		if (strcmp(target, want) == 0) {
-			*fd = atoi(de->d_name);
-			rc = 0;
-			break;
-		}
-	}
-	closedir(dir);
-	return rc;
+	(void)idx;
+	o->pid = pid;
+	o->fd = fd;
+	return 1;
 }
 
 int sock_owner_find(uint64_t inode, pid_t *pid, int *fd)
 {
-	pid_t self = getpid();
-	struct dirent *de;
-	char want[64];
-	DIR *proc;
-	int rc = -ESRCH;
+	struct owner_found o = {0};
+	int err = socket_holders_scan(&inode, 1, owner_first, &o);
 
-	snprintf(want, sizeof(want), "socket:[%llu]",
-		 (unsigned long long)inode);
-	proc = opendir("/proc");
-	if (!proc)
-		return -errno;
-	while ((de = readdir(proc))) {
-		char *end;
-		long p = strtol(de->d_name, &end, 10);
-
-		if (*end || p <= 0 || p == self)
-			continue;
-		if (fd_dir_find(de->d_name, want, fd) == 0) {
-			*pid = (pid_t)p;
-			rc = 0;
-			break;
-		}
-	}
-	closedir(proc);
-	return rc;
+	if (err)
+		return err;
+	if (!o.pid)
+		return -ESRCH;
+	*pid = o.pid;
+	*fd = o.fd;
+	return 0;
 }
 
 int sock_take(pid_t pid, int fd, uint64_t inode)

@@ -16,24 +16,26 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void scan_pid(int proc_fd, pid_t pid, const uint64_t *inodes, size_t n,
-		     socket_holder_fn fn, void *arg)
+/* Returns non-zero when @fn ended the scan. */
+static int scan_pid(int proc_fd, pid_t pid, const uint64_t *inodes, size_t n,
+		    socket_holder_fn fn, void *arg)
 {
 	char path[64], target[64];
 	struct dirent *de;
-	int dfd;
+	int dfd, stop = 0;
 	DIR *dir;
 
 	snprintf(path, sizeof(path), "%d/fd", (int)pid);
+
 	dfd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		return;
+		return 0;
 	dir = fdopendir(dfd);
 	if (!dir) {
 		close(dfd);
-		return;
+		return 0;
 	}
-	while ((de = readdir(dir))) {
+	while (!stop && (de = readdir(dir))) {
 		unsigned long long ino;
 		const uint64_t *hit;
 		uint64_t key;
@@ -50,9 +52,11 @@ static void scan_pid(int proc_fd, pid_t pid, const uint64_t *inodes, size_t n,
 		key = ino;
 		hit = bsearch(&key, inodes, n, sizeof(*inodes), cmp_u64);
 		if (hit)
-			fn((size_t)(hit - inodes), pid, arg);
+			stop = fn((size_t)(hit - inodes), pid, atoi(de->d_name),
+				  arg);
 	}
 	closedir(dir);
+	return stop;
 }
 
 int socket_holders_scan(const uint64_t *inodes, size_t n, socket_holder_fn fn,
@@ -80,7 +84,8 @@ int socket_holders_scan(const uint64_t *inodes, size_t n, socket_holder_fn fn,
 
 		if (*end || p <= 0 || p == self)
 			continue;
-		scan_pid(proc_fd, (pid_t)p, inodes, n, fn, arg);
+		if (scan_pid(proc_fd, (pid_t)p, inodes, n, fn, arg))
+			break;
 	}
 	closedir(proc);
 	close(proc_fd);

@@ -11,8 +11,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Called for each (inode's index in the set, process holding it). */
-typedef void (*socket_holder_fn)(size_t idx, pid_t pid, void *arg);
+/*
+ * Called for each (inode's index in the set, process holding it, the fd
+ * number it holds it under); a non-zero return ends the scan.
+ */
+typedef int (*socket_holder_fn)(size_t idx, pid_t pid, int fd, void *arg);
 
 /*
  * @inodes: sorted ascending, @n of them. Every process but the caller is
