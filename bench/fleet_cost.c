@@ -13,6 +13,7 @@
  * Printed: the median per path, one markdown table row each. Each run
  * also pays the harness's own cost: the first row, a packet the program
  * looks at and leaves at once, is the floor the others compare with.
+ * The same paths for IPv6 clients follow (outer IPv6, 56 bytes).
  */
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -35,6 +36,9 @@
 static struct rs_fleet_member_info members[3];
 static uint8_t owners[RS_FLEET_BUCKETS];
 static uint64_t fseed;
+static const char *const addrs6[3] = {"2001:db8:11::2", "2001:db8:12::2",
+				      "2001:db8:13::2"};
+static const char *const vip6 = "2001:db8::10";
 
 static uint32_t ip4(const char *s)
 {
@@ -58,12 +62,21 @@ static int setup(struct rs_dataplane *dp)
 				.protocol = IPPROTO_TCP,
 				.family = AF_INET,
 				.port = 80};
-	struct rs_bind v = {.service = SVC, .addr_prefixlen = 32};
+	struct rs_bind_key k6 = {.prefixlen = 32 + 128,
+				 .protocol = IPPROTO_TCP,
+				 .family = AF_INET6,
+				 .port = 80};
+	struct rs_bind v[2] = {{.service = SVC, .addr_prefixlen = 32},
+			       {.service = SVC, .addr_prefixlen = 128}};
+	struct rs_bind_key keys[2];
 	uint32_t vip = ip4("198.18.0.10");
 
 	memcpy(k.addr, &vip, 4);
+	inet_pton(AF_INET6, vip6, k6.addr);
+	keys[0] = k;
+	keys[1] = k6;
 	snprintf(svc.name, sizeof(svc.name), "web");
-	if (dp_set_service(dp, SVC, &svc) || dp_sync_binds(dp, &k, &v, 1))
+	if (dp_set_service(dp, SVC, &svc) || dp_sync_binds(dp, keys, v, 2))
 		return -1;
 	for (int i = 0; i < 3; i++) {
 		snprintf(members[i].name, sizeof(members[i].name), "%s",
@@ -73,7 +86,11 @@ static int setup(struct rs_dataplane *dp)
 		members[i].caps[0].capacity = 2;
 		members[i].n_caps = 1;
 		slots[1 + i].member.addr = members[i].addr;
+		inet_pton(AF_INET6, addrs6[i],
+			  &slots[RS_FLEET_SLOT_ADDR6 + 1 + i].addr6.addr);
 	}
+	slots[RS_FLEET_SLOT_ADDR6].addr6.addr =
+		slots[RS_FLEET_SLOT_ADDR6 + 1].addr6.addr;
 	fseed = rs_fleet_seed("web", 0);
 	rs_fleet_buckets(members, 3, "web", fseed, owners);
 	slots[0].hdr.version = 1;
@@ -131,6 +148,49 @@ static size_t encap(uint8_t *f, const uint8_t *inner)
 	return 50 + n;
 }
 
+/* Ethernet + IPv6 + TCP SYN from @src to the service: 74 bytes. */
+static size_t syn6(uint8_t *f, const uint8_t src[16], const char *dst)
+{
+	memset(f, 0, 74);
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	f[14] = 0x60;
+	f[19] = 20;
+	f[20] = IPPROTO_TCP;
+	f[21] = 64;
+	memcpy(f + 22, src, 16);
+	inet_pton(AF_INET6, dst, f + 38);
+	f[54] = 0x9c;
+	f[57] = 80;
+	f[66] = 5 << 4;
+	f[67] = 0x02;
+	return 74;
+}
+
+/* The IPv6 SYN @inner (74 bytes) as host-2 forwards it to us. */
+static size_t encap6(uint8_t *f, const uint8_t *inner)
+{
+	size_t n = 60;
+
+	memset(f, 0, 14 + RS_FLEET_ENCAP6_LEN);
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	f[14] = 0x60;
+	f[19] = (uint8_t)(n + 16);
+	f[20] = IPPROTO_UDP;
+	f[21] = 64;
+	inet_pton(AF_INET6, addrs6[1], f + 22);
+	inet_pton(AF_INET6, addrs6[0], f + 38);
+	f[56] = RS_FLEET_DEFAULT_PORT >> 8;
+	f[57] = RS_FLEET_DEFAULT_PORT & 0xff;
+	f[59] = (uint8_t)(n + 16);
+	memcpy(f + 62, "RSF1", 4);
+	f[66] = RS_FLEET_WIRE_VERSION;
+	f[67] = 1;
+	memcpy(f + 70, inner + 14, n);
+	return 70 + n;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -173,7 +233,10 @@ static uint32_t client_of(int want)
 		uint32_t src = htonl(0xc6120000u + c);
 		struct rs_affinity_key key;
 
-		rs_fleet_key_build(&key, &s, (const uint8_t *)&src, 0);
+		uint8_t a[16] = {0};
+
+		memcpy(a, &src, 4);
+		rs_fleet_key_build(&key, &s, AF_INET, a, 0);
 		if (owners[rs_fleet_bucket(rs_hash_key(&key, fseed))] ==
 		    want + 1)
 			return src;
@@ -181,17 +244,36 @@ static uint32_t client_of(int want)
 	return 0;
 }
 
+/* An IPv6 client (one per /64) whose owner is member @want, in @a. */
+static void client6_of(int want, uint8_t a[16])
+{
+	struct rs_service s = {.prefix6 = 64};
+
+	for (uint32_t c = 1; c < 65536; c++) {
+		struct rs_affinity_key key;
+
+		inet_pton(AF_INET6, "2001:db8:100::7", a);
+		a[6] = (uint8_t)(c >> 8);
+		a[7] = (uint8_t)c;
+		rs_fleet_key_build(&key, &s, AF_INET6, a, 0);
+		if (owners[rs_fleet_bucket(rs_hash_key(&key, fseed))] ==
+		    want + 1)
+			return;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct rs_dataplane dp = {0};
 	uint8_t own[64], other[64], none[64], enc[128], ack[64];
+	uint8_t own6[80], other6[80], none6[80], enc6[160], ack6[80], a6[16];
 	uint32_t vip = ip4("198.18.0.10");
 	int runs = 20000, prog, c, v = 0;
 	struct {
 		const char *what;
 		const uint8_t *f;
 		size_t n;
-	} paths[5];
+	} paths[10];
 
 	while ((c = getopt(argc, argv, "n:")) != -1)
 		if (c == 'n')
@@ -217,11 +299,33 @@ int main(int argc, char **argv)
 	paths[4].what = "encapsulated SYN from a member (decapsulated)";
 	paths[4].n = encap(enc, own);
 	paths[4].f = enc;
+	client6_of(1, a6);
+	paths[5].what = "IPv6: not a fleet service (other destination)";
+	paths[5].n = syn6(none6, a6, "2001:db8::99");
+	paths[5].f = none6;
+	client6_of(0, a6);
+	paths[6].what = "IPv6: SYN owned here (on to sk_lookup)";
+	paths[6].n = syn6(own6, a6, vip6);
+	paths[6].f = own6;
+	client6_of(1, a6);
+	paths[7].what = "IPv6: SYN owned by another host (encapsulated, "
+			"redirected)";
+	paths[7].n = syn6(other6, a6, vip6);
+	paths[7].f = other6;
+	paths[8].what = "IPv6: ACK of a forwarded connection (to its SYN's "
+			"owner)";
+	paths[8].n = syn6(ack6, a6, vip6);
+	ack6[67] = 0x10;
+	paths[8].f = ack6;
+	paths[9].what = "IPv6: encapsulated SYN from a member (decapsulated)";
+	paths[9].n = encap6(enc6, own6);
+	paths[9].f = enc6;
 	printf("| path | ns per packet (median of %d) | verdict |\n", runs);
 	printf("|---|---:|---:|\n");
 	/* The SYN of paths[3]'s connection, forwarded once: its flow entry. */
 	median_ns(prog, other, paths[2].n, 1, &v);
-	for (int i = 0; i < 5; i++) {
+	median_ns(prog, other6, paths[7].n, 1, &v);
+	for (int i = 0; i < 10; i++) {
 		double ns = median_ns(prog, paths[i].f, paths[i].n, runs, &v);
 
 		printf("| %s | %.0f | %d |\n", paths[i].what, ns, v);

@@ -2,14 +2,17 @@
 /*
  * Fleet forwarding at TC ingress (docs/fleet.md). For a packet of a fleet
  * service the same affinity key the rings use picks the owner host from
- * the fleet table; a packet for another host is encapsulated (outer IPv4,
- * UDP to the fleet port, struct rs_fleet_encap) and sent there, and the
- * owner takes the outer headers off so that sk_lookup steers the inner
- * packet as on a single host. The kernel's own tunnel devices are not
- * used: hosts without the FOU/IPIP modules (these machines) cannot
- * decapsulate with them, so both ends are done here.
+ * the fleet table; a packet for another host is encapsulated (outer IP of
+ * the packet's own family, UDP to the fleet port, struct rs_fleet_encap)
+ * and sent there, and the owner takes the outer headers off so that
+ * sk_lookup steers the inner packet as on a single host. The kernel's own
+ * tunnel devices are not used: hosts without the FOU/IPIP modules (these
+ * machines) cannot decapsulate with them, so both ends are done here.
  *
- * IPv4 only: IPv6 clients of a fleet service are steered locally.
+ * IPv4 and IPv6 take one path: addresses are held as struct rs_fleet_addr
+ * (IPv4 mapped), and only parsing, the key, the socket lookup and the
+ * outer header look at the family. IPv4 travels in IPv4 and IPv6 in IPv6
+ * (bpf_redirect_neigh() routes by skb->protocol).
  */
 #ifndef RS_BPF_FLEET_H
 #define RS_BPF_FLEET_H
@@ -19,6 +22,7 @@
 #include <linux/if_packet.h>
 #include <linux/in.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/pkt_cls.h>
 #include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
@@ -36,11 +40,26 @@
 #define TCP_FLAG_ACK 0x10
 
 struct fleet_pkt {
-	struct iphdr ip;
-	__u32 hlen;
+	struct rs_fleet_addr saddr; /* IPv4: mapped */
+	struct rs_fleet_addr daddr;
+	__u32 hlen;  /* of the IP header */
+	__u32 len;   /* of the whole IP packet */
 	__u16 sport; /* host order */
 	__u16 dport;
+	__u8 family; /* RS_AF_INET or RS_AF_INET6 */
+	__u8 proto;
+	__u8 tos; /* IPv4 TOS, IPv6 traffic class */
 	__u8 tcp_flags;
+};
+
+/*
+ * This host as the packet's family sees it: the table's header, its
+ * forwarding address of that family (zero: it has none) and the table.
+ */
+struct fleet_host {
+	struct rs_fleet_header h;
+	struct rs_fleet_addr self;
+	void *table;
 };
 
 /* The outer headers of a forwarded packet, written in one store. */
@@ -50,8 +69,16 @@ struct fleet_outer {
 	struct rs_fleet_encap encap;
 };
 
+struct fleet_outer6 {
+	struct ipv6hdr ip6;
+	struct udphdr udp;
+	struct rs_fleet_encap encap;
+};
+
 _Static_assert(sizeof(struct fleet_outer) == RS_FLEET_ENCAP_LEN,
 	       "outer headers are RS_FLEET_ENCAP_LEN bytes");
+_Static_assert(sizeof(struct fleet_outer6) == RS_FLEET_ENCAP6_LEN,
+	       "outer IPv6 headers are RS_FLEET_ENCAP6_LEN bytes");
 
 #define FLEET_COUNT(field)                                                     \
 	do {                                                                   \
@@ -62,27 +89,103 @@ _Static_assert(sizeof(struct fleet_outer) == RS_FLEET_ENCAP_LEN,
 			st_->field++;                                          \
 	} while (0)
 
-/* An unfragmented IPv4 TCP or UDP packet at @off, its ports in the frame. */
+static __always_inline void fleet_addr_v4(struct rs_fleet_addr *a, __u32 v4)
+{
+	a->w[0] = 0;
+	a->w[1] = 0;
+	a->w[2] = bpf_htonl(0xffff);
+	a->w[3] = v4;
+}
+
+static __always_inline int fleet_addr_eq(const struct rs_fleet_addr *a,
+					 const struct rs_fleet_addr *b)
+{
+	/* Without branches: each one would be a verifier state more. */
+	return !((a->w[0] ^ b->w[0]) | (a->w[1] ^ b->w[1]) |
+		 (a->w[2] ^ b->w[2]) | (a->w[3] ^ b->w[3]));
+}
+
+static __always_inline int fleet_addr_none(const struct rs_fleet_addr *a)
+{
+	return !(a->w[0] | a->w[1] | a->w[2] | a->w[3]);
+}
+
+/* Outer header bytes of a forwarded packet of @family. */
+static __always_inline __u32 fleet_encap_len(__u8 family)
+{
+	return family == RS_AF_INET6 ? RS_FLEET_ENCAP6_LEN : RS_FLEET_ENCAP_LEN;
+}
+
+/* The address words rs_match_bind() takes: one for IPv4, four for IPv6. */
+static __always_inline const __u32 *fleet_bind_addr(const struct fleet_pkt *p)
+{
+	return p->family == RS_AF_INET6 ? p->daddr.w : &p->daddr.w[3];
+}
+
+static __always_inline int fleet_parse_ip4(struct __sk_buff *skb, __u32 off,
+					   struct fleet_pkt *p)
+{
+	struct iphdr ip;
+
+	if (bpf_skb_load_bytes(skb, off, &ip, sizeof(ip)))
+		return -1;
+	if (ip.version != 4 || ip.ihl < 5)
+		return -1;
+	if (ip.frag_off & bpf_htons(IP_MF | IP_OFFSET))
+		return -1;
+	p->proto = ip.protocol;
+	p->hlen = ip.ihl * 4;
+	p->len = bpf_ntohs(ip.tot_len);
+	p->tos = ip.tos;
+	fleet_addr_v4(&p->saddr, ip.saddr);
+	fleet_addr_v4(&p->daddr, ip.daddr);
+	return 0;
+}
+
+/*
+ * No extension headers: TCP or UDP right after the fixed header (a
+ * fragment or an option header is not steered by the fleet, as IPv4
+ * fragments are not).
+ */
+static __always_inline int fleet_parse_ip6(struct __sk_buff *skb, __u32 off,
+					   struct fleet_pkt *p)
+{
+	struct ipv6hdr ip6;
+
+	if (bpf_skb_load_bytes(skb, off, &ip6, sizeof(ip6)))
+		return -1;
+	if (ip6.version != 6)
+		return -1;
+	p->proto = ip6.nexthdr;
+	p->hlen = sizeof(ip6);
+	p->len = sizeof(ip6) + bpf_ntohs(ip6.payload_len);
+	p->tos = (__u8)(ip6.priority << 4 | ip6.flow_lbl[0] >> 4);
+	__builtin_memcpy(&p->saddr, &ip6.saddr, sizeof(p->saddr));
+	__builtin_memcpy(&p->daddr, &ip6.daddr, sizeof(p->daddr));
+	return 0;
+}
+
+/*
+ * An unfragmented TCP or UDP packet of @family at @off, its ports in the
+ * frame.
+ */
 static __always_inline int fleet_parse(struct __sk_buff *skb, __u32 off,
-				       struct fleet_pkt *p)
+				       __u8 family, struct fleet_pkt *p)
 {
 	__be16 ports[2];
 
-	if (bpf_skb_load_bytes(skb, off, &p->ip, sizeof(p->ip)))
+	p->family = family;
+	if (family == RS_AF_INET6 ? fleet_parse_ip6(skb, off, p)
+				  : fleet_parse_ip4(skb, off, p))
 		return -1;
-	if (p->ip.version != 4 || p->ip.ihl < 5)
+	if (p->proto != IPPROTO_TCP && p->proto != IPPROTO_UDP)
 		return -1;
-	if (p->ip.frag_off & bpf_htons(IP_MF | IP_OFFSET))
-		return -1;
-	if (p->ip.protocol != IPPROTO_TCP && p->ip.protocol != IPPROTO_UDP)
-		return -1;
-	p->hlen = p->ip.ihl * 4;
 	if (bpf_skb_load_bytes(skb, off + p->hlen, ports, sizeof(ports)))
 		return -1;
 	p->sport = bpf_ntohs(ports[0]);
 	p->dport = bpf_ntohs(ports[1]);
 	p->tcp_flags = 0;
-	if (p->ip.protocol == IPPROTO_TCP &&
+	if (p->proto == IPPROTO_TCP &&
 	    bpf_skb_load_bytes(skb, off + p->hlen + 13, &p->tcp_flags, 1))
 		return -1;
 	return 0;
@@ -107,22 +210,31 @@ static __always_inline int fleet_key(__u32 svc_id, const struct fleet_pkt *p,
 	if (!svc)
 		return -1;
 	key->service = 0;
-	key->family = RS_AF_INET;
+	key->family = p->family;
 	if (svc->key_policy == RS_KEY_SRC_IP_PORT)
 		key->port = p->sport;
-	w[0] = p->ip.saddr & prefix_mask32(svc->prefix4);
+	if (p->family == RS_AF_INET) {
+		w[0] = p->saddr.w[3] & prefix_mask32(svc->prefix4);
+		return 0;
+	}
+	w[0] = p->saddr.w[0] & prefix_mask32(svc->prefix6);
+	w[1] = p->saddr.w[1] & prefix_mask32(svc->prefix6 - 32);
+	w[2] = p->saddr.w[2] & prefix_mask32(svc->prefix6 - 64);
+	w[3] = p->saddr.w[3] & prefix_mask32(svc->prefix6 - 96);
 	return 0;
 }
 
 /*
  * The owner of @key for service @svc_id in the fleet table at slot @base
- * of @t (RS_FLEET_CURRENT or RS_FLEET_PREVIOUS): 0 and its member index
- * and address, or -1 (the table does not steer this service or names
+ * of @t (RS_FLEET_CURRENT or RS_FLEET_PREVIOUS): 0, its member index and
+ * its forwarding address of @family (all zero when it publishes no IPv6
+ * address), or -1 (the table does not steer this service or names
  * nobody).
  */
 static __always_inline int fleet_owner(void *t, __u32 base, __u32 svc_id,
 				       const struct rs_affinity_key *key,
-				       __u32 *idx, __u32 *addr)
+				       __u8 family, __u32 *idx,
+				       struct rs_fleet_addr *addr)
 {
 	struct rs_fleet_slot *s;
 	__u32 slot, b;
@@ -144,21 +256,31 @@ static __always_inline int fleet_owner(void *t, __u32 base, __u32 svc_id,
 	if (o == RS_FLEET_NO_OWNER || o > RS_FLEET_MAX_MEMBERS)
 		return -1;
 	slot = base + o;
+	if (family == RS_AF_INET6)
+		slot = base + RS_FLEET_SLOT_ADDR6 + o;
 	s = bpf_map_lookup_elem(t, &slot);
-	if (!s || !s->member.addr)
+	if (!s)
 		return -1;
 	*idx = o - 1;
-	*addr = s->member.addr;
+	if (family == RS_AF_INET6) {
+		*addr = s->addr6.addr;
+		return 0;
+	}
+	if (!s->member.addr)
+		return -1;
+	fleet_addr_v4(addr, s->member.addr);
 	return 0;
 }
 
 /* The owner of @key in the table before the current one. */
 static __always_inline int fleet_previous_owner(
-	void *t, __u32 svc_id, const struct rs_affinity_key *key, __u32 *addr)
+	void *t, __u32 svc_id, const struct rs_affinity_key *key, __u8 family,
+	struct rs_fleet_addr *addr)
 {
 	__u32 idx;
 
-	return fleet_owner(t, RS_FLEET_PREVIOUS, svc_id, key, &idx, addr);
+	return fleet_owner(t, RS_FLEET_PREVIOUS, svc_id, key, family, &idx,
+			   addr);
 }
 
 /*
@@ -173,14 +295,23 @@ static __always_inline int fleet_local_conn(struct __sk_buff *skb,
 {
 	struct bpf_sock_tuple t = {};
 	struct bpf_sock *sk;
+	__u32 len;
 	int found;
 
-	t.ipv4.saddr = p->ip.saddr;
-	t.ipv4.daddr = p->ip.daddr;
-	t.ipv4.sport = bpf_htons(p->sport);
-	t.ipv4.dport = bpf_htons(p->dport);
-	sk = bpf_skc_lookup_tcp(skb, &t, sizeof(t.ipv4), BPF_F_CURRENT_NETNS,
-				0);
+	if (p->family == RS_AF_INET6) {
+		__builtin_memcpy(t.ipv6.saddr, &p->saddr, sizeof(p->saddr));
+		__builtin_memcpy(t.ipv6.daddr, &p->daddr, sizeof(p->daddr));
+		t.ipv6.sport = bpf_htons(p->sport);
+		t.ipv6.dport = bpf_htons(p->dport);
+		len = sizeof(t.ipv6);
+	} else {
+		t.ipv4.saddr = p->saddr.w[3];
+		t.ipv4.daddr = p->daddr.w[3];
+		t.ipv4.sport = bpf_htons(p->sport);
+		t.ipv4.dport = bpf_htons(p->dport);
+		len = sizeof(t.ipv4);
+	}
+	sk = bpf_skc_lookup_tcp(skb, &t, len, BPF_F_CURRENT_NETNS, 0);
 	if (!sk)
 		return 0;
 	found = sk->state != BPF_TCP_LISTEN;
@@ -212,14 +343,36 @@ static __always_inline int fleet_route(struct __sk_buff *skb)
 	return skb->ingress_ifindex ? (int)skb->ingress_ifindex : -1;
 }
 
-static __always_inline void fleet_outer_fill(struct fleet_outer *o,
-					     struct __sk_buff *skb,
-					     const struct rs_fleet_header *h,
-					     __u32 dst, __u32 inner_len,
-					     __u8 tos, __u8 hops)
+/*
+ * UDP, then our header: the flow's hash in the source port, so that ECMP
+ * spreads forwarded flows. The checksum is 0 in both families: optional
+ * over IPv4, and allowed over IPv6 for tunnels (RFC 6935, 6936): only
+ * this program reads the outer header, and the inner packet carries its
+ * own checksum (docs/fleet.md).
+ */
+static __always_inline void fleet_udp_fill(struct udphdr *udp,
+					   struct rs_fleet_encap *encap,
+					   const struct rs_fleet_header *h,
+					   __u32 flow, __u32 inner_len,
+					   __u8 hops)
 {
-	__u32 flow = bpf_get_hash_recalc(skb);
+	udp->source = bpf_htons(49152 | (flow & 0x3fff));
+	udp->dest = bpf_htons(h->port);
+	udp->len = bpf_htons(inner_len + sizeof(struct udphdr) +
+			     sizeof(struct rs_fleet_encap));
+	udp->check = 0;
+	encap->magic = bpf_htonl(RS_FLEET_MAGIC);
+	encap->version = RS_FLEET_WIRE_VERSION;
+	encap->hops = hops;
+	encap->pad = 0;
+}
 
+static __always_inline void fleet_outer_fill(struct fleet_outer *o,
+					     const struct rs_fleet_header *h,
+					     __u32 flow, __u32 dst,
+					     __u32 inner_len, __u8 tos,
+					     __u8 hops)
+{
 	o->ip.version = 4;
 	o->ip.ihl = 5;
 	o->ip.tos = tos;
@@ -230,16 +383,57 @@ static __always_inline void fleet_outer_fill(struct fleet_outer *o,
 	o->ip.daddr = dst;
 	o->ip.check = 0;
 	o->ip.check = ipv4_csum(&o->ip);
-	/* The flow's hash in the source port: ECMP spreads forwarded flows. */
-	o->udp.source = bpf_htons(49152 | (flow & 0x3fff));
-	o->udp.dest = bpf_htons(h->port);
-	o->udp.len = bpf_htons(inner_len + sizeof(struct udphdr) +
-			       sizeof(struct rs_fleet_encap));
-	o->udp.check = 0; /* optional over IPv4; the inner packet has its own */
-	o->encap.magic = bpf_htonl(RS_FLEET_MAGIC);
-	o->encap.version = RS_FLEET_WIRE_VERSION;
-	o->encap.hops = hops;
-	o->encap.pad = 0;
+	fleet_udp_fill(&o->udp, &o->encap, h, flow, inner_len, hops);
+}
+
+static __always_inline void fleet_outer6_fill(struct fleet_outer6 *o,
+					      const struct fleet_host *fh,
+					      __u32 flow,
+					      const struct rs_fleet_addr *dst,
+					      __u32 inner_len, __u8 tclass,
+					      __u8 hops)
+{
+	o->ip6.version = 6;
+	o->ip6.priority = tclass >> 4;
+	o->ip6.flow_lbl[0] = (__u8)(tclass << 4 | ((flow >> 16) & 0xf));
+	o->ip6.flow_lbl[1] = (__u8)(flow >> 8);
+	o->ip6.flow_lbl[2] = (__u8)flow;
+	o->ip6.payload_len = bpf_htons(inner_len + RS_FLEET_ENCAP6_LEN -
+				       sizeof(struct ipv6hdr));
+	o->ip6.nexthdr = IPPROTO_UDP;
+	o->ip6.hop_limit = 64;
+	__builtin_memcpy(&o->ip6.saddr, &fh->self, sizeof(fh->self));
+	__builtin_memcpy(&o->ip6.daddr, dst, sizeof(*dst));
+	fleet_udp_fill(&o->udp, &o->encap, &fh->h, flow, inner_len, hops);
+}
+
+/*
+ * Write the outer headers for an inner packet of @inner_len bytes of
+ * @family to @dst and send it. Returns the TC verdict.
+ */
+static __always_inline int fleet_send(struct __sk_buff *skb,
+				      const struct fleet_host *fh, __u8 family,
+				      const struct rs_fleet_addr *dst,
+				      __u32 inner_len, __u8 tos, __u8 hops,
+				      int ifindex)
+{
+	union {
+		struct fleet_outer o4;
+		struct fleet_outer6 o6;
+	} o = {};
+	__u32 flow = bpf_get_hash_recalc(skb);
+
+	if (family == RS_AF_INET6) {
+		fleet_outer6_fill(&o.o6, fh, flow, dst, inner_len, tos, hops);
+		if (bpf_skb_store_bytes(skb, ETH_HLEN, &o.o6, sizeof(o.o6), 0))
+			return TC_ACT_SHOT; /* half-built: never deliver it */
+	} else {
+		fleet_outer_fill(&o.o4, &fh->h, flow, dst->w[3], inner_len, tos,
+				 hops);
+		if (bpf_skb_store_bytes(skb, ETH_HLEN, &o.o4, sizeof(o.o4), 0))
+			return TC_ACT_SHOT;
+	}
+	return (int)bpf_redirect_neigh(ifindex, NULL, 0, 0);
 }
 
 /*
@@ -248,25 +442,24 @@ static __always_inline void fleet_outer_fill(struct fleet_outer *o,
  * steered here).
  */
 static __always_inline int fleet_encap(struct __sk_buff *skb,
-				       const struct rs_fleet_header *h,
-				       const struct fleet_pkt *p, __u32 dst,
+				       const struct fleet_host *fh,
+				       const struct fleet_pkt *p,
+				       const struct rs_fleet_addr *dst,
 				       __u8 hops)
 {
-	struct fleet_outer o = {};
-	__u32 inner_len = bpf_ntohs(p->ip.tot_len);
+	__u64 flags = BPF_F_ADJ_ROOM_ENCAP_L4_UDP;
 	int ifindex;
 
 	ifindex = fleet_route(skb);
 	if (ifindex <= 0)
 		return FLEET_CONTINUE;
-	if (bpf_skb_adjust_room(skb, RS_FLEET_ENCAP_LEN, BPF_ADJ_ROOM_MAC,
-				BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 |
-					BPF_F_ADJ_ROOM_ENCAP_L4_UDP))
+	flags |= p->family == RS_AF_INET6 ? BPF_F_ADJ_ROOM_ENCAP_L3_IPV6
+					  : BPF_F_ADJ_ROOM_ENCAP_L3_IPV4;
+	if (bpf_skb_adjust_room(skb, (__s32)fleet_encap_len(p->family),
+				BPF_ADJ_ROOM_MAC, flags))
 		return FLEET_CONTINUE;
-	fleet_outer_fill(&o, skb, h, dst, inner_len, p->ip.tos, hops);
-	if (bpf_skb_store_bytes(skb, ETH_HLEN, &o, sizeof(o), 0))
-		return TC_ACT_SHOT; /* half-built: never deliver it */
-	return (int)bpf_redirect_neigh(ifindex, NULL, 0, 0);
+	return fleet_send(skb, fh, p->family, dst, p->len, p->tos, hops,
+			  ifindex);
 }
 
 /*
@@ -274,21 +467,19 @@ static __always_inline int fleet_encap(struct __sk_buff *skb,
  * addresses and one more hop, the rest as it came.
  */
 static __always_inline int fleet_reforward(struct __sk_buff *skb,
-					   const struct rs_fleet_header *h,
+					   const struct fleet_host *fh,
 					   const struct fleet_pkt *outer,
-					   __u32 dst, __u8 hops)
+					   const struct rs_fleet_addr *dst,
+					   __u8 hops)
 {
-	struct fleet_outer o = {};
-	__u32 inner_len = bpf_ntohs(outer->ip.tot_len) - RS_FLEET_ENCAP_LEN;
 	int ifindex;
 
 	ifindex = fleet_route(skb);
 	if (ifindex <= 0)
 		return FLEET_CONTINUE;
-	fleet_outer_fill(&o, skb, h, dst, inner_len, outer->ip.tos, hops);
-	if (bpf_skb_store_bytes(skb, ETH_HLEN, &o, sizeof(o), 0))
-		return TC_ACT_SHOT;
-	return (int)bpf_redirect_neigh(ifindex, NULL, 0, 0);
+	return fleet_send(skb, fh, outer->family, dst,
+			  outer->len - fleet_encap_len(outer->family),
+			  outer->tos, hops, ifindex);
 }
 
 /*
@@ -299,55 +490,76 @@ static __always_inline int fleet_reforward(struct __sk_buff *skb,
  * the sender's table may be newer than ours, and ours then names the host
  * the connection was made on.
  */
-static __always_inline __u32 fleet_next_owner(const struct rs_fleet_header *h,
-					      void *t, __u32 svc_id,
-					      const struct rs_affinity_key *key,
-					      __u32 from)
+static __always_inline int fleet_next_owner(const struct fleet_host *fh,
+					    __u32 svc_id,
+					    const struct rs_affinity_key *key,
+					    const struct rs_fleet_addr *from,
+					    struct rs_fleet_addr *next)
 {
-	__u32 idx, addr;
+	__u32 idx;
 
-	if (!fleet_owner(t, RS_FLEET_CURRENT, svc_id, key, &idx, &addr) &&
-	    addr != h->self_addr && addr != from)
-		return addr;
-	if (!fleet_previous_owner(t, svc_id, key, &addr) &&
-	    addr != h->self_addr && addr != from)
-		return addr;
-	return 0;
+	if (!fleet_owner(fh->table, RS_FLEET_CURRENT, svc_id, key, key->family,
+			 &idx, next) &&
+	    !fleet_addr_none(next) && !fleet_addr_eq(next, &fh->self) &&
+	    !fleet_addr_eq(next, from))
+		return 0;
+	if (!fleet_previous_owner(fh->table, svc_id, key, key->family, next) &&
+	    !fleet_addr_none(next) && !fleet_addr_eq(next, &fh->self) &&
+	    !fleet_addr_eq(next, from))
+		return 0;
+	return -1;
+}
+
+/*
+ * Whether the outer headers of @outer make a forwarded packet from a
+ * member: all the frame its length claims (longer: padding), IPv4 without
+ * options, our magic and version, a source in rs_fleet_peers (of the
+ * outer header's family).
+ */
+static __always_inline int fleet_outer_ok(struct __sk_buff *skb,
+					  const struct fleet_pkt *outer,
+					  struct rs_fleet_encap *e)
+{
+	__u32 elen = fleet_encap_len(outer->family);
+
+	if (outer->family == RS_AF_INET && outer->hlen != sizeof(struct iphdr))
+		return 0;
+	/* An IPv6 source ::ffff:a.b.c.d would pass as member a.b.c.d. */
+	if (outer->family == RS_AF_INET6 &&
+	    !(outer->saddr.w[0] | outer->saddr.w[1]) &&
+	    outer->saddr.w[2] == bpf_htonl(0xffff))
+		return 0;
+	return outer->len > elen + outer->hlen &&
+	       skb->len >= ETH_HLEN + outer->len &&
+	       !bpf_skb_load_bytes(
+		       skb, ETH_HLEN + elen - sizeof(struct rs_fleet_encap), e,
+		       sizeof(*e)) &&
+	       e->magic == bpf_htonl(RS_FLEET_MAGIC) &&
+	       e->version == RS_FLEET_WIRE_VERSION &&
+	       bpf_map_lookup_elem(&rs_fleet_peers, &outer->saddr);
 }
 
 /*
  * A packet to our fleet port. Only members send them, with our header
- * and a hop count in range, around an IPv4 packet for a service here;
- * anything else is dropped and counted. A non-SYN TCP packet for which
- * this host has no connection gets its second chance (fleet_next_owner());
- * everything else loses its outer headers and goes up the stack, where
- * sk_lookup steers it.
+ * and a hop count in range, around a packet of the outer header's family
+ * for a service here; anything else is dropped and counted. A non-SYN TCP
+ * packet for which this host has no connection gets its second chance
+ * (fleet_next_owner()); everything else loses its outer headers and goes
+ * up the stack, where sk_lookup steers it.
  */
 static __always_inline int fleet_receive(struct __sk_buff *skb,
-					 const struct rs_fleet_header *h,
-					 void *table,
+					 const struct fleet_host *fh,
 					 const struct fleet_pkt *outer)
 {
 	struct rs_affinity_key key __attribute__((aligned(8))) = {};
-	__u32 inner_off = ETH_HLEN + RS_FLEET_ENCAP_LEN, next, saddr;
+	__u32 elen = fleet_encap_len(outer->family);
+	struct rs_fleet_addr next;
 	struct rs_fleet_encap e;
 	struct fleet_pkt in = {};
 	struct rs_bind *bind;
 	int verdict;
 
-	saddr = outer->ip.saddr;
-	/* The frame holds all the outer header claims (longer: padding). */
-	if (outer->hlen != sizeof(struct iphdr) ||
-	    bpf_ntohs(outer->ip.tot_len) <=
-		    RS_FLEET_ENCAP_LEN + sizeof(struct iphdr) ||
-	    skb->len < ETH_HLEN + bpf_ntohs(outer->ip.tot_len) ||
-	    bpf_skb_load_bytes(skb,
-			       ETH_HLEN + sizeof(struct iphdr) +
-				       sizeof(struct udphdr),
-			       &e, sizeof(e)) ||
-	    e.magic != bpf_htonl(RS_FLEET_MAGIC) ||
-	    e.version != RS_FLEET_WIRE_VERSION ||
-	    !bpf_map_lookup_elem(&rs_fleet_peers, &saddr)) {
+	if (!fleet_outer_ok(skb, outer, &e)) {
 		FLEET_COUNT(forged);
 		return TC_ACT_SHOT;
 	}
@@ -355,27 +567,24 @@ static __always_inline int fleet_receive(struct __sk_buff *skb,
 		FLEET_COUNT(hop_limit);
 		return TC_ACT_SHOT;
 	}
-	if (fleet_parse(skb, inner_off, &in) ||
-	    bpf_ntohs(in.ip.tot_len) + RS_FLEET_ENCAP_LEN !=
-		    bpf_ntohs(outer->ip.tot_len)) {
+	if (fleet_parse(skb, ETH_HLEN + elen, outer->family, &in) ||
+	    in.len + elen != outer->len) {
 		FLEET_COUNT(forged);
 		return TC_ACT_SHOT;
 	}
-	bind = rs_match_bind(in.ip.protocol, RS_AF_INET, in.dport,
-			     &in.ip.daddr);
+	bind = rs_match_bind(in.proto, in.family, in.dport,
+			     fleet_bind_addr(&in));
 	if (!bind) {
 		FLEET_COUNT(forged);
 		return TC_ACT_SHOT;
 	}
-	if (in.ip.protocol == IPPROTO_TCP && !fleet_is_syn(&in) &&
+	if (in.proto == IPPROTO_TCP && !fleet_is_syn(&in) &&
 	    !fleet_local_conn(skb, &in)) {
-		next = 0;
 		if (e.hops < RS_FLEET_MAX_HOPS &&
-		    !fleet_key(bind->service, &in, &key))
-			next = fleet_next_owner(h, table, bind->service, &key,
-						saddr);
-		if (next) {
-			verdict = fleet_reforward(skb, h, outer, next,
+		    !fleet_key(bind->service, &in, &key) &&
+		    !fleet_next_owner(fh, bind->service, &key, &outer->saddr,
+				      &next)) {
+			verdict = fleet_reforward(skb, fh, outer, &next,
 						  e.hops + 1);
 			if (verdict != FLEET_CONTINUE) {
 				FLEET_COUNT(second_chance);
@@ -385,8 +594,7 @@ static __always_inline int fleet_receive(struct __sk_buff *skb,
 		/* Nowhere left to try: this host's TCP will reset it. */
 		FLEET_COUNT(stray);
 	}
-	if (bpf_skb_adjust_room(skb, -(int)RS_FLEET_ENCAP_LEN, BPF_ADJ_ROOM_MAC,
-				0)) {
+	if (bpf_skb_adjust_room(skb, -(__s32)elen, BPF_ADJ_ROOM_MAC, 0)) {
 		FLEET_COUNT(errors);
 		return TC_ACT_SHOT;
 	}
@@ -397,35 +605,54 @@ static __always_inline int fleet_receive(struct __sk_buff *skb,
 static __always_inline void fleet_flow_key(const struct fleet_pkt *p,
 					   struct rs_fleet_flow_key *k)
 {
-	k->saddr = p->ip.saddr;
-	k->daddr = p->ip.daddr;
+	k->saddr = p->saddr;
+	k->daddr = p->daddr;
 	k->sport = bpf_htons(p->sport);
 	k->dport = bpf_htons(p->dport);
 }
 
 /*
+ * Encapsulate @p to @dst for fleet_entry(), counting the outcome: the
+ * verdict, or FLEET_CONTINUE (not sent, steered here).
+ */
+static __always_inline int fleet_forward(struct __sk_buff *skb,
+					 const struct fleet_host *fh,
+					 const struct fleet_pkt *p,
+					 const struct rs_fleet_addr *dst)
+{
+	int verdict = fleet_encap(skb, fh, p, dst, 1);
+
+	if (verdict == FLEET_CONTINUE)
+		FLEET_COUNT(errors);
+	return verdict;
+}
+
+/*
  * A plain packet: forward it when the table names another owner. A TCP
  * SYN forwarded leaves its owner in rs_fleet_flows; the connection's later
- * packets go there too (abi.h says why).
+ * packets go there too (abi.h says why). An IPv6 packet whose owner (or
+ * this host) has no IPv6 forwarding address cannot be forwarded: it is
+ * steered here and counted (no_address6).
  */
 static __always_inline int fleet_entry(struct __sk_buff *skb,
-				       const struct rs_fleet_header *h,
-				       void *table, const struct fleet_pkt *p)
+				       const struct fleet_host *fh,
+				       const struct fleet_pkt *p)
 {
 	struct rs_affinity_key key __attribute__((aligned(8))) = {};
 	struct rs_fleet_flow_key fk __attribute__((aligned(4))) = {};
 	struct rs_fleet_flow flow = {}, *known;
-	__u32 svc_id, idx, addr, prev;
+	struct rs_fleet_addr addr, prev;
+	__u32 svc_id, idx;
 	struct rs_bind *bind;
-	int tcp = p->ip.protocol == IPPROTO_TCP, syn, verdict;
+	int tcp = p->proto == IPPROTO_TCP, syn, verdict;
 
-	bind = rs_match_bind(p->ip.protocol, RS_AF_INET, p->dport,
-			     &p->ip.daddr);
+	bind = rs_match_bind(p->proto, p->family, p->dport, fleet_bind_addr(p));
 	if (!bind)
 		return FLEET_CONTINUE;
 	svc_id = bind->service;
 	if (fleet_key(svc_id, p, &key) ||
-	    fleet_owner(table, RS_FLEET_CURRENT, svc_id, &key, &idx, &addr))
+	    fleet_owner(fh->table, RS_FLEET_CURRENT, svc_id, &key, p->family,
+			&idx, &addr))
 		return FLEET_CONTINUE;
 	syn = tcp && fleet_is_syn(p);
 	if (tcp)
@@ -438,11 +665,10 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 		 * is the costliest step of this program.
 		 */
 		known = bpf_map_lookup_elem(&rs_fleet_flows, &fk);
-		if (known && known->owner && known->owner != h->self_addr) {
-			verdict = fleet_encap(skb, h, p, known->owner, 1);
-			if (verdict == FLEET_CONTINUE) {
-				FLEET_COUNT(errors);
-			} else {
+		if (known && !fleet_addr_none(&known->owner) &&
+		    !fleet_addr_eq(&known->owner, &fh->self)) {
+			verdict = fleet_forward(skb, fh, p, &known->owner);
+			if (verdict != FLEET_CONTINUE) {
 				FLEET_COUNT(forwarded);
 				FLEET_COUNT(flow_hits);
 			}
@@ -450,37 +676,39 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 		}
 		/* A connection this host holds stays here, whoever owns it. */
 		if (fleet_local_conn(skb, p)) {
-			if (idx != h->self)
+			if (idx != fh->h.self)
 				FLEET_COUNT(local_socket);
 			return FLEET_CONTINUE;
 		}
 	}
-	if (idx == h->self || addr == h->self_addr) {
+	if (idx == fh->h.self ||
+	    (!fleet_addr_none(&addr) && fleet_addr_eq(&addr, &fh->self))) {
 		if (syn)
 			bpf_map_delete_elem(&rs_fleet_flows, &fk);
 		/* Ours, but not a connection of ours: the previous owner's? */
 		if (!tcp || syn)
 			return FLEET_CONTINUE;
-		if (fleet_previous_owner(table, svc_id, &key, &prev) ||
-		    prev == h->self_addr) {
+		if (fleet_previous_owner(fh->table, svc_id, &key, p->family,
+					 &prev) ||
+		    fleet_addr_none(&prev) || fleet_addr_eq(&prev, &fh->self)) {
 			FLEET_COUNT(stray);
 			return FLEET_CONTINUE;
 		}
-		verdict = fleet_encap(skb, h, p, prev, 1);
-		if (verdict == FLEET_CONTINUE)
-			FLEET_COUNT(errors);
-		else
+		verdict = fleet_forward(skb, fh, p, &prev);
+		if (verdict != FLEET_CONTINUE)
 			FLEET_COUNT(second_chance);
 		return verdict;
+	}
+	if (fleet_addr_none(&addr) || fleet_addr_none(&fh->self)) {
+		FLEET_COUNT(no_address6);
+		return FLEET_CONTINUE;
 	}
 	if (syn) {
 		flow.owner = addr;
 		bpf_map_update_elem(&rs_fleet_flows, &fk, &flow, BPF_ANY);
 	}
-	verdict = fleet_encap(skb, h, p, addr, 1);
-	if (verdict == FLEET_CONTINUE)
-		FLEET_COUNT(errors);
-	else
+	verdict = fleet_forward(skb, fh, p, &addr);
+	if (verdict != FLEET_CONTINUE)
 		FLEET_COUNT(forwarded);
 	return verdict;
 }
@@ -491,32 +719,43 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
  */
 static __always_inline int fleet_steer(struct __sk_buff *skb)
 {
-	__u32 zero = 0;
-	struct rs_fleet_header h;
-	struct rs_fleet_slot *hs;
+	__u32 zero = 0, slot = RS_FLEET_SLOT_ADDR6;
+	struct rs_fleet_slot *hs, *self6;
 	struct fleet_pkt p = {};
-	void *table;
+	struct fleet_host fh;
 	__be16 proto;
+	__u8 family;
 
-	table = bpf_map_lookup_elem(&rs_fleet, &zero);
-	if (!table)
+	fh.table = bpf_map_lookup_elem(&rs_fleet, &zero);
+	if (!fh.table)
 		return FLEET_CONTINUE;
-	hs = bpf_map_lookup_elem(table, &zero);
+	hs = bpf_map_lookup_elem(fh.table, &zero);
 	if (!hs || !hs->hdr.self_addr)
 		return FLEET_CONTINUE;
-	h = hs->hdr;
+	fh.h = hs->hdr;
 	if (skb->pkt_type != PACKET_HOST)
 		return FLEET_CONTINUE;
 	if (bpf_skb_load_bytes(skb, offsetof(struct ethhdr, h_proto), &proto,
-			       sizeof(proto)) ||
-	    proto != bpf_htons(ETH_P_IP))
+			       sizeof(proto)))
 		return FLEET_CONTINUE;
-	if (fleet_parse(skb, ETH_HLEN, &p))
+	if (proto == bpf_htons(ETH_P_IP)) {
+		family = RS_AF_INET;
+		fleet_addr_v4(&fh.self, fh.h.self_addr);
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		family = RS_AF_INET6;
+		self6 = bpf_map_lookup_elem(fh.table, &slot);
+		if (!self6)
+			return FLEET_CONTINUE;
+		fh.self = self6->addr6.addr;
+	} else {
 		return FLEET_CONTINUE;
-	if (p.ip.protocol == IPPROTO_UDP && p.dport == h.port &&
-	    p.ip.daddr == h.self_addr)
-		return fleet_receive(skb, &h, table, &p);
-	return fleet_entry(skb, &h, table, &p);
+	}
+	if (fleet_parse(skb, ETH_HLEN, family, &p))
+		return FLEET_CONTINUE;
+	if (p.proto == IPPROTO_UDP && p.dport == fh.h.port &&
+	    !fleet_addr_none(&fh.self) && fleet_addr_eq(&p.daddr, &fh.self))
+		return fleet_receive(skb, &fh, &p);
+	return fleet_entry(skb, &fh, &p);
 }
 
 #endif /* RS_BPF_FLEET_H */

@@ -206,11 +206,14 @@ struct {
 	__array(values, struct rs_fleet_map);
 } rs_fleet SEC(".maps");
 
-/* Members of the current and previous table: who may send us packets. */
+/*
+ * Members of the current and previous table, by IPv4 (mapped) and IPv6
+ * address: who may send us packets.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 2 * RS_FLEET_MAX_MEMBERS);
-	__type(key, __u32);
+	__uint(max_entries, 4 * RS_FLEET_MAX_MEMBERS);
+	__type(key, struct rs_fleet_addr);
 	__type(value, struct rs_fleet_peer);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } rs_fleet_peers SEC(".maps");

@@ -13,7 +13,7 @@
 /* "No backend" (and no service, no owner) wherever an id is expected. */
 #define RS_NONE 0xffffffffu
 
-#define RS_ABI_VERSION 5
+#define RS_ABI_VERSION 6
 
 #define RS_NAME_MAX	64
 #define RS_MAX_SERVICES 64
@@ -472,8 +472,10 @@ struct rs_handoff {
  * Fleet mode (docs/fleet.md): the same affinity key first picks the owner
  * host of a PoP from the fleet table, then the owner's ring picks the
  * backend. A packet of a fleet service that reaches another host is
- * encapsulated (outer IPv4 + UDP + struct rs_fleet_encap) and sent to the
- * owner, whose steer_tc takes the outer headers off again.
+ * encapsulated (outer IP of the client's family + UDP + struct
+ * rs_fleet_encap) and sent to the owner, whose steer_tc takes the outer
+ * headers off again. IPv4 goes in IPv4, IPv6 in IPv6: bpf_redirect_neigh()
+ * routes by skb->protocol, which the encapsulation cannot change.
  *
  * rs_fleet (ARRAY_OF_MAPS, one entry, key 0) holds one ARRAY of
  * RS_FLEET_MAP_SLOTS struct rs_fleet_slot: the table in force from slot
@@ -486,6 +488,8 @@ struct rs_handoff {
  * Within a table, from its base:
  *   slot 0                     header
  *   slots 1..MAX_MEMBERS       members, sorted by name (index = slot - 1)
+ *   RS_FLEET_SLOT_ADDR6        this host's IPv6 forwarding address
+ *   RS_FLEET_SLOT_ADDR6 + 1 + i  member i's (all zero: it has none)
  *   RS_FLEET_SLOT_SERVICES + s per local service id s: its fleet seed
  *   RS_FLEET_SLOT_ROWS + s * RS_FLEET_ROWS + r: owners of buckets
  *                              r * RS_FLEET_ROW_OWNERS ..
@@ -495,7 +499,8 @@ struct rs_handoff {
 #define RS_FLEET_BUCKETS       (1u << RS_FLEET_BUCKET_BITS)
 #define RS_FLEET_ROW_OWNERS    32
 #define RS_FLEET_ROWS	       (RS_FLEET_BUCKETS / RS_FLEET_ROW_OWNERS)
-#define RS_FLEET_SLOT_SERVICES (1 + RS_FLEET_MAX_MEMBERS)
+#define RS_FLEET_SLOT_ADDR6    (1 + RS_FLEET_MAX_MEMBERS)
+#define RS_FLEET_SLOT_SERVICES (RS_FLEET_SLOT_ADDR6 + 1 + RS_FLEET_MAX_MEMBERS)
 #define RS_FLEET_SLOT_ROWS     (RS_FLEET_SLOT_SERVICES + RS_MAX_SERVICES)
 #define RS_FLEET_SLOTS	       (RS_FLEET_SLOT_ROWS + RS_MAX_SERVICES * RS_FLEET_ROWS)
 /* Base slots of the two tables in the one inner map. */
@@ -511,6 +516,16 @@ struct rs_handoff {
 #define RS_FLEET_WIRE_VERSION 1
 /* Outer IPv4 (no options) + UDP + struct rs_fleet_encap. */
 #define RS_FLEET_ENCAP_LEN (20 + 8 + 8)
+/* Outer IPv6 (no extension headers) + UDP + struct rs_fleet_encap. */
+#define RS_FLEET_ENCAP6_LEN (40 + 8 + 8)
+
+/*
+ * An address as the fleet maps hold it, network order: IPv6, or IPv4
+ * mapped (::ffff:a.b.c.d), so one key type serves both families.
+ */
+struct rs_fleet_addr {
+	__u32 w[4];
+};
 
 struct rs_fleet_header {
 	__u64 version;	 /* etcd revision the table was built from */
@@ -530,6 +545,12 @@ struct rs_fleet_member {
 	char name[24]; /* for bpftool readers; cut at 23 characters */
 };
 
+/* A forwarding IPv6 address; all zero: none published. */
+struct rs_fleet_addr6 {
+	struct rs_fleet_addr addr;
+	__u64 pad[2];
+};
+
 /* Per local service id: 0 owners = not fleet-steered by this table. */
 struct rs_fleet_service {
 	__u64 seed;   /* fleet-wide: from the service's name and seed */
@@ -546,6 +567,7 @@ struct rs_fleet_slot {
 	union {
 		struct rs_fleet_header hdr;
 		struct rs_fleet_member member;
+		struct rs_fleet_addr6 addr6;
 		struct rs_fleet_service service;
 		struct rs_fleet_row row;
 	};
@@ -559,7 +581,10 @@ struct rs_fleet_encap {
 	__u16 pad;
 };
 
-/* rs_fleet_peers (HASH): IPv4 addresses (network order) of members. */
+/*
+ * rs_fleet_peers (HASH, key struct rs_fleet_addr): forwarding addresses
+ * of members, IPv4 mapped and IPv6.
+ */
 struct rs_fleet_peer {
 	__u32 member; /* index in the current table, RS_NONE if only previous */
 };
@@ -575,15 +600,14 @@ struct rs_fleet_peer {
 #define RS_FLEET_FLOWS_MAX 262144
 
 struct rs_fleet_flow_key {
-	__u32 saddr; /* client, network order */
-	__u32 daddr; /* service address */
-	__u16 sport; /* network order */
+	struct rs_fleet_addr saddr; /* client */
+	struct rs_fleet_addr daddr; /* service address */
+	__u16 sport;		    /* network order */
 	__u16 dport;
 };
 
 struct rs_fleet_flow {
-	__u32 owner; /* forwarding address of the owner, network order */
-	__u32 pad;
+	struct rs_fleet_addr owner; /* forwarding address of the owner */
 };
 
 /* rs_fleet_stats (PERCPU_ARRAY, one entry): packets by outcome. */
@@ -601,6 +625,11 @@ struct rs_fleet_stats {
 	 * and nowhere left to send them: the kernel resets those.
 	 */
 	__u64 stray;
+	/*
+	 * IPv6 packets whose owner (or this host) publishes no address6:
+	 * steered by this host instead (docs/fleet.md).
+	 */
+	__u64 no_address6;
 };
 
 /* Input/output of the hash self-test program (BPF_PROG_TEST_RUN). */
@@ -675,10 +704,12 @@ RS_ABI_SIZE(rs_fleet_member, 32);
 RS_ABI_SIZE(rs_fleet_service, 32);
 RS_ABI_SIZE(rs_fleet_row, 32);
 RS_ABI_SIZE(rs_fleet_slot, 32);
+RS_ABI_SIZE(rs_fleet_addr6, 32);
 RS_ABI_SIZE(rs_fleet_encap, 8);
+RS_ABI_SIZE(rs_fleet_addr, 16);
 RS_ABI_SIZE(rs_fleet_peer, 4);
-RS_ABI_SIZE(rs_fleet_stats, 72);
-RS_ABI_SIZE(rs_fleet_flow_key, 12);
-RS_ABI_SIZE(rs_fleet_flow, 8);
+RS_ABI_SIZE(rs_fleet_stats, 80);
+RS_ABI_SIZE(rs_fleet_flow_key, 36);
+RS_ABI_SIZE(rs_fleet_flow, 16);
 
 #endif /* RINGSTEER_ABI_H */

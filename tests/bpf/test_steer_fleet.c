@@ -5,7 +5,9 @@
  * the owner the kernel forwards to is the owner userspace computes, the
  * encapsulation is byte for byte what docs/fleet.md says, an encapsulated
  * packet from a member loses its outer headers, and forged, over-hop-limit
- * and truncated ones are dropped and counted, never passed on.
+ * and truncated ones are dropped and counted, never passed on. All of it
+ * for IPv4 clients in outer IPv4 and IPv6 clients in outer IPv6; an IPv6
+ * client whose owner has no IPv6 address stays here, counted.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,7 +27,7 @@
 #include "hash.h"
 #include "tc_fixture.h"
 
-#define SVC	  0 /* tcp 198.18.0.10:80, fleet */
+#define SVC	  0 /* tcp 198.18.0.10:80 and [2001:db8::10]:80, fleet */
 #define NMEMBERS  3 /* host-1 (this host), host-2, host-3 */
 #define FRAME_LEN 2048
 
@@ -33,6 +35,28 @@ static struct steer_tc_bpf *skel;
 static struct rs_fleet_member_info members[NMEMBERS];
 static uint8_t owners[RS_FLEET_BUCKETS];
 static uint64_t fleet_seed;
+static const char *const addrs6[NMEMBERS] = {"2001:db8:11::2", "2001:db8:12::2",
+					     "2001:db8:13::2"};
+static const char *const vip6 = "2001:db8::10";
+
+static void ip6(const char *s, uint8_t out[16])
+{
+	inet_pton(AF_INET6, s, out);
+}
+
+/* A member's address as rs_fleet_peers keys it (abi.h). */
+static struct rs_fleet_addr peer_v4(uint32_t v4)
+{
+	return (struct rs_fleet_addr){.w = {0, 0, htonl(0xffff), v4}};
+}
+
+static struct rs_fleet_addr peer_v6(const char *s)
+{
+	struct rs_fleet_addr a;
+
+	inet_pton(AF_INET6, s, &a);
+	return a;
+}
 
 static uint32_t ip4(const char *s)
 {
@@ -80,6 +104,36 @@ static size_t tcp_packet(uint8_t *p, uint32_t saddr, uint32_t daddr,
 	return 40;
 }
 
+/* An IPv6 TCP packet (no payload) at @p: 60 bytes. */
+static size_t tcp6_packet(uint8_t *p, const char *saddr, const char *daddr,
+			  uint16_t sport, uint16_t dport, uint8_t flags)
+{
+	memset(p, 0, 60);
+	p[0] = 0x60;
+	p[5] = 20; /* payload length */
+	p[6] = IPPROTO_TCP;
+	p[7] = 64;
+	ip6(saddr, p + 8);
+	ip6(daddr, p + 24);
+	p[40] = (uint8_t)(sport >> 8);
+	p[41] = (uint8_t)sport;
+	p[42] = (uint8_t)(dport >> 8);
+	p[43] = (uint8_t)dport;
+	p[52] = 5 << 4;
+	p[53] = flags;
+	p[54] = 0xff;
+	return 60;
+}
+
+/* Ethernet to us carrying IPv6. */
+static size_t eth6(uint8_t *f)
+{
+	memset(f, 0, 14);
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	return 14;
+}
+
 /* Ethernet to us (all-zero addresses: loopback's) carrying IPv4. */
 static size_t eth(uint8_t *f)
 {
@@ -119,6 +173,33 @@ static size_t encap_frame(uint8_t *f, uint32_t from, uint8_t hops,
 	return 14 + RS_FLEET_ENCAP_LEN + n;
 }
 
+/* @inner (@n bytes) as a member at @from (IPv6) sends it to this host. */
+static size_t encap6_frame(uint8_t *f, const char *from, uint8_t hops,
+			   const uint8_t *inner, size_t n)
+{
+	uint8_t *ip = f + eth6(f), *udp = ip + 40, *e = udp + 8;
+	uint16_t pl = (uint16_t)(n + 16);
+
+	memset(ip, 0, RS_FLEET_ENCAP6_LEN);
+	ip[0] = 0x60;
+	ip[4] = (uint8_t)(pl >> 8);
+	ip[5] = (uint8_t)pl;
+	ip[6] = IPPROTO_UDP;
+	ip[7] = 64;
+	ip6(from, ip + 8);
+	ip6(addrs6[0], ip + 24);
+	udp[0] = 0xc0;
+	udp[2] = RS_FLEET_DEFAULT_PORT >> 8;
+	udp[3] = RS_FLEET_DEFAULT_PORT & 0xff;
+	udp[4] = (uint8_t)(pl >> 8);
+	udp[5] = (uint8_t)pl;
+	memcpy(e, "RSF1", 4);
+	e[4] = RS_FLEET_WIRE_VERSION;
+	e[5] = hops;
+	memcpy(e + 8, inner, n);
+	return 14 + RS_FLEET_ENCAP6_LEN + n;
+}
+
 struct run {
 	int verdict;
 	uint8_t out[FRAME_LEN];
@@ -156,7 +237,23 @@ static int replica_owner(uint32_t saddr)
 	struct rs_affinity_key key;
 	uint8_t o;
 
-	rs_fleet_key_build(&key, &svc, (const uint8_t *)&saddr, 0);
+	uint8_t a[16] = {0};
+
+	memcpy(a, &saddr, 4);
+	rs_fleet_key_build(&key, &svc, AF_INET, a, 0);
+	o = owners[rs_fleet_bucket(rs_hash_key(&key, fleet_seed))];
+	return o == RS_FLEET_NO_OWNER ? -1 : o - 1;
+}
+
+/* The same for IPv6 client @saddr (prefix6 64). */
+static int replica_owner6(const char *saddr)
+{
+	struct rs_service svc = {.prefix4 = 32, .prefix6 = 64};
+	struct rs_affinity_key key;
+	uint8_t a[16], o;
+
+	ip6(saddr, a);
+	rs_fleet_key_build(&key, &svc, AF_INET6, a, 0);
 	o = owners[rs_fleet_bucket(rs_hash_key(&key, fleet_seed))];
 	return o == RS_FLEET_NO_OWNER ? -1 : o - 1;
 }
@@ -168,6 +265,7 @@ static int install_table(void)
 	__u32 keys_n = RS_FLEET_MAP_SLOTS, outer_key = 0;
 	static __u32 keys[RS_FLEET_MAP_SLOTS];
 	struct rs_fleet_peer peer = {.member = 0};
+	struct rs_fleet_addr pa;
 	int fd, outer = bpf_map__fd(skel->maps.rs_fleet), err, key_id, val_id;
 	LIBBPF_OPTS(bpf_map_create_opts, opts);
 	struct btf *btf;
@@ -183,11 +281,20 @@ static int install_table(void)
 		members[i].caps[0].capacity = 2;
 		members[i].n_caps = 1;
 		slots[1 + i].member.addr = members[i].addr;
-		if (i)
-			bpf_map_update_elem(
-				bpf_map__fd(skel->maps.rs_fleet_peers),
-				&members[i].addr, &peer, BPF_ANY);
+		ip6(addrs6[i], members[i].addr6);
+		members[i].has_addr6 = true;
+		memcpy(&slots[RS_FLEET_SLOT_ADDR6 + 1 + i].addr6.addr,
+		       members[i].addr6, 16);
+		if (!i)
+			continue;
+		pa = peer_v4(members[i].addr);
+		bpf_map_update_elem(bpf_map__fd(skel->maps.rs_fleet_peers), &pa,
+				    &peer, BPF_ANY);
+		pa = peer_v6(addrs6[i]);
+		bpf_map_update_elem(bpf_map__fd(skel->maps.rs_fleet_peers), &pa,
+				    &peer, BPF_ANY);
 	}
+	memcpy(&slots[RS_FLEET_SLOT_ADDR6].addr6.addr, members[0].addr6, 16);
 	fleet_seed = rs_fleet_seed("web", 0);
 	if (rs_fleet_buckets(members, NMEMBERS, "web", fleet_seed, owners) !=
 	    NMEMBERS)
@@ -240,7 +347,8 @@ static int setup(void)
 	snprintf(s.name, sizeof(s.name), "web");
 	if (tc_set_service(skel, &s) ||
 	    tc_add_bind_proto(skel, IPPROTO_TCP, AF_INET, "198.18.0.10", 32, 80,
-			      SVC))
+			      SVC) ||
+	    tc_add_bind_proto(skel, IPPROTO_TCP, AF_INET6, vip6, 128, 80, SVC))
 		return -1;
 	return install_table();
 }
@@ -416,6 +524,271 @@ static void test_truncated(void)
 	CU_ASSERT_EQUAL(after.received, before.received);
 }
 
+/* Client c's IPv6 address: one per /64, the key's prefix. */
+static void client6(uint32_t c, char *buf, size_t n)
+{
+	snprintf(buf, n, "2001:db8:100:%x::7", c);
+}
+
+/*
+ * The outer IPv6 headers of a forwarded packet: @from -> @to, UDP to the
+ * fleet port with checksum 0 (RFC 6935), our header with @hops, the
+ * client's packet @inner (@n bytes) behind it unchanged.
+ */
+static void check_outer6(const struct run *r, const char *from, const char *to,
+			 uint8_t hops, const uint8_t *inner, size_t n)
+{
+	uint8_t a[16];
+
+	CU_ASSERT_EQUAL(r->verdict, TC_ACT_REDIRECT);
+	CU_ASSERT_EQUAL_FATAL(r->out_len, 14 + RS_FLEET_ENCAP6_LEN + n);
+	CU_ASSERT_EQUAL(r->out[12] << 8 | r->out[13], 0x86dd);
+	CU_ASSERT_EQUAL(r->out[14] >> 4, 6);
+	CU_ASSERT_EQUAL(r->out[14 + 4] << 8 | r->out[14 + 5], n + 16);
+	CU_ASSERT_EQUAL(r->out[14 + 6], IPPROTO_UDP);
+	CU_ASSERT_EQUAL(r->out[14 + 7], 64);
+	ip6(from, a);
+	CU_ASSERT_EQUAL(memcmp(r->out + 14 + 8, a, 16), 0);
+	ip6(to, a);
+	CU_ASSERT_EQUAL(memcmp(r->out + 14 + 24, a, 16), 0);
+	CU_ASSERT_EQUAL(r->out[14 + 40 + 2] << 8 | r->out[14 + 40 + 3],
+			RS_FLEET_DEFAULT_PORT);
+	CU_ASSERT_EQUAL(r->out[14 + 40 + 4] << 8 | r->out[14 + 40 + 5], n + 16);
+	CU_ASSERT_EQUAL(r->out[14 + 40 + 6] | r->out[14 + 40 + 7], 0);
+	CU_ASSERT_EQUAL(memcmp(r->out + 14 + 48, "RSF1", 4), 0);
+	CU_ASSERT_EQUAL(r->out[14 + 48 + 4], RS_FLEET_WIRE_VERSION);
+	CU_ASSERT_EQUAL(r->out[14 + 48 + 5], hops);
+	CU_ASSERT_EQUAL(memcmp(r->out + 14 + RS_FLEET_ENCAP6_LEN, inner, n), 0);
+}
+
+/* 300 IPv6 clients' SYNs: to the replica's owner in outer IPv6, or kept. */
+static void test_owner_agrees_with_replica6(void)
+{
+	uint8_t f[FRAME_LEN];
+	int per_owner[NMEMBERS] = {0};
+	struct rs_fleet_stats before = stats(), after;
+	uint32_t fwd = 0;
+	char src[64];
+	struct run r;
+
+	for (uint32_t c = 0; c < 300; c++) {
+		size_t n = eth6(f);
+		int want;
+
+		client6(c, src, sizeof(src));
+		want = replica_owner6(src);
+		n += tcp6_packet(f + n, src, vip6, (uint16_t)(40000 + c), 80,
+				 0x02);
+		CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+		CU_ASSERT(want >= 0);
+		if (want < 0)
+			continue;
+		per_owner[want]++;
+		if (want == 0) {
+			CU_ASSERT_EQUAL(r.verdict, TC_ACT_UNSPEC);
+			CU_ASSERT_EQUAL(r.out_len, n);
+			CU_ASSERT_EQUAL(memcmp(r.out, f, n), 0);
+			continue;
+		}
+		fwd++;
+		check_outer6(&r, addrs6[0], addrs6[want], 1, f + 14, n - 14);
+	}
+	for (int m = 0; m < NMEMBERS; m++)
+		CU_ASSERT(per_owner[m] > 50);
+	after = stats();
+	CU_ASSERT_EQUAL(after.forwarded - before.forwarded, fwd);
+	CU_ASSERT_EQUAL(after.errors, before.errors);
+	CU_ASSERT_EQUAL(after.no_address6, before.no_address6);
+}
+
+/* A member's encapsulated IPv6 SYN: outer IPv6 headers off. */
+static void test_decap6(void)
+{
+	uint8_t f[FRAME_LEN], inner[80];
+	struct rs_fleet_stats before = stats(), after;
+	size_t in = tcp6_packet(inner, "2001:db8:1::7", vip6, 1234, 80, 0x02);
+	size_t n = encap6_frame(f, addrs6[1], 1, inner, in);
+	struct run r;
+
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL(r.verdict, TC_ACT_UNSPEC);
+	CU_ASSERT_EQUAL_FATAL(r.out_len, 14 + in);
+	CU_ASSERT_EQUAL(r.out[12] << 8 | r.out[13], 0x86dd);
+	CU_ASSERT_EQUAL(memcmp(r.out + 14, inner, in), 0);
+	after = stats();
+	CU_ASSERT_EQUAL(after.received - before.received, 1);
+	CU_ASSERT_EQUAL(after.forged, before.forged);
+}
+
+/*
+ * An ACK from host-2 without a connection here: on to the owner by this
+ * host's table (host-3) at hop 2, never back to host-2; at hop 2 taken in.
+ */
+static void test_second_chance6(void)
+{
+	uint8_t f[FRAME_LEN], inner[80];
+	struct rs_fleet_stats before, after;
+	char src[64];
+	uint32_t c;
+	size_t in, n;
+	struct run r;
+
+	for (c = 0; c < 1000; c++) {
+		client6(c, src, sizeof(src));
+		if (replica_owner6(src) == 2)
+			break;
+	}
+	CU_ASSERT_FATAL(c < 1000);
+	in = tcp6_packet(inner, src, vip6, 5555, 80, 0x10);
+	n = encap6_frame(f, addrs6[1], 1, inner, in);
+	before = stats();
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	check_outer6(&r, addrs6[0], addrs6[2], 2, inner, in);
+	after = stats();
+	CU_ASSERT_EQUAL(after.second_chance - before.second_chance, 1);
+	/* Already at hop 2: nowhere left, taken in (stray). */
+	n = encap6_frame(f, addrs6[1], 2, inner, in);
+	before = stats();
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL(r.verdict, TC_ACT_UNSPEC);
+	CU_ASSERT_EQUAL(r.out_len, 14 + in);
+	after = stats();
+	CU_ASSERT_EQUAL(after.stray - before.stray, 1);
+	CU_ASSERT_EQUAL(after.received - before.received, 1);
+}
+
+static void test_forged_and_hop_limit6(void)
+{
+	uint8_t f[FRAME_LEN], inner[80];
+	size_t in = tcp6_packet(inner, "2001:db8:1::7", vip6, 1234, 80, 0x02);
+	char mapped[64];
+	size_t n;
+
+	n = encap6_frame(f, "2001:db8:99::1", 1, inner, in);
+	expect_drop(f, n, "IPv6: not a member", false);
+	/* A member's IPv4 address, mapped, is no member's IPv6 address. */
+	snprintf(mapped, sizeof(mapped), "::ffff:%s", "198.18.12.2");
+	n = encap6_frame(f, mapped, 1, inner, in);
+	expect_drop(f, n, "IPv6: mapped IPv4 member", false);
+	n = encap6_frame(f, addrs6[1], 3, inner, in);
+	expect_drop(f, n, "IPv6: 3 hops", true);
+	n = encap6_frame(f, addrs6[1], 0, inner, in);
+	expect_drop(f, n, "IPv6: 0 hops", true);
+	n = encap6_frame(f, addrs6[1], 1, inner, in);
+	f[14 + 48] = 'X';
+	expect_drop(f, n, "IPv6: bad magic", false);
+	n = encap6_frame(f, addrs6[1], 1, inner, in);
+	f[14 + 48 + 4] = 2;
+	expect_drop(f, n, "IPv6: other version", false);
+	in = tcp6_packet(inner, "2001:db8:1::7", "2001:db8::99", 1234, 80,
+			 0x02);
+	n = encap6_frame(f, addrs6[1], 1, inner, in);
+	expect_drop(f, n, "IPv6: inner for no service", false);
+	in = tcp6_packet(inner, "2001:db8:1::7", vip6, 1234, 80, 0x02);
+	inner[6] = 58; /* ICMPv6 */
+	n = encap6_frame(f, addrs6[1], 1, inner, in);
+	expect_drop(f, n, "IPv6: inner ICMPv6", false);
+	/* IPv4 in IPv6: families do not mix. */
+	in = tcp_packet(inner, ip4("198.18.1.7"), ip4("198.18.0.10"), 1234, 80,
+			0x02);
+	n = encap6_frame(f, addrs6[1], 1, inner, in);
+	expect_drop(f, n, "IPv4 in IPv6", false);
+}
+
+static void test_truncated6(void)
+{
+	uint8_t f[FRAME_LEN], inner[80];
+	size_t in = tcp6_packet(inner, "2001:db8:1::7", vip6, 1234, 80, 0x02);
+	size_t n = encap6_frame(f, addrs6[1], 1, inner, in);
+	struct rs_fleet_stats before = stats(), after;
+	struct run r;
+
+	for (size_t cut = 14 + 40; cut < n; cut++) {
+		CU_ASSERT_EQUAL_FATAL(run(f, cut, &r), 0);
+		CU_ASSERT(r.verdict == TC_ACT_SHOT ||
+			  r.verdict == TC_ACT_UNSPEC);
+		if (r.verdict == TC_ACT_UNSPEC) {
+			CU_ASSERT_EQUAL(r.out_len, cut);
+			CU_ASSERT_EQUAL(memcmp(r.out, f, cut), 0);
+		}
+	}
+	for (int d = -8; d <= 8; d++) {
+		uint8_t g[FRAME_LEN];
+		uint16_t pl = (uint16_t)(n - 14 - 40 + d);
+
+		if (!d)
+			continue;
+		memcpy(g, f, n);
+		g[14 + 4] = (uint8_t)(pl >> 8);
+		g[14 + 5] = (uint8_t)pl;
+		CU_ASSERT_EQUAL_FATAL(run(g, n, &r), 0);
+		CU_ASSERT(r.verdict == TC_ACT_SHOT ||
+			  r.verdict == TC_ACT_UNSPEC);
+	}
+	after = stats();
+	CU_ASSERT_EQUAL(after.received, before.received);
+}
+
+/* Member @m's IPv6 address in the table in force (NULL: none). */
+static int set_table_addr6(int m, const char *addr)
+{
+	__u32 outer_key = 0, id, slot = RS_FLEET_SLOT_ADDR6 + 1 + (__u32)m;
+	struct rs_fleet_slot s = {0};
+	int fd, err;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.rs_fleet), &outer_key,
+				&id))
+		return -1;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return -1;
+	if (addr)
+		ip6(addr, (uint8_t *)&s.addr6.addr);
+	err = bpf_map_update_elem(fd, &slot, &s, BPF_ANY);
+	close(fd);
+	return err;
+}
+
+/*
+ * host-3 publishes no IPv6 address: IPv6 clients it owns stay here and
+ * are counted; the others are forwarded as before, IPv4 not touched.
+ */
+static void test_owner_without_address6(void)
+{
+	uint8_t f[FRAME_LEN];
+	struct rs_fleet_stats before, after;
+	uint32_t kept = 0, fwd = 0;
+	char src[64];
+	struct run r;
+
+	CU_ASSERT_FATAL(set_table_addr6(2, NULL) == 0);
+	before = stats();
+	for (uint32_t c = 0; c < 300; c++) {
+		size_t n = eth6(f);
+		int want;
+
+		client6(c, src, sizeof(src));
+		want = replica_owner6(src);
+		n += tcp6_packet(f + n, src, vip6, (uint16_t)(40000 + c), 80,
+				 0x02);
+		CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+		if (want == 2) {
+			kept++;
+			CU_ASSERT_EQUAL(r.verdict, TC_ACT_UNSPEC);
+			CU_ASSERT_EQUAL(r.out_len, n);
+		} else if (want == 1) {
+			fwd++;
+			check_outer6(&r, addrs6[0], addrs6[1], 1, f + 14,
+				     n - 14);
+		}
+	}
+	after = stats();
+	CU_ASSERT(kept > 50);
+	CU_ASSERT_EQUAL(after.no_address6 - before.no_address6, kept);
+	CU_ASSERT_EQUAL(after.forwarded - before.forwarded, fwd);
+	CU_ASSERT_FATAL(set_table_addr6(2, addrs6[2]) == 0);
+}
+
 int main(void)
 {
 	static const struct fixture_test tests[] = {
@@ -426,6 +799,20 @@ int main(void)
 		{"forged and over-hop-limit packets are dropped and counted",
 		 test_forged_and_hop_limit},
 		{"truncated and lying packets never pass", test_truncated},
+		{"IPv6: SYNs go to the owner userspace computes, in outer "
+		 "IPv6",
+		 test_owner_agrees_with_replica6},
+		{"IPv6: a member's packet is decapsulated", test_decap6},
+		{"IPv6: second chance to the owner, hop limit",
+		 test_second_chance6},
+		{"IPv6: forged and over-hop-limit packets are dropped and "
+		 "counted",
+		 test_forged_and_hop_limit6},
+		{"IPv6: truncated and lying packets never pass",
+		 test_truncated6},
+		{"IPv6: an owner without address6 keeps its clients here, "
+		 "counted",
+		 test_owner_without_address6},
 	};
 
 	return fixture_main("steer_fleet", setup, teardown, tests,

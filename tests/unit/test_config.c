@@ -408,6 +408,7 @@ static void test_fleet(void)
 	CU_ASSERT_STRING_EQUAL(cfg.fleet.etcd[1], "http://198.18.0.2:2379");
 	CU_ASSERT_STRING_EQUAL(cfg.fleet.name, "edge-1");
 	CU_ASSERT_EQUAL(cfg.fleet.addr, htonl(0xc6120b02));
+	CU_ASSERT_FALSE(cfg.fleet.has_addr6);
 	CU_ASSERT_EQUAL(cfg.fleet.lease_ttl, 5);
 	CU_ASSERT_EQUAL(cfg.fleet.port, 9000);
 	CU_ASSERT_STRING_EQUAL(cfg.fleet.prefix, "/ringsteer");
@@ -430,7 +431,35 @@ static void test_fleet(void)
 	EXPECT_ERROR(text, "t.conf:11: [fleet] etcd: ", "bad etcd endpoint");
 	EXPECT_ERROR(text, "t.conf:12: [fleet] name: ", "bad name 'a b'");
 	EXPECT_ERROR(text, "t.conf:13: [fleet] address: ",
-		     "IPv6 forwarding addresses are not supported");
+		     "give its IPv6 one as address6");
+	/* address6: optional, IPv6 only, a routable host address. */
+	snprintf(text, sizeof(text),
+		 "%s[fleet]\netcd = http://198.18.0.1:2379\nname = edge-1\n"
+		 "address = 198.18.11.2\naddress6 = 2001:db8:11::2\n",
+		 base);
+	EXPECT_OK(text);
+	CU_ASSERT_TRUE(cfg.fleet.has_addr6);
+	CU_ASSERT_EQUAL(cfg.fleet.addr6[0], 0x20);
+	CU_ASSERT_EQUAL(cfg.fleet.addr6[15], 2);
+	rs_config_free(&cfg);
+	snprintf(text, sizeof(text),
+		 "%s[fleet]\netcd = http://198.18.0.1:2379\nname = edge-1\n"
+		 "address = 198.18.11.2\naddress6 = 198.18.11.2\n",
+		 base);
+	EXPECT_ERROR(text, "t.conf:14: [fleet] address6: ",
+		     "give its IPv4 one as address");
+	snprintf(text, sizeof(text),
+		 "%s[fleet]\netcd = http://198.18.0.1:2379\nname = edge-1\n"
+		 "address = 198.18.11.2\naddress6 = fe80::1\n",
+		 base);
+	EXPECT_ERROR(text, "t.conf:14: [fleet] address6: ",
+		     "not a routable host address");
+	snprintf(text, sizeof(text),
+		 "%s[fleet]\netcd = http://198.18.0.1:2379\nname = edge-1\n"
+		 "address = 198.18.11.2\naddress6 = 2001:db8::zz\n",
+		 base);
+	EXPECT_ERROR(text, "t.conf:14: [fleet] address6: ",
+		     "expected this host's IPv6 address");
 	EXPECT_ERROR("[service web]\nprotocol = udp\nlisten = 198.18.0.10:443\n"
 		     "cookie = quic\nfleet = on\n",
 		     "t.conf:5: [service web] fleet: ",

@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <CUnit/Basic.h>
 
@@ -120,13 +121,35 @@ static void test_key_ignores_local_service_id(void)
 	struct rs_service a = {.id = 3, .prefix4 = 24},
 			  b = {.id = 9, .prefix4 = 24};
 	struct rs_affinity_key ka, kb;
-	uint8_t addr1[4] = {198, 18, 0, 7}, addr2[4] = {198, 18, 0, 200};
+	uint8_t addr1[16] = {198, 18, 0, 7}, addr2[16] = {198, 18, 0, 200};
 
-	rs_fleet_key_build(&ka, &a, addr1, 1234);
-	rs_fleet_key_build(&kb, &b, addr2, 4321);
+	rs_fleet_key_build(&ka, &a, AF_INET, addr1, 1234);
+	rs_fleet_key_build(&kb, &b, AF_INET, addr2, 4321);
 	CU_ASSERT_EQUAL(memcmp(&ka, &kb, sizeof(ka)), 0);
 	CU_ASSERT_EQUAL(ka.service, 0);
 	CU_ASSERT_EQUAL(ka.port, 0);
+}
+
+/* IPv6: the service's prefix6, family in the key, service 0. */
+static void test_key6_uses_prefix6(void)
+{
+	struct rs_service a = {.id = 3, .prefix6 = 48},
+			  b = {.id = 9, .prefix6 = 48};
+	struct rs_affinity_key ka, kb, k4;
+	uint8_t addr1[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 1, 0xaa, 0xbb},
+		addr2[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 1, 0xcc},
+		addr3[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 2};
+
+	rs_fleet_key_build(&ka, &a, AF_INET6, addr1, 1);
+	rs_fleet_key_build(&kb, &b, AF_INET6, addr2, 2);
+	CU_ASSERT_EQUAL(memcmp(&ka, &kb, sizeof(ka)), 0);
+	CU_ASSERT_EQUAL(ka.family, AF_INET6);
+	CU_ASSERT_EQUAL(ka.service, 0);
+	rs_fleet_key_build(&kb, &b, AF_INET6, addr3, 2);
+	CU_ASSERT_NOT_EQUAL(memcmp(&ka, &kb, sizeof(ka)), 0);
+	/* The same first bytes as IPv4 are another key. */
+	rs_fleet_key_build(&k4, &a, AF_INET, addr1, 1);
+	CU_ASSERT_NOT_EQUAL(memcmp(&ka, &k4, sizeof(ka)), 0);
 }
 
 int main(void)
@@ -144,6 +167,7 @@ int main(void)
 	CU_add_test(s, "drained and empty", test_drain_and_empty);
 	CU_add_test(s, "the key ignores local service ids",
 		    test_key_ignores_local_service_id);
+	CU_add_test(s, "an IPv6 key uses prefix6", test_key6_uses_prefix6);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failed = CU_get_number_of_failures();

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -284,6 +285,31 @@ int rs_config_find_service(const struct rs_config *cfg, const char *name)
 		if (strcmp(cfg->services[i].name, name) == 0)
 			return (int)i;
 	return -ENOENT;
+}
+
+void rs_config_fleet_ipv6_notes(const struct rs_config *cfg,
+				void (*say)(const char *line))
+{
+	char line[320];
+
+	if (!cfg->fleet.enabled || cfg->fleet.has_addr6)
+		return;
+	for (size_t s = 0; s < cfg->n_services; s++) {
+		const struct rs_service_conf *sc = &cfg->services[s];
+		bool v6 = false;
+
+		for (size_t l = 0; l < sc->n_listens; l++)
+			v6 = v6 || sc->listens[l].family == AF_INET6;
+		if (!sc->fleet || !v6)
+			continue;
+		snprintf(line, sizeof(line),
+			 "fleet service %s listens on IPv6 but [fleet] has no "
+			 "address6: its IPv6 clients are not forwarded to "
+			 "other hosts nor from them, but steered where they "
+			 "enter (counted as no_address6)",
+			 sc->name);
+		say(line);
+	}
 }
 
 void rs_config_empty_services(const struct rs_config *cfg,

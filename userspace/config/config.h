@@ -134,6 +134,8 @@ struct rs_fleet_conf {
 	size_t n_etcd;
 	char name[RS_NAME_MAX];
 	uint32_t addr;	    /* IPv4 forwarding address, network order */
+	bool has_addr6;	    /* address6 is set */
+	uint8_t addr6[16];  /* IPv6 forwarding address, network order */
 	uint32_t lease_ttl; /* seconds */
 	uint16_t port;	    /* UDP port of forwarded packets */
 	char prefix[RS_FLEET_PREFIX_MAX]; /* etcd key prefix, no trailing / */
@@ -228,6 +230,14 @@ void rs_config_memory_report(const struct rs_config *cfg, FILE *f);
  */
 void rs_config_empty_services(const struct rs_config *cfg,
 			      void (*say)(const char *line));
+
+/*
+ * Fleet services of @cfg that listen on IPv6 while [fleet] has no
+ * address6: their IPv6 clients whose key another host owns are steered
+ * here instead (docs/fleet.md). Legal, said through @say.
+ */
+void rs_config_fleet_ipv6_notes(const struct rs_config *cfg,
+				void (*say)(const char *line));
 
 /*
  * Fraction of service @s's clients that move when its ring, built with

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The [fleet] keys (docs/fleet.md): the etcd endpoints, this host's name
- * and forwarding address, the lease TTL, the UDP port of forwarded
- * packets and the etcd key prefix. Whether the section is complete, and
- * the services' `fleet = on`, are config_checks.c's business.
+ * and forwarding addresses (IPv4, optional IPv6), the lease TTL, the UDP port
+ * of forwarded packets and the etcd key prefix. Whether the section is
+ * complete, and the services' `fleet = on`, are config_checks.c's business.
  */
 #include <arpa/inet.h>
 #include <string.h>
@@ -75,9 +75,9 @@ static void set_address(const struct cfg_key *k, void *obj, const char *v)
 	struct in6_addr a6;
 
 	if (inet_pton(AF_INET6, v, &a6) == 1) {
-		cfg_bad_value(k, "IPv6 forwarding addresses are not supported "
-				 "(docs/fleet.md); give this host's IPv4 "
-				 "address");
+		cfg_bad_value(k, "address is this host's IPv4 forwarding "
+				 "address; give its IPv6 one as address6 "
+				 "(docs/fleet.md)");
 		return;
 	}
 	if (inet_pton(AF_INET, v, &a) != 1) {
@@ -89,6 +89,34 @@ static void set_address(const struct cfg_key *k, void *obj, const char *v)
 		return;
 	}
 	f->conf.addr = a.s_addr;
+}
+
+/* A unicast global or unique-local IPv6 address: others send to it. */
+static void set_address6(const struct cfg_key *k, void *obj, const char *v)
+{
+	struct fleet_entry *f = obj;
+	struct in6_addr a6;
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, v, &a) == 1) {
+		cfg_bad_value(k, "address6 is this host's IPv6 forwarding "
+				 "address; give its IPv4 one as address");
+		return;
+	}
+	if (inet_pton(AF_INET6, v, &a6) != 1) {
+		cfg_bad_value(k, "expected this host's IPv6 address");
+		return;
+	}
+	if (IN6_IS_ADDR_UNSPECIFIED(&a6) || IN6_IS_ADDR_LOOPBACK(&a6) ||
+	    IN6_IS_ADDR_MULTICAST(&a6) || IN6_IS_ADDR_LINKLOCAL(&a6) ||
+	    IN6_IS_ADDR_V4MAPPED(&a6)) {
+		cfg_bad_value(k, "not a routable host address (unspecified, "
+				 "loopback, multicast, link-local or "
+				 "IPv4-mapped)");
+		return;
+	}
+	memcpy(f->conf.addr6, &a6, sizeof(f->conf.addr6));
+	f->conf.has_addr6 = true;
 }
 
 /* Under 2 s a keepalive every third of it would race the expiry. */
@@ -133,6 +161,7 @@ const struct key_def cfg_fleet_keys[] = {
 	[FL_ETCD] = {"etcd", "etcd endpoints", set_etcd, false},
 	[FL_NAME] = {"name", "name", set_name, false},
 	[FL_ADDRESS] = {"address", "address", set_address, false},
+	{"address6", "address6", set_address6, false},
 	{"lease_ttl", "lease_ttl", set_lease_ttl, false},
 	{"port", "port", set_port, false},
 	{"prefix", "prefix", set_prefix, false},

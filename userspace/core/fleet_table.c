@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <xxhash.h>
 
 #include "fleet_table.h"
@@ -22,13 +23,13 @@ uint64_t rs_fleet_seed(const char *name, uint64_t seed)
 }
 
 void rs_fleet_key_build(struct rs_affinity_key *key,
-			const struct rs_service *svc, const uint8_t addr[4],
-			uint16_t port)
+			const struct rs_service *svc, int family,
+			const uint8_t addr[16], uint16_t port)
 {
 	uint8_t a[16] = {0};
 
-	memcpy(a, addr, 4);
-	rs_affinity_key_build(key, svc, 2 /* AF_INET */, a, port);
+	memcpy(a, addr, family == AF_INET ? 4 : 16);
+	rs_affinity_key_build(key, svc, (uint8_t)family, a, port);
 	key->service = 0;
 }
 

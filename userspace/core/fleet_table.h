@@ -26,7 +26,9 @@ struct rs_fleet_capacity {
 struct rs_fleet_member_info {
 	char name[RS_NAME_MAX];
 	uint32_t addr; /* IPv4 forwarding address, network order */
-	bool drained;  /* an operator's drain key exists */
+	bool has_addr6;
+	uint8_t addr6[16]; /* IPv6 forwarding address, network order */
+	bool drained;	   /* an operator's drain key exists */
 	struct rs_fleet_capacity caps[RS_MAX_SERVICES];
 	size_t n_caps;
 };
@@ -36,11 +38,12 @@ uint64_t rs_fleet_seed(const char *name, uint64_t seed);
 
 /*
  * The fleet key of a client: the service's key, service field 0 (local ids
- * differ between hosts). @svc gives key policy and prefixes.
+ * differ between hosts). @svc gives key policy and prefixes; @family is
+ * AF_INET (@addr's first 4 bytes) or AF_INET6.
  */
 void rs_fleet_key_build(struct rs_affinity_key *key,
-			const struct rs_service *svc, const uint8_t addr[4],
-			uint16_t port);
+			const struct rs_service *svc, int family,
+			const uint8_t addr[16], uint16_t port);
 
 /* Bucket of a fleet key hash. */
 static inline uint32_t rs_fleet_bucket(uint64_t hash)

@@ -9,6 +9,7 @@
  * members of both: new addresses are added before the swap, stale ones
  * removed after.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,56 +54,75 @@ static int fleet_map_fill(int fd, const struct rs_fleet_slot *slots)
 	return err;
 }
 
-/* Member addresses of the table at slot @base of map @fd (up to max). */
-static size_t table_members(int fd, __u32 base, __u32 *addrs, size_t max)
+/* IPv4 as rs_fleet_peers keys it: mapped (abi.h). */
+static struct rs_fleet_addr addr_v4(__u32 v4)
 {
-	struct rs_fleet_slot s;
+	return (struct rs_fleet_addr){.w = {0, 0, htonl(0xffff), v4}};
+}
+
+static bool addr_none(const struct rs_fleet_addr *a)
+{
+	return !(a->w[0] | a->w[1] | a->w[2] | a->w[3]);
+}
+
+/*
+ * Forwarding addresses (IPv4 and IPv6) of the members of the table at
+ * slot @base of @slots (a whole map's worth), up to @max.
+ */
+static size_t slots_members(const struct rs_fleet_slot *slots, __u32 base,
+			    struct rs_fleet_addr *addrs, size_t max)
+{
+	__u32 nm = slots[base].hdr.nmembers;
 	size_t n = 0;
-	__u32 nm;
 
-	if (fd < 0 || bpf_map_lookup_elem(fd, &base, &s))
-		return 0;
-	nm = s.hdr.nmembers;
-	for (__u32 i = 1; i <= nm && i <= RS_FLEET_MAX_MEMBERS && n < max;
+	for (__u32 i = 0; i < nm && i < RS_FLEET_MAX_MEMBERS && n + 2 <= max;
 	     i++) {
-		__u32 k = base + i;
+		const struct rs_fleet_addr *a6 =
+			&slots[base + RS_FLEET_SLOT_ADDR6 + 1 + i].addr6.addr;
 
-		if (!bpf_map_lookup_elem(fd, &k, &s) && s.member.addr)
-			addrs[n++] = s.member.addr;
+		if (slots[base + 1 + i].member.addr)
+			addrs[n++] = addr_v4(slots[base + 1 + i].member.addr);
+		if (!addr_none(a6))
+			addrs[n++] = *a6;
 	}
 	return n;
 }
 
-static bool in_list(const __u32 *a, size_t n, __u32 v)
+static bool in_list(const struct rs_fleet_addr *a, size_t n,
+		    const struct rs_fleet_addr *v)
 {
 	for (size_t i = 0; i < n; i++)
-		if (a[i] == v)
+		if (!memcmp(&a[i], v, sizeof(*v)))
 			return true;
 	return false;
 }
 
-/* rs_fleet_peers := members of the current and the previous table. */
-static void sync_peers(struct rs_dataplane *dp)
+#define PEERS_MAX (4 * RS_FLEET_MAX_MEMBERS)
+
+/*
+ * rs_fleet_peers := members of both tables of @slots (NULL: none, fleet
+ * mode is off).
+ */
+static void sync_peers(struct rs_dataplane *dp,
+		       const struct rs_fleet_slot *slots)
 {
 	int fd = bpf_map__fd(dp->skel->maps.rs_fleet_peers);
-	int tfd = dp_inner_map_fd(dp, dp->skel->maps.rs_fleet, outer_key);
-	__u32 want[2 * RS_FLEET_MAX_MEMBERS], key, next,
-		stale[2 * RS_FLEET_MAX_MEMBERS];
+	struct rs_fleet_addr want[PEERS_MAX], key, next, stale[PEERS_MAX];
 	struct rs_fleet_peer peer = {.member = RS_NONE};
-	size_t n, ns = 0;
+	size_t n = 0, ns = 0;
 	void *prev = NULL;
 
-	n = table_members(tfd, RS_FLEET_CURRENT, want, RS_FLEET_MAX_MEMBERS);
-	n += table_members(tfd, RS_FLEET_PREVIOUS, want + n,
-			   RS_FLEET_MAX_MEMBERS);
-	if (tfd >= 0)
-		close(tfd);
+	if (slots) {
+		n = slots_members(slots, RS_FLEET_CURRENT, want, PEERS_MAX / 2);
+		n += slots_members(slots, RS_FLEET_PREVIOUS, want + n,
+				   PEERS_MAX / 2);
+	}
 	for (size_t i = 0; i < n; i++)
 		bpf_map_update_elem(fd, &want[i], &peer, BPF_ANY);
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (!in_list(want, n, key) && ns < 2 * RS_FLEET_MAX_MEMBERS)
+		if (!in_list(want, n, &key) && ns < PEERS_MAX)
 			stale[ns++] = key;
 	}
 	for (size_t i = 0; i < ns; i++)
@@ -127,7 +147,9 @@ int dp_fleet_install(struct rs_dataplane *dp, const struct rs_fleet_slot *slots,
 	int outer = bpf_map__fd(dp->skel->maps.rs_fleet), fd, old, err = 0;
 	int peers = bpf_map__fd(dp->skel->maps.rs_fleet_peers);
 	struct rs_fleet_peer peer = {.member = RS_NONE};
+	struct rs_fleet_addr fresh[PEERS_MAX / 2];
 	struct rs_fleet_slot *both;
+	size_t n;
 
 	both = calloc(RS_FLEET_MAP_SLOTS, sizeof(*both));
 	if (!both)
@@ -159,18 +181,16 @@ int dp_fleet_install(struct rs_dataplane *dp, const struct rs_fleet_slot *slots,
 	if (err)
 		goto out;
 	/* The newcomers may send to us as soon as the table names them. */
-	for (__u32 i = 0; i < slots[0].hdr.nmembers && i < RS_FLEET_MAX_MEMBERS;
-	     i++)
-		if (slots[i + 1].member.addr)
-			bpf_map_update_elem(peers, &slots[i + 1].member.addr,
-					    &peer, BPF_ANY);
+	n = slots_members(both, RS_FLEET_CURRENT, fresh, PEERS_MAX / 2);
+	for (size_t i = 0; i < n; i++)
+		bpf_map_update_elem(peers, &fresh[i], &peer, BPF_ANY);
 	if (bpf_map_update_elem(outer, &outer_key, &fd, BPF_ANY)) {
 		err = -errno;
 		rs_err("bpf: swapping the fleet table failed: %s",
 		       strerror(-err));
 	}
 	if (!err)
-		sync_peers(dp);
+		sync_peers(dp, both);
 out:
 	close(fd);
 	free(both);
@@ -183,7 +203,7 @@ int dp_fleet_clear(struct rs_dataplane *dp)
 
 	if (bpf_map_delete_elem(outer, &outer_key) && errno != ENOENT)
 		return -errno;
-	sync_peers(dp);
+	sync_peers(dp, NULL);
 	return 0;
 }
 

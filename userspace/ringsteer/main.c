@@ -605,18 +605,23 @@ static void fleet_table(json_t *r)
 		printf("packets: forwarded %lld (%lld after their SYN), "
 		       "received %lld, second chance %lld, hop limit %lld, "
 		       "forged %lld, local socket %lld, stray %lld, errors "
-		       "%lld\n",
+		       "%lld, no address6 %lld\n",
 		       jint(v, "forwarded"), jint(v, "flow_hits"),
 		       jint(v, "received"), jint(v, "second_chance"),
 		       jint(v, "hop_limit"), jint(v, "forged"),
 		       jint(v, "local_socket"), jint(v, "stray"),
-		       jint(v, "errors"));
-	printf("%-24s %-16s %9s %8s %s\n", "MEMBER", "ADDRESS", "CAPACITY",
-	       "KEYS", "STATE");
+		       jint(v, "errors"), jint(v, "no_address6"));
+	if (json_is_string(json_object_get(r, "ipv6_warning")))
+		printf("warning: %s\n", jstr(r, "ipv6_warning"));
+	printf("%-24s %-16s %-24s %9s %8s %s\n", "MEMBER", "ADDRESS",
+	       "ADDRESS6", "CAPACITY", "KEYS", "STATE");
 	json_array_foreach(json_object_get(r, "members"), i, v) printf(
-		"%-24s %-16s %9lld %7.1f%% %s%s\n", jstr(v, "name"),
-		jstr(v, "address"), jint(v, "capacity"),
-		100 * jnum(v, "keys_share"),
+		"%-24s %-16s %-24s %9lld %7.1f%% %s%s\n", jstr(v, "name"),
+		jstr(v, "address"),
+		json_is_string(json_object_get(v, "address6"))
+			? jstr(v, "address6")
+			: "-",
+		jint(v, "capacity"), 100 * jnum(v, "keys_share"),
 		json_is_true(json_object_get(v, "drained")) ? "drained"
 							    : "active",
 		json_is_true(json_object_get(v, "self")) ? " (this host)" : "");

@@ -455,6 +455,7 @@ int daemon_start(struct daemon *d)
 		return -ENOMEM;
 	}
 	rs_config_empty_services(&d->cfg, log_warning);
+	rs_config_fleet_ipv6_notes(&d->cfg, log_warning);
 	err = checker_init(&d->checker, d->loop);
 	if (!err)
 		err = dp_open(&d->dp, d->cfg.bpffs);
@@ -604,6 +605,7 @@ int daemon_reload(struct daemon *d, char *err_text, size_t errlen)
 	if (!rs_config_diff(&d->cfg, &next.cfg, &diff))
 		rs_info("reload: %s", diff.summary);
 	rs_config_empty_services(&next.cfg, log_warning);
+	rs_config_fleet_ipv6_notes(&next.cfg, log_warning);
 	keep_bound_globals(d->config_path, &d->cfg, &next.cfg);
 	snapshot_of(&old, before);
 	err = assign_ids(&next, before);

@@ -212,14 +212,19 @@ json_t *cmd_lookup(struct daemon *d, json_t *req)
 	json_t *reply = lookup_reply(d, req), *jport;
 	const char *owner = NULL;
 	uint8_t addr[16] = {0};
-	int s;
+	int s, family = AF_INET;
 
 	if (!json_is_true(json_object_get(reply, "ok")))
 		return reply;
 	s = daemon_find_service(d, service);
 	jport = json_object_get(req, "port");
-	if (s >= 0 && inet_pton(AF_INET, client, addr) == 1 &&
-	    fleet_owner_of(d, (size_t)s, AF_INET, addr,
+	if (client && inet_pton(AF_INET, client, addr) != 1) {
+		family = AF_INET6;
+		if (inet_pton(AF_INET6, client, addr) != 1)
+			family = 0;
+	}
+	if (s >= 0 && family && client &&
+	    fleet_owner_of(d, (size_t)s, family, addr,
 			   json_is_integer(jport)
 				   ? (uint16_t)json_integer_value(jport)
 				   : 0,

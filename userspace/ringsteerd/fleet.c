@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Fleet membership (docs/fleet.md). etcd keys under [fleet] prefix:
- *   PREFIX/members/NAME  {"address": "...", "services": {"web":
- *                        {"capacity": N}}}, attached to NAME's lease
+ *   PREFIX/members/NAME  {"address": "...", "address6": "..." (optional),
+ *                        "services": {"web": {"capacity": N}}}, attached
+ *                        to NAME's lease
  *   PREFIX/drain/NAME    present while an operator drains NAME
  * The etcd thread owns every etcd call but the operator's drain commands;
  * it hands each new snapshot (members, drains, revision) to the loop
@@ -94,8 +95,9 @@ static bool parse_member(const char *name, const char *value,
 			 struct rs_fleet_member_info *m)
 {
 	json_t *j = json_loads(value, 0, NULL), *svcs, *v;
-	const char *addr, *svc;
+	const char *addr, *addr6, *svc;
 	struct in_addr a;
+	struct in6_addr a6;
 
 	memset(m, 0, sizeof(*m));
 	if (!j)
@@ -108,6 +110,13 @@ static bool parse_member(const char *name, const char *value,
 	}
 	snprintf(m->name, sizeof(m->name), "%s", name);
 	m->addr = a.s_addr;
+	/* Optional; one that makes no sense is taken as none. */
+	addr6 = json_string_value(json_object_get(j, "address6"));
+	if (addr6 && inet_pton(AF_INET6, addr6, &a6) == 1 &&
+	    !IN6_IS_ADDR_UNSPECIFIED(&a6) && !IN6_IS_ADDR_V4MAPPED(&a6)) {
+		memcpy(m->addr6, &a6, sizeof(m->addr6));
+		m->has_addr6 = true;
+	}
 	svcs = json_object_get(j, "services");
 	json_object_foreach(svcs, svc, v)
 	{
@@ -318,8 +327,15 @@ static int build_slots(struct daemon *d, struct fleet_rt *f,
 	h->self = self < 0 ? RS_NONE : (uint32_t)self;
 	h->self_addr = f->conf.addr;
 	h->port = f->conf.port;
+	if (f->conf.has_addr6)
+		memcpy(&slots[RS_FLEET_SLOT_ADDR6].addr6.addr, f->conf.addr6,
+		       sizeof(f->conf.addr6));
 	for (size_t i = 0; i < f->snap.n; i++) {
 		struct rs_fleet_member *m = &slots[1 + i].member;
+
+		if (f->snap.m[i].has_addr6)
+			memcpy(&slots[RS_FLEET_SLOT_ADDR6 + 1 + i].addr6.addr,
+			       f->snap.m[i].addr6, sizeof(f->snap.m[i].addr6));
 
 		m->addr = f->snap.m[i].addr;
 		m->flags = f->snap.m[i].drained ? RS_FLEET_MEMBER_DRAINED : 0;
@@ -443,11 +459,12 @@ static uint32_t capacity_of(struct daemon *d, size_t s)
 
 static void publish_capacity(struct daemon *d, struct fleet_rt *f)
 {
-	char addr[INET_ADDRSTRLEN];
+	char addr[INET_ADDRSTRLEN], addr6[INET6_ADDRSTRLEN];
 	json_t *j, *svcs = json_object();
 	char *text;
 
 	inet_ntop(AF_INET, &f->conf.addr, addr, sizeof(addr));
+	inet_ntop(AF_INET6, f->conf.addr6, addr6, sizeof(addr6));
 	for (size_t s = 0; s < d->cfg.n_services; s++)
 		if (d->cfg.services[s].fleet)
 			json_object_set_new(
@@ -455,6 +472,8 @@ static void publish_capacity(struct daemon *d, struct fleet_rt *f)
 				json_pack("{s:i}", "capacity",
 					  (json_int_t)capacity_of(d, s)));
 	j = json_pack("{s:s, s:o}", "address", addr, "services", svcs);
+	if (j && f->conf.has_addr6)
+		json_object_set_new(j, "address6", json_string(addr6));
 	text = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(j);
 	if (!text)
@@ -592,8 +611,9 @@ json_t *fleet_status_json(struct daemon *d)
 {
 	struct fleet_rt *f = d->fleet;
 	struct rs_fleet_header h = {0};
-	json_t *members, *out;
-	char addr[INET_ADDRSTRLEN];
+	json_t *members, *out, *mj;
+	char addr[INET_ADDRSTRLEN], addr6[INET6_ADDRSTRLEN];
+	size_t with6 = 0;
 	bool etcd_ok, installed;
 	int64_t latest, lease;
 	char error[512];
@@ -616,14 +636,16 @@ json_t *fleet_status_json(struct daemon *d)
 			cap += m->caps[c].capacity;
 		owned = owned_buckets(f, &d->cfg, i, &total);
 		inet_ntop(AF_INET, &m->addr, addr, sizeof(addr));
-		json_array_append_new(
-			members,
-			json_pack("{s:s, s:s, s:i, s:f, s:b, s:b}", "name",
-				  m->name, "address", addr, "capacity",
-				  (json_int_t)cap, "keys_share",
-				  total ? (double)owned / total : 0.0,
-				  "drained", m->drained, "self",
-				  !strcmp(m->name, f->conf.name)));
+		inet_ntop(AF_INET6, m->addr6, addr6, sizeof(addr6));
+		with6 += m->has_addr6;
+		mj = json_pack("{s:s, s:s, s:o, s:i, s:f, s:b, s:b}", "name",
+			       m->name, "address", addr, "address6",
+			       m->has_addr6 ? json_string(addr6) : json_null(),
+			       "capacity", (json_int_t)cap, "keys_share",
+			       total ? (double)owned / total : 0.0, "drained",
+			       m->drained, "self",
+			       !strcmp(m->name, f->conf.name));
+		json_array_append_new(members, mj);
 	}
 	out = json_pack("{s:o, s:I, s:I, s:b, s:s, s:s, s:b}", "members",
 			members, "version",
@@ -634,6 +656,14 @@ json_t *fleet_status_json(struct daemon *d)
 			"member", self_index(f) >= 0);
 	if (out && error[0])
 		json_object_set_new(out, "error", json_string(error));
+	/* IPv6 keys of members without address6 stay where they enter. */
+	if (out && with6 && with6 < f->snap.n)
+		json_object_set_new(
+			out, "ipv6_warning",
+			json_string("members without address6 own IPv6 keys "
+				    "that are not forwarded to them: other "
+				    "hosts steer those clients where they "
+				    "enter (no_address6)"));
 	if (out) {
 		struct rs_fleet_stats st;
 
@@ -641,7 +671,7 @@ json_t *fleet_status_json(struct daemon *d)
 			json_object_set_new(
 				out, "packets",
 				json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-					  "s:I, s:I}",
+					  "s:I, s:I, s:I}",
 					  "stray", (json_int_t)st.stray,
 					  "forwarded", (json_int_t)st.forwarded,
 					  "flow_hits", (json_int_t)st.flow_hits,
@@ -652,7 +682,8 @@ json_t *fleet_status_json(struct daemon *d)
 					  "forged", (json_int_t)st.forged,
 					  "local_socket",
 					  (json_int_t)st.local_socket, "errors",
-					  (json_int_t)st.errors));
+					  (json_int_t)st.errors, "no_address6",
+					  (json_int_t)st.no_address6));
 	}
 	if (out && lease) {
 		char buf[24];
@@ -709,10 +740,11 @@ bool fleet_owner_of(struct daemon *d, size_t svc, int family,
 	uint8_t o;
 
 	if (!f || !f->have_snap || svc >= f->n_owners ||
-	    !d->cfg.services[svc].fleet || family != AF_INET)
+	    !d->cfg.services[svc].fleet ||
+	    (family != AF_INET && family != AF_INET6))
 		return false;
 	rs_service_from_conf(&d->cfg, svc, d->svcs[svc].id, &s);
-	rs_fleet_key_build(&key, &s, addr, port);
+	rs_fleet_key_build(&key, &s, family, addr, port);
 	o = f->owners[svc][rs_fleet_bucket(
 		rs_hash_key(&key, rs_fleet_seed(s.name, s.seed)))];
 	*owner = o == RS_FLEET_NO_OWNER || o > f->snap.n

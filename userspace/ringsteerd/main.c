@@ -265,6 +265,7 @@ int main(int argc, char **argv)
 	if (check) {
 		rs_config_memory_report(&d.cfg, stdout);
 		rs_config_empty_services(&d.cfg, print_warning);
+		rs_config_fleet_ipv6_notes(&d.cfg, print_warning);
 		check_running_vnodes(&d.cfg);
 		printf("ringsteerd: configuration file %s test is successful\n",
 		       d.config_path);

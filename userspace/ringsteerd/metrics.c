@@ -370,6 +370,10 @@ static void fleet_metrics(struct daemon *d, struct buf *b)
 		{"errors",
 		 "Packets that could not be forwarded (steered here).",
 		 offsetof(struct rs_fleet_stats, errors)},
+		{"no_address6",
+		 "IPv6 packets steered here: their owner or this host has "
+		 "no address6.",
+		 offsetof(struct rs_fleet_stats, no_address6)},
 	};
 	struct fleet_metrics fm;
 	struct rs_fleet_stats st;
