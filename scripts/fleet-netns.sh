@@ -7,12 +7,16 @@
 #
 #   client rsc-RUN ── router rse-RUN ──┬── host rsh1-RUN  198.18.11.2 (rh)
 #   198.18.1.0/24      ECMP 198.18.0.10 ├── host rsh2-RUN  198.18.12.2
-#   sources            over the hosts,  └── host rsh3-RUN  198.18.13.2
-#                      L4 hash (policy 1); etcd on 198.18.250.1:2379
+#   2001:db8:1::/64    and 2001:db8::10 └── host rsh3-RUN  198.18.13.2
+#   sources            over the hosts,       (2001:db8:1I::2 for host I)
+#                      L4 hash (policy 1, both families); etcd on
+#                      198.18.250.1:2379
 #
-# Each host has the service address 198.18.0.0/24 local and a default
-# route to the router only; the router has no default route, so nothing
-# leaves these namespaces.
+# Each host has the service addresses 198.18.0.0/24 and 2001:db8::/64
+# local and default routes to the router only; the router has no default
+# route, so nothing leaves these namespaces. RS_FLEET_IPV6=1 before
+# rs_fleet_conf: the service listens on [2001:db8::10]:80 too and each
+# host publishes its address6.
 
 RS_FLEET_HOSTS=()
 RS_FLEET_ETCD_IP=198.18.250.1
@@ -38,7 +42,9 @@ rs_fleet_router() {
 		sysctl -qw net.ipv4.ip_forward=1 &&
 		sysctl -qw net.ipv4.fib_multipath_hash_policy=1 &&
 		sysctl -qw net.ipv4.conf.all.rp_filter=0 &&
-		sysctl -qw net.ipv4.conf.default.rp_filter=0' || return 1
+		sysctl -qw net.ipv4.conf.default.rp_filter=0 &&
+		sysctl -qw net.ipv6.conf.all.forwarding=1 &&
+		sysctl -qw net.ipv6.fib_multipath_hash_policy=1' || return 1
 }
 
 # rs_fleet_add_host I: host I (1..9) on its own link to the router.
@@ -56,6 +62,11 @@ rs_fleet_add_host() {
 	nsenter --net="/run/netns/$e" -- sysctl -qw "net.ipv4.conf.r$i.rp_filter=0"
 	ip -n "$h" route add default via "198.18.1$i.1" || return 1
 	ip -n "$h" route add local 198.18.0.0/24 dev lo || return 1
+	# IPv6 (nodad: usable at once).
+	ip -n "$e" -6 addr add "2001:db8:1$i::1/64" dev "r$i" nodad || return 1
+	ip -n "$h" -6 addr add "2001:db8:1$i::2/64" dev rh nodad || return 1
+	ip -n "$h" -6 route add default via "2001:db8:1$i::1" || return 1
+	ip -n "$h" -6 route add local 2001:db8::/64 dev lo || return 1
 }
 
 # rs_fleet_ecmp I...: the service address routed over hosts I... (equal).
@@ -65,6 +76,15 @@ rs_fleet_ecmp() {
 		hops+=(nexthop via "198.18.1$i.2" dev "r$i" weight 1)
 	done
 	ip -n "$RS_NS_EDGE" route replace 198.18.0.10/32 "${hops[@]}"
+}
+
+# rs_fleet_ecmp6 I...: the IPv6 service address routed over hosts I...
+rs_fleet_ecmp6() {
+	local hops=() i
+	for i in "$@"; do
+		hops+=(nexthop via "2001:db8:1$i::2" dev "r$i" weight 1)
+	done
+	ip -n "$RS_NS_EDGE" -6 route replace 2001:db8::10/128 "${hops[@]}"
 }
 
 # rs_fleet_teardown: delete the host namespaces.
@@ -98,9 +118,9 @@ rs_fleet_etcd_start() {
 }
 
 # rs_fleet_start_host I CONF BACKEND_CMD...: host I's two backends, h$I-a
-# on 127.0.0.1:8081 and h$I-b on :8082 (BACKEND_CMD --name NAME --tcp
-# ADDR:PORT, which prints "ready"), then ringsteerd -c CONF. Processes are
-# beI{a,b} and dI for rs_bg_stop.
+# on 127.0.0.1:8081 and [::1]:8081, h$I-b on :8082 (BACKEND_CMD --name
+# NAME --tcp ADDR:PORT --tcp ADDR:PORT, which prints "ready"), then
+# ringsteerd -c CONF. Processes are beI{a,b} and dI for rs_bg_stop.
 rs_fleet_start_host() {
 	local i=$1 conf=$2 ns b port
 	shift 2
@@ -109,15 +129,23 @@ rs_fleet_start_host() {
 		port=8081
 		[[ $b == b ]] && port=8082
 		rs_bg_start "be$i$b" nsenter --net="$ns" -- \
-			"$@" --name "h$i-$b" --tcp "127.0.0.1:$port" || return 1
+			"$@" --name "h$i-$b" --tcp "127.0.0.1:$port" \
+			--tcp "[::1]:$port" || return 1
 		rs_bg_wait_ready "be$i$b" || return 1
 	done
 	rs_bg_start "d$i" nsenter --net="$ns" -- build/ringsteerd -c "$conf"
 }
 
-# rs_fleet_conf I BPFFS SOCK: host I's configuration (web: two backends).
+# rs_fleet_conf I BPFFS SOCK: host I's configuration (web: two backends;
+# with RS_FLEET_IPV6=1 IPv6 too, one key per client address).
 rs_fleet_conf() {
-	local i=$1
+	local i=$1 a6="" l6="" b6a="" b6b=""
+	if [[ ${RS_FLEET_IPV6:-} == 1 ]]; then
+		a6="address6 = 2001:db8:1$i::2"
+		l6=$'listen = [2001:db8::10]:80\nprefix6 = 128'
+		b6a="address = [::1]:8081"
+		b6b="address = [::1]:8082"
+	fi
 	cat <<CONF
 [global]
 bpffs = $2
@@ -128,20 +156,24 @@ interfaces = rh
 etcd = http://$RS_FLEET_ETCD_IP:2379
 name = host-$i
 address = 198.18.1$i.2
+$a6
 lease_ttl = 5s
 prefix = /ringsteer-$RS_RUNID
 
 [service web]
 protocol = tcp
 listen = 198.18.0.10:80
+$l6
 fleet = on
 
 [backend h$i-a]
 service = web
 address = 127.0.0.1:8081
+$b6a
 
 [backend h$i-b]
 service = web
 address = 127.0.0.1:8082
+$b6b
 CONF
 }

@@ -3,7 +3,7 @@
  * rs_idle: a hostile client that opens many connections and sends nothing.
  *
  *   rs_idle (--tcp ADDR:PORT | --unix PATH) --count N [--connect-for S]
- *           [--src IPV4 [--sources K] [--step N]] [--rst] [--ping]
+ *           [--src IP [--sources K] [--step N]] [--rst] [--ping]
  *
  * Connects N sockets without blocking; a connect refused for a full unix
  * listen queue (EAGAIN) is retried until all N are in or --connect-for
@@ -11,9 +11,10 @@
  * and every 200 ms "open M": how many of them the server has not closed
  * (EOF, reset or error counts as closed). Runs until SIGTERM.
  *
- * --src binds connection i to IPV4 + (i mod K) x 256: K clients in K
+ * --src binds connection i to IP + (i mod K) x 256: K clients in K
  * different /24 prefixes (affinity keys with prefix4 = 24), for tests of
  * connections held open per key (--step N: N addresses apart instead).
+ * IP may be IPv6: the sum is over its last 32 bits.
  * --rst closes with a reset at SIGTERM. --ping sends a line on every open
  * connection every 200 ms, so that they carry packets all along (a
  * backend with --hold echoes it): a connection whose packets reach a host
@@ -49,7 +50,7 @@ static void on_term(int sig)
 static void usage(FILE *f)
 {
 	fputs("usage: rs_idle (--tcp ADDR:PORT | --unix PATH) --count N "
-	      "[--connect-for S] [--src IPV4 [--sources K] [--step N]] "
+	      "[--connect-for S] [--src IP [--sources K] [--step N]] "
 	      "[--rst] [--ping]\n",
 	      f);
 }
@@ -64,14 +65,15 @@ static double now(void)
 
 /* One connection: the fd, or -1 when it could not be made. */
 static int connect_one(const struct sockaddr_storage *ss, socklen_t len,
-		       const struct sockaddr_in *src, double deadline)
+		       const struct sockaddr_storage *src, socklen_t src_len,
+		       double deadline)
 {
 	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK, 0);
 
 	if (fd < 0)
 		return -1;
-	if (src && (tool_set_freebind(fd, AF_INET) ||
-		    bind(fd, (const struct sockaddr *)src, sizeof(*src)))) {
+	if (src && (tool_set_freebind(fd, src->ss_family) ||
+		    bind(fd, (const struct sockaddr *)src, src_len))) {
 		close(fd);
 		return -1;
 	}
@@ -93,17 +95,23 @@ static int connect_one(const struct sockaddr_storage *ss, socklen_t len,
  */
 static void closed(int fd)
 {
-	struct sockaddr_in sa = {0};
+	struct sockaddr_storage sa = {0};
 	socklen_t len = sizeof(sa), elen = sizeof(int);
-	char addr[INET_ADDRSTRLEN] = "?";
+	char addr[INET6_ADDRSTRLEN] = "?";
+	uint16_t port = 0;
 	int err = 0;
 
 	getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen);
-	if (!getsockname(fd, (struct sockaddr *)&sa, &len) &&
-	    sa.sin_family == AF_INET)
-		inet_ntop(AF_INET, &sa.sin_addr, addr, sizeof(addr));
-	fprintf(stderr, "closed %s:%u %s\n", addr, ntohs(sa.sin_port),
-		err ? strerror(err) : "eof");
+	if (!getsockname(fd, (struct sockaddr *)&sa, &len)) {
+		tool_addr_str(&sa, addr, sizeof(addr));
+		port = sa.ss_family == AF_INET6
+			       ? ntohs(((struct sockaddr_in6 *)&sa)->sin6_port)
+			       : ntohs(((struct sockaddr_in *)&sa)->sin_port);
+	}
+	/* IPv6 as [ADDR]:PORT, so that the address is all before ']:'. */
+	fprintf(stderr, sa.ss_family == AF_INET6 ? "closed [%s]:%u %s\n"
+						 : "closed %s:%u %s\n",
+		addr, port, err ? strerror(err) : "eof");
 	close(fd);
 }
 
@@ -148,7 +156,8 @@ int main(int argc, char **argv)
 	socklen_t len = 0;
 	unsigned long count = 0, secs = 10, i, made = 0, sources = 1,
 		      step = 256;
-	struct sockaddr_in src = {.sin_family = AF_INET};
+	struct sockaddr_storage src = {0}, from;
+	socklen_t src_len = 0;
 	bool has_src = false, rst = false, ping = false;
 	struct pollfd *pfd;
 	double deadline;
@@ -186,12 +195,13 @@ int main(int argc, char **argv)
 				return 2;
 			break;
 		case 's':
-			if (inet_pton(AF_INET, optarg, &src.sin_addr) != 1) {
+			if (tool_parse_ip(optarg, &src)) {
 				fprintf(stderr, "rs_idle: bad --src '%s'\n",
 					optarg);
 				return 2;
 			}
 			has_src = true;
+			src_len = tool_src_addr(&src, 0, &from);
 			break;
 		case 'k':
 			if (tool_parse_ulong("rs_idle", "--sources", optarg, 1,
@@ -226,13 +236,9 @@ int main(int argc, char **argv)
 		return 1;
 	deadline = now() + (double)secs;
 	for (i = 0; i < count && !stop; i++) {
-		struct sockaddr_in from = src;
-
-		from.sin_addr.s_addr =
-			htonl(ntohl(src.sin_addr.s_addr) +
-			      (uint32_t)(i % sources) * (uint32_t)step);
-		pfd[i].fd =
-			connect_one(&ss, len, has_src ? &from : NULL, deadline);
+		tool_src_addr(&src, (i % sources) * step, &from);
+		pfd[i].fd = connect_one(&ss, len, has_src ? &from : NULL,
+					src_len, deadline);
 		pfd[i].events = POLLIN | POLLRDHUP;
 		made += pfd[i].fd >= 0;
 	}
