@@ -109,8 +109,9 @@ static void closed(int fd)
 			       : ntohs(((struct sockaddr_in *)&sa)->sin_port);
 	}
 	/* IPv6 as [ADDR]:PORT, so that the address is all before ']:'. */
-	fprintf(stderr, sa.ss_family == AF_INET6 ? "closed [%s]:%u %s\n"
-						 : "closed %s:%u %s\n",
+	fprintf(stderr,
+		sa.ss_family == AF_INET6 ? "closed [%s]:%u %s\n"
+					 : "closed %s:%u %s\n",
 		addr, port, err ? strerror(err) : "eof");
 	close(fd);
 }
