@@ -32,7 +32,7 @@ MEM=${VMTEST_MEM:-2048}
 # QUIC cookies at TC (quic), the probes as the operator sees them
 # (kernel), the load gauge and its reconciliation (bounded_loads,
 # load_reconcile), hand-offs per namespace (handoff_netns) and fleet
-# forwarding (fleet): about 9 minutes under TCG on 2 cores. Left
+# forwarding (fleet, and fleet6 for IPv6): about 9 minutes under TCG on 2 cores. Left
 # out for time: swap (passes, ~2.5 minutes more), sticky_flood (204,000
 # SYNs), and the control-plane suites (control, guard, config_refusals,
 # hostile_clients), which test no kernel feature that these do not.
