@@ -5,7 +5,8 @@
 # ringsteerd and two backends, membership in an etcd the demo starts
 # (docs/fleet.md). 200 clients connect 3 times each: the router spreads
 # each client's connections over the hosts, fleet mode brings every one
-# of them to the same backend. Then a host is drained and another killed.
+# of them to the same backend; 50 IPv6 clients too (forwarded in outer
+# IPv6). Then a host is drained and another killed.
 # Everything (namespaces, processes, pins) is removed on exit or Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,10 +33,12 @@ ctl() {
 	build/ringsteer -s "$OUT/h$i.sock" "$@"
 }
 
-say "router $RS_NS_EDGE: 198.18.0.10 over host-1..3 by ECMP (L4 hash); etcd on $RS_FLEET_ETCD_IP"
+say "router $RS_NS_EDGE: 198.18.0.10 and 2001:db8::10 over host-1..3 by ECMP (L4 hash); etcd on $RS_FLEET_ETCD_IP"
+RS_FLEET_IPV6=1
 rs_fleet_router
 for i in 1 2 3; do rs_fleet_add_host "$i"; done
 rs_fleet_ecmp 1 2 3
+rs_fleet_ecmp6 1 2 3
 rs_fleet_etcd_start etcd "$OUT/etcd"
 
 for i in 1 2 3; do
@@ -50,9 +53,9 @@ done
 say "host-1's view of the fleet"
 ctl 1 fleet status
 
-run() { # NAME: 200 clients, 3 connections each; who reached what
-	rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
-		--src-base 198.18.1.1 --count 200 --rounds 3 >"$OUT/$1" 2>/dev/null || true
+run() { # NAME [TARGET SRC COUNT]: 200 clients, 3 connections each; who reached what
+	rs_in_client build/tools/rs_client --target "${2:-198.18.0.10:80}" \
+		--src-base "${3:-198.18.1.1}" --count "${4:-200}" --rounds 3 >"$OUT/$1" 2>/dev/null || true
 	echo "connections: $(wc -l <"$OUT/$1"), failed: $(awk '$3 ~ /^ERR/' "$OUT/$1" | wc -l)"
 	echo "clients that reached more than one backend: $(awk '$3 !~ /^ERR/ { s[$1 " " $3] = 1 }
 		END { for (k in s) { split(k, a, " "); n[a[1]]++ } for (c in n) if (n[c] > 1) m++; print m + 0 }' "$OUT/$1")"
@@ -68,6 +71,12 @@ done
 c=$(awk 'NR == 1 {print $1}' "$OUT/base")
 say "ringsteer lookup web $c (on host-3)"
 ctl 3 lookup web "$c"
+
+say "50 IPv6 clients x 3 connections (one key per address: prefix6 = 128)"
+run base6 '[2001:db8::10]:80' 2001:db8:1::1 50
+for i in 1 2 3; do
+	echo "host-$i: $(ctl "$i" -j fleet status | jq -r '.packets | "forwarded \(.forwarded), received \(.received)"')"
+done
 
 say "ringsteer fleet drain host-2: its clients move, nobody else's"
 ctl 1 fleet drain host-2

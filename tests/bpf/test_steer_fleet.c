@@ -484,21 +484,20 @@ static void test_forged_and_hop_limit(void)
 }
 
 /*
- * Every truncation of a member's encapsulated packet, and every length
- * lie in its outer header: dropped as forged (or, cut inside the outer
- * headers, not recognised as ours and left alone unchanged).
+ * Every truncation of a member's encapsulated packet @f (@n bytes) from
+ * @min on (the kernel runs nothing shorter than Ethernet and the outer IP
+ * header), and every lie by up to 8 in its outer length field (at byte
+ * @len_off, truly @len): dropped as forged (or, cut inside the outer
+ * headers, not recognised as ours and left alone unchanged), never taken
+ * in.
  */
-static void test_truncated(void)
+static void check_truncations(const uint8_t *f, size_t n, size_t min,
+			      size_t len_off, uint16_t len)
 {
-	uint8_t f[FRAME_LEN], inner[64];
-	size_t in = tcp_packet(inner, ip4("198.18.1.7"), ip4("198.18.0.10"),
-			       1234, 80, 0x02);
-	size_t n = encap_frame(f, members[1].addr, 1, inner, in);
 	struct rs_fleet_stats before = stats(), after;
 	struct run r;
 
-	/* The kernel runs nothing shorter than Ethernet and an IPv4 header. */
-	for (size_t cut = 14 + 20; cut < n; cut++) {
+	for (size_t cut = min; cut < n; cut++) {
 		CU_ASSERT_EQUAL_FATAL(run(f, cut, &r), 0);
 		CU_ASSERT(r.verdict == TC_ACT_SHOT ||
 			  r.verdict == TC_ACT_UNSPEC);
@@ -509,19 +508,30 @@ static void test_truncated(void)
 	}
 	for (int d = -8; d <= 8; d++) {
 		uint8_t g[FRAME_LEN];
-		uint16_t tot = (uint16_t)(n - 14 + d);
+		uint16_t lie = (uint16_t)(len + d);
 
 		if (!d)
 			continue;
 		memcpy(g, f, n);
-		g[14 + 2] = (uint8_t)(tot >> 8);
-		g[14 + 3] = (uint8_t)tot;
+		g[len_off] = (uint8_t)(lie >> 8);
+		g[len_off + 1] = (uint8_t)lie;
 		CU_ASSERT_EQUAL_FATAL(run(g, n, &r), 0);
 		CU_ASSERT(r.verdict == TC_ACT_SHOT ||
 			  r.verdict == TC_ACT_UNSPEC);
 	}
 	after = stats();
 	CU_ASSERT_EQUAL(after.received, before.received);
+}
+
+static void test_truncated(void)
+{
+	uint8_t f[FRAME_LEN], inner[64];
+	size_t in = tcp_packet(inner, ip4("198.18.1.7"), ip4("198.18.0.10"),
+			       1234, 80, 0x02);
+	size_t n = encap_frame(f, members[1].addr, 1, inner, in);
+
+	/* IPv4 total length: the whole packet. */
+	check_truncations(f, n, 14 + 20, 14 + 2, (uint16_t)(n - 14));
 }
 
 /* Client c's IPv6 address: one per /64, the key's prefix. */
@@ -700,33 +710,9 @@ static void test_truncated6(void)
 	uint8_t f[FRAME_LEN], inner[80];
 	size_t in = tcp6_packet(inner, "2001:db8:1::7", vip6, 1234, 80, 0x02);
 	size_t n = encap6_frame(f, addrs6[1], 1, inner, in);
-	struct rs_fleet_stats before = stats(), after;
-	struct run r;
 
-	for (size_t cut = 14 + 40; cut < n; cut++) {
-		CU_ASSERT_EQUAL_FATAL(run(f, cut, &r), 0);
-		CU_ASSERT(r.verdict == TC_ACT_SHOT ||
-			  r.verdict == TC_ACT_UNSPEC);
-		if (r.verdict == TC_ACT_UNSPEC) {
-			CU_ASSERT_EQUAL(r.out_len, cut);
-			CU_ASSERT_EQUAL(memcmp(r.out, f, cut), 0);
-		}
-	}
-	for (int d = -8; d <= 8; d++) {
-		uint8_t g[FRAME_LEN];
-		uint16_t pl = (uint16_t)(n - 14 - 40 + d);
-
-		if (!d)
-			continue;
-		memcpy(g, f, n);
-		g[14 + 4] = (uint8_t)(pl >> 8);
-		g[14 + 5] = (uint8_t)pl;
-		CU_ASSERT_EQUAL_FATAL(run(g, n, &r), 0);
-		CU_ASSERT(r.verdict == TC_ACT_SHOT ||
-			  r.verdict == TC_ACT_UNSPEC);
-	}
-	after = stats();
-	CU_ASSERT_EQUAL(after.received, before.received);
+	/* IPv6 payload length: all behind the fixed header. */
+	check_truncations(f, n, 14 + 40, 14 + 4, (uint16_t)(n - 14 - 40));
 }
 
 /* Member @m's IPv6 address in the table in force (NULL: none). */
