@@ -18,14 +18,14 @@
 #   VMTEST_E2E      end-to-end suites to run (default: the data-plane ones)
 #   VMTEST_BPF      BPF test programs (default: build/tests/ of tests/bpf/
 #                   and the verifier budget)
-#   VMTEST_TIMEOUT  seconds before the guest is killed (default 1500)
+#   VMTEST_TIMEOUT  seconds before the guest is killed (default 1800)
 #   VMTEST_MEM      guest memory in MiB (default 2048)
 # Exits 0 only when the guest printed "VMTEST-RESULT: PASS".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
 CACHE=${VMTEST_CACHE:-/var/cache/ringsteer-vmtest}
-TIMEOUT=${VMTEST_TIMEOUT:-1500}
+TIMEOUT=${VMTEST_TIMEOUT:-1800}
 MEM=${VMTEST_MEM:-2048}
 # Affinity, failover and the daemon stopped (affinity), health, slow start
 # and drain (health), no refusal under any weight path (never_closed),

@@ -20,6 +20,7 @@ cd "$(dirname "$0")/../.."
 . scripts/netns.sh
 . scripts/fleet-netns.sh
 . tests/e2e/lib.sh
+. tests/e2e/fleet_lib.sh
 
 e2e_setup fl6
 # shellcheck disable=SC2016 # expanded when the hook runs
@@ -31,42 +32,6 @@ for i in 1 2 3; do rs_fleet_add_host "$i"; done
 rs_fleet_ecmp 1 2 3
 rs_fleet_ecmp6 1 2 3
 rs_fleet_etcd_start etcd "$OUT/etcd"
-
-ctl() {
-	local i=$1
-	shift
-	build/ringsteer -s "$OUT/h$i.sock" "$@"
-}
-
-start_host() {
-	local i=$1
-	rs_fleet_conf "$i" "$BPFFS-h$i" "$OUT/h$i.sock" >"$OUT/h$i.conf"
-	rs_fleet_start_host "$i" "$OUT/h$i.conf" build/tools/rs_backend --hold
-	e2e_wait_for "$(rs_bg_err "d$i")" "sk_lookup link" 10
-}
-
-# members I: members that own keys in host I's table.
-members() {
-	ctl "$1" -j fleet status 2>/dev/null | jq -r '[.members[] |
-		select((.drained | not) and .capacity > 0 and .keys_share > 0) |
-		.name] | join(",")'
-}
-
-# wait_members WANT I...: until every host I... shows members WANT, agreeing.
-wait_members() {
-	local want=$1 i t ok
-	shift
-	for ((t = 0; t < 150; t++)); do
-		ok=1
-		for i in "$@"; do
-			[[ $(members "$i") == "$want" ]] || ok=""
-			ctl "$i" -j fleet status 2>/dev/null | jq -e .agrees >/dev/null || ok=""
-		done
-		[[ -n $ok ]] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # clients6 NAME COUNT ROUNDS: every IPv6 source connects ROUNDS times
 # (prefix6 = 128: one key per address).
@@ -82,9 +47,6 @@ clients4() {
 		--concurrency 16 >"$OUT/$1" 2>/dev/null || true
 }
 
-stat_of() { # stat_of I FIELD: a packet counter of host I's fleet step
-	ctl "$1" -j fleet status | jq ".packets.$2"
-}
 stat_sum() { # stat_sum FIELD: over the three hosts
 	echo $(($(stat_of 1 "$1") + $(stat_of 2 "$1") + $(stat_of 3 "$1")))
 }
@@ -189,8 +151,6 @@ load() {
 		--target '[2001:db8::10]:80' --src-base 2001:db8:1::1 \
 		--count 50 --loop-seconds 2 --concurrency 2
 }
-load_failed() { sed -n 's/.*failed=\([0-9]*\).*/\1/p' "$(rs_bg_out "$1")" | head -1; }
-load_attempts() { sed -n 's/^attempts=\([0-9]*\).*/\1/p' "$(rs_bg_out "$1")" | head -1; }
 
 echo "# drain host-2 under IPv6 load: its keys move, everyone else's stay"
 load load-drain
