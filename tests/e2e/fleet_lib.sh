@@ -49,3 +49,36 @@ stat_of() { # stat_of I FIELD: a packet counter of host I's fleet step
 # rs_client --loop-seconds prints "attempts=N ok=N failed=N" first.
 load_failed() { sed -n 's/.*failed=\([0-9]*\).*/\1/p' "$(rs_bg_out "$1")" | head -1; }
 load_attempts() { sed -n 's/^attempts=\([0-9]*\).*/\1/p' "$(rs_bg_out "$1")" | head -1; }
+
+# check_drain CLIENTS LABEL: host-2 drained and undrained while `load NAME`
+# (the suite's connection load, in the background) runs and the suite's
+# long-lived connections (idle_open) are open; CLIENTS NAME COUNT ROUNDS
+# is the suite's client run, $OUT/base its first one. LABEL names the
+# family in the load's checks ("" or "IPv6 ").
+check_drain() {
+	local clients=$1 label=$2
+	load load-drain
+	e2e_check "ringsteer fleet drain host-2" ctl 1 fleet drain host-2
+	e2e_check "all hosts drop host-2 from their tables" \
+		wait_members host-1,host-3 1 2 3
+	"$clients" drained 200 2
+	e2e_eq "drained: no failed connections" "$(e2e_errors "$OUT/drained")" 0
+	e2e_eq "drained: every client reaches one backend only" \
+		"$(e2e_unstable "$OUT/drained")" 0
+	e2e_eq "drained: no new connection reaches host-2" \
+		"$(awk '$3 ~ /^h2-/' "$OUT/drained" | wc -l)" 0
+	e2e_mapping "$OUT/base" >"$OUT/base.map"
+	e2e_mapping "$OUT/drained" >"$OUT/drained.map"
+	e2e_eq "clients of host-1 and host-3 kept their backend" \
+		"$(join "$OUT/base.map" "$OUT/drained.map" | awk '$2 !~ /^h2-/ && $2 != $3' | wc -l)" 0
+	e2e_check "ringsteer fleet undrain host-2" ctl 1 fleet undrain host-2
+	e2e_check "host-2 is back in every table" \
+		wait_members host-1,host-2,host-3 1 2 3
+	wait "${RS_BG_PID[load-drain]}" || true
+	e2e_eq "${label}load through drain and undrain: no failed connections" \
+		"$(load_failed load-drain)" 0
+	e2e_check "${label}load through drain and undrain: connections were made" \
+		test "$(load_attempts load-drain)" -gt 100
+	e2e_eq "long-lived ${label}connections survive drain and undrain" \
+		"$(idle_open)" 100
+}
