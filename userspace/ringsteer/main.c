@@ -50,6 +50,9 @@ static int fail(const char *fmt, ...)
 	return 1;
 }
 
+/* Set while polling (fleet ready): a daemon not up yet is not news. */
+static bool call_quiet_unreachable;
+
 /* One request, one reply; NULL (after printing why) on failure. */
 static json_t *call(json_t *req)
 {
@@ -69,9 +72,10 @@ static json_t *call(json_t *req)
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", socket_path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		fail("cannot reach ringsteerd at %s (%s): %s (is it running? "
-		     "-s SOCKET)",
-		     socket_path, socket_from, strerror(errno));
+		if (!call_quiet_unreachable)
+			fail("cannot reach ringsteerd at %s (%s): %s (is it "
+			     "running? -s SOCKET)",
+			     socket_path, socket_from, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		goto out;
@@ -637,6 +641,8 @@ static int fleet_ready(const char *wait)
 
 	if (wait && parse_uint(wait, 3600, &secs))
 		return fail("bad wait '%s' (seconds, 0..3600)", wait);
+	/* A daemon still starting (no control socket yet) is not ready. */
+	call_quiet_unreachable = secs > 0;
 	for (long t = 0;; t++) {
 		json_t *r = call(json_pack("{s:s, s:s}", "cmd", "fleet",
 					   "action", "status"));
@@ -645,7 +651,7 @@ static int fleet_ready(const char *wait)
 		char why[160];
 
 		snprintf(why, sizeof(why), "%s",
-			 !r   ? "no reply"
+			 !r   ? "ringsteerd does not answer"
 			 : ok ? jstr(r, "not_ready")
 			      : jstr(r, "error"));
 		json_decref(r);
@@ -654,7 +660,8 @@ static int fleet_ready(const char *wait)
 				printf("ready\n");
 			return 0;
 		}
-		if (!r || !ok || t >= secs * 10) {
+		/* A refusal (fleet mode off) will not change by waiting. */
+		if ((r && !ok) || t >= secs * 10) {
 			if (!json_out || !r)
 				fail("not ready: %s", why);
 			return 1;
