@@ -20,6 +20,29 @@
 
 RS_FLEET_HOSTS=()
 RS_FLEET_ETCD_IP=198.18.250.1
+# RS_FLEET_LAN=1 (set before rs_fleet_router): the hosts share one LAN
+# with the router instead, a bridge in the router namespace (198.18.10.0/24,
+# host I at 198.18.10.1I and 2001:db8:10::1I), as in a rack behind its switch: packets from host
+# to host are then switched, not routed (make bench-fleet).
+RS_FLEET_LAN=${RS_FLEET_LAN:-0}
+
+# rs_fleet_addr I: host I's own (forwarding) address.
+rs_fleet_addr() {
+	if [[ $RS_FLEET_LAN == 1 ]]; then
+		echo "198.18.10.1$1"
+	else
+		echo "198.18.1$1.2"
+	fi
+}
+
+# rs_fleet_addr6 I: host I's own IPv6 (forwarding) address.
+rs_fleet_addr6() {
+	if [[ $RS_FLEET_LAN == 1 ]]; then
+		echo "2001:db8:10::1$1"
+	else
+		echo "2001:db8:1$1::2"
+	fi
+}
 
 rs_fleet_ns() {
 	echo "rsh$1-$RS_RUNID"
@@ -45,6 +68,12 @@ rs_fleet_router() {
 		sysctl -qw net.ipv4.conf.default.rp_filter=0 &&
 		sysctl -qw net.ipv6.conf.all.forwarding=1 &&
 		sysctl -qw net.ipv6.fib_multipath_hash_policy=1' || return 1
+	if [[ $RS_FLEET_LAN == 1 ]]; then
+		ip -n "$e" link add lan type bridge || return 1
+		ip -n "$e" addr add 198.18.10.1/24 dev lan || return 1
+		ip -n "$e" -6 addr add 2001:db8:10::1/64 dev lan nodad || return 1
+		ip -n "$e" link set lan up || return 1
+	fi
 }
 
 # rs_fleet_add_host I: host I (1..9) on its own link to the router.
@@ -55,17 +84,30 @@ rs_fleet_add_host() {
 	RS_FLEET_HOSTS+=("$h")
 	ip -n "$e" link add "r$i" type veth peer name rh netns "$h" || return 1
 	ip -n "$h" link set lo up || return 1
-	ip -n "$e" addr add "198.18.1$i.1/24" dev "r$i" || return 1
-	ip -n "$h" addr add "198.18.1$i.2/24" dev rh || return 1
+	if [[ $RS_FLEET_LAN == 1 ]]; then
+		ip -n "$e" link set "r$i" master lan || return 1
+		ip -n "$h" addr add "$(rs_fleet_addr "$i")/24" dev rh || return 1
+	else
+		ip -n "$e" addr add "198.18.1$i.1/24" dev "r$i" || return 1
+		ip -n "$h" addr add "$(rs_fleet_addr "$i")/24" dev rh || return 1
+	fi
 	ip -n "$e" link set "r$i" up || return 1
 	ip -n "$h" link set rh up || return 1
 	nsenter --net="/run/netns/$e" -- sysctl -qw "net.ipv4.conf.r$i.rp_filter=0"
-	ip -n "$h" route add default via "198.18.1$i.1" || return 1
+	if [[ $RS_FLEET_LAN == 1 ]]; then
+		ip -n "$h" route add default via 198.18.10.1 || return 1
+	else
+		ip -n "$h" route add default via "198.18.1$i.1" || return 1
+	fi
 	ip -n "$h" route add local 198.18.0.0/24 dev lo || return 1
 	# IPv6 (nodad: usable at once).
-	ip -n "$e" -6 addr add "2001:db8:1$i::1/64" dev "r$i" nodad || return 1
-	ip -n "$h" -6 addr add "2001:db8:1$i::2/64" dev rh nodad || return 1
-	ip -n "$h" -6 route add default via "2001:db8:1$i::1" || return 1
+	ip -n "$h" -6 addr add "$(rs_fleet_addr6 "$i")/64" dev rh nodad || return 1
+	if [[ $RS_FLEET_LAN == 1 ]]; then
+		ip -n "$h" -6 route add default via 2001:db8:10::1 || return 1
+	else
+		ip -n "$e" -6 addr add "2001:db8:1$i::1/64" dev "r$i" nodad || return 1
+		ip -n "$h" -6 route add default via "2001:db8:1$i::1" || return 1
+	fi
 	ip -n "$h" -6 route add local 2001:db8::/64 dev lo || return 1
 }
 
@@ -73,7 +115,11 @@ rs_fleet_add_host() {
 rs_fleet_ecmp() {
 	local hops=() i
 	for i in "$@"; do
-		hops+=(nexthop via "198.18.1$i.2" dev "r$i" weight 1)
+		if [[ $RS_FLEET_LAN == 1 ]]; then
+			hops+=(nexthop via "$(rs_fleet_addr "$i")" dev lan weight 1)
+		else
+			hops+=(nexthop via "$(rs_fleet_addr "$i")" dev "r$i" weight 1)
+		fi
 	done
 	ip -n "$RS_NS_EDGE" route replace 198.18.0.10/32 "${hops[@]}"
 }
@@ -82,7 +128,11 @@ rs_fleet_ecmp() {
 rs_fleet_ecmp6() {
 	local hops=() i
 	for i in "$@"; do
-		hops+=(nexthop via "2001:db8:1$i::2" dev "r$i" weight 1)
+		if [[ $RS_FLEET_LAN == 1 ]]; then
+			hops+=(nexthop via "$(rs_fleet_addr6 "$i")" dev lan weight 1)
+		else
+			hops+=(nexthop via "$(rs_fleet_addr6 "$i")" dev "r$i" weight 1)
+		fi
 	done
 	ip -n "$RS_NS_EDGE" -6 route replace 2001:db8::10/128 "${hops[@]}"
 }
@@ -141,7 +191,7 @@ rs_fleet_start_host() {
 rs_fleet_conf() {
 	local i=$1 a6="" l6="" b6a="" b6b=""
 	if [[ ${RS_FLEET_IPV6:-} == 1 ]]; then
-		a6="address6 = 2001:db8:1$i::2"
+		a6="address6 = $(rs_fleet_addr6 "$i")"
 		l6=$'listen = [2001:db8::10]:80\nprefix6 = 128'
 		b6a="address = [::1]:8081"
 		b6b="address = [::1]:8082"
@@ -155,7 +205,7 @@ interfaces = rh
 [fleet]
 etcd = http://$RS_FLEET_ETCD_IP:2379
 name = host-$i
-address = 198.18.1$i.2
+address = $(rs_fleet_addr "$i")
 $a6
 lease_ttl = 5s
 prefix = /ringsteer-$RS_RUNID
