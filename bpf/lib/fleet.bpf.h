@@ -700,6 +700,10 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 		return verdict;
 	}
 	if (fleet_addr_none(&addr) || fleet_addr_none(&fh->self)) {
+		/* Steered here: no earlier flow of this 4-tuple may send its
+		 * ACKs elsewhere. */
+		if (syn)
+			bpf_map_delete_elem(&rs_fleet_flows, &fk);
 		FLEET_COUNT(no_address6);
 		return FLEET_CONTINUE;
 	}

@@ -775,6 +775,39 @@ static void test_owner_without_address6(void)
 	CU_ASSERT_FATAL(set_table_addr6(2, addrs6[2]) == 0);
 }
 
+/*
+ * A 4-tuple whose earlier SYN was forwarded (flow memory: host-3), now
+ * steered here because host-3 lost its address6: its ACKs stay here too,
+ * not sent after the earlier connection.
+ */
+static void test_no_address6_forgets_the_flow(void)
+{
+	uint8_t f[FRAME_LEN];
+	char src[64];
+	uint32_t c;
+	size_t n;
+	struct run r;
+
+	for (c = 0; c < 1000; c++) {
+		client6(c, src, sizeof(src));
+		if (replica_owner6(src) == 2)
+			break;
+	}
+	CU_ASSERT_FATAL(c < 1000);
+	n = eth6(f);
+	n += tcp6_packet(f + n, src, vip6, 47000, 80, 0x02);
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL(r.verdict, TC_ACT_REDIRECT);
+	CU_ASSERT_FATAL(set_table_addr6(2, NULL) == 0);
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL(r.verdict, TC_ACT_UNSPEC);
+	f[14 + 53] = 0x10; /* the ACK of that SYN */
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL(r.verdict, TC_ACT_UNSPEC);
+	CU_ASSERT_EQUAL(r.out_len, n);
+	CU_ASSERT_FATAL(set_table_addr6(2, addrs6[2]) == 0);
+}
+
 int main(void)
 {
 	static const struct fixture_test tests[] = {
@@ -799,6 +832,9 @@ int main(void)
 		{"IPv6: an owner without address6 keeps its clients here, "
 		 "counted",
 		 test_owner_without_address6},
+		{"IPv6: a SYN kept for want of address6 forgets its 4-tuple's "
+		 "flow",
+		 test_no_address6_forgets_the_flow},
 	};
 
 	return fixture_main("steer_fleet", setup, teardown, tests,
