@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "control_cmds_internal.h"
+#include "fleet.h"
 #include "quic_cid.h"
 
 static size_t tc_attached_count(const struct daemon *d)
@@ -162,6 +163,31 @@ static json_t *cid_not_steered(const char *counter, const char *why)
 			 "why", why);
 }
 
+/*
+ * In fleet mode: which member's backend issued the CID's server ID, and
+ * what steer_tc at a host it enters does with it (fleet_quic.bpf.h).
+ */
+static void fleet_cid_verdict(struct daemon *d, size_t s,
+			      const struct quic_cid_info *info,
+			      const char **owner, const char **why)
+{
+	bool conflict;
+
+	*owner = fleet_cid_owner(d, s, info->server_id,
+				 (uint8_t)info->server_id_len, &conflict);
+	if (conflict)
+		*why = "two members publish this server ID: it goes by the "
+		       "fleet table";
+	else if (!*owner)
+		*why = "no member publishes this server ID: it goes by the "
+		       "fleet table";
+	else if (!strcmp(*owner, d->cfg.fleet.name))
+		*why = "issued by a backend of this host: steered here";
+	else
+		*why = "issued by another member's backend: forwarded there "
+		       "from any host";
+}
+
 static json_t *cid_decode(struct daemon *d, json_t *req)
 {
 	const char *service = req_str(req, "service");
@@ -169,7 +195,8 @@ static json_t *cid_decode(struct daemon *d, json_t *req)
 	json_t *err = NULL, *reply, *v4 = NULL, *v6 = NULL;
 	char hex[2 * QUIC_CID_MAX_LEN + 1], sid[2 * RS_QUIC_MAX_SERVER_ID + 3];
 	char nonce[2 * QUIC_CID_MAX_LEN + 1], why[200];
-	const char *backend = NULL, *state = NULL;
+	const char *backend = NULL, *state = NULL, *fleet_owner = NULL,
+		   *fleet_why = NULL;
 	struct rs_cookie_key key = {0};
 	struct quic_cid_info info;
 	uint8_t cid[QUIC_CID_MAX_LEN];
@@ -243,6 +270,9 @@ static json_t *cid_decode(struct daemon *d, json_t *req)
 	}
 	if (!v6)
 		v6 = json_deep_copy(v4);
+	if (info.reason == QUIC_CID_ROUTABLE && d->cfg.services[s].fleet)
+		fleet_cid_verdict(d, (size_t)s, &info, &fleet_owner,
+				  &fleet_why);
 	reply = json_pack("{s:b, s:s, s:s, s:i, s:i, s:i, s:i, s:s?, s:s, s:s,"
 			  " s:s?, s:s?, s:o, s:o, s:i}",
 			  "ok", 1, "service", service, "cid", hex, "length",
@@ -253,6 +283,16 @@ static json_t *cid_decode(struct daemon *d, json_t *req)
 			  "reason", quic_cid_reason_str(info.reason), "backend",
 			  backend, "backend_state", state, "ipv4", v4, "ipv6",
 			  v6, "tc_interfaces", (int)tc_attached_count(d));
+	if (reply && fleet_why) {
+		json_object_set_new(reply, "owner",
+				    fleet_owner ? json_string(fleet_owner)
+						: json_null());
+		json_object_set_new(
+			reply, "owner_is_this_host",
+			json_boolean(fleet_owner &&
+				     !strcmp(fleet_owner, d->cfg.fleet.name)));
+		json_object_set_new(reply, "fleet", json_string(fleet_why));
+	}
 	return reply;
 }
 

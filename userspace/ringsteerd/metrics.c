@@ -370,6 +370,10 @@ static void fleet_metrics(struct daemon *d, struct buf *b)
 		{"errors",
 		 "Packets that could not be forwarded (steered here).",
 		 offsetof(struct rs_fleet_stats, errors)},
+		{"cookie_forwarded",
+		 "Of forwarded: QUIC datagrams sent to the member whose "
+		 "backend issued their connection ID.",
+		 offsetof(struct rs_fleet_stats, cookie_forwarded)},
 	};
 	struct fleet_metrics fm;
 	struct rs_fleet_stats st;
@@ -393,6 +397,10 @@ static void fleet_metrics(struct daemon *d, struct buf *b)
 	     "Fleet tables installed by this daemon.");
 	put(b, "ringsteer_fleet_table_swaps_total %llu\n",
 	    (unsigned long long)fm.swaps);
+	help(b, "ringsteer_fleet_cid_conflicts", "gauge",
+	     "QUIC server IDs published by two members (neither gets their "
+	     "packets by cookie).");
+	put(b, "ringsteer_fleet_cid_conflicts %u\n", fm.cid_conflicts);
 	if (dp_fleet_stats(&d->dp, &st))
 		return;
 	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
