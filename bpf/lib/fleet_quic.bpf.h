@@ -70,8 +70,8 @@ static __always_inline int fleet_quic_server_id(struct __sk_buff *skb,
  * RS_FLEET_SLOT_CIDS: open addressing, at most RS_FLEET_CID_PROBES slots
  * from its home slot, a free slot ends the search), or NULL.
  */
-static __always_inline const struct rs_fleet_cid *
-fleet_quic_find(void *table, __u32 svc_id, const struct rs_fleet_cid *want)
+static __always_inline const struct rs_fleet_cid *fleet_quic_find(
+	void *table, __u32 svc_id, const struct rs_fleet_cid *want)
 {
 	struct rs_affinity_key k __attribute__((aligned(8))) = {};
 	const __u64 *w = (const __u64 *)want;

@@ -503,7 +503,8 @@ struct rs_handoff {
 #define RS_FLEET_ROWS	       (RS_FLEET_BUCKETS / RS_FLEET_ROW_OWNERS)
 #define RS_FLEET_SLOT_SERVICES (1 + RS_FLEET_MAX_MEMBERS)
 #define RS_FLEET_SLOT_ROWS     (RS_FLEET_SLOT_SERVICES + RS_MAX_SERVICES)
-#define RS_FLEET_SLOT_CIDS     (RS_FLEET_SLOT_ROWS + RS_MAX_SERVICES * RS_FLEET_ROWS)
+#define RS_FLEET_SLOT_CIDS                                                     \
+	(RS_FLEET_SLOT_ROWS + RS_MAX_SERVICES * RS_FLEET_ROWS)
 /*
  * Server ID slots per table (a power of two) and the longest probe: an ID
  * lives in the first free slot of RS_FLEET_CID_PROBES from its home slot

@@ -24,8 +24,8 @@ static int cap_index(const struct rs_fleet_member_info *m, const char *service)
 	return -1;
 }
 
-size_t rs_fleet_cid_owners(const struct rs_fleet_member_info *members,
-			   size_t n, const char *service, uint8_t sid_len,
+size_t rs_fleet_cid_owners(const struct rs_fleet_member_info *members, size_t n,
+			   const char *service, uint8_t sid_len,
 			   struct rs_fleet_cid_owner *out, size_t max)
 {
 	size_t k = 0, w = 0;
@@ -36,9 +36,8 @@ size_t rs_fleet_cid_owners(const struct rs_fleet_member_info *members,
 		for (size_t j = 0; cap >= 0 && j < members[i].n_sids; j++) {
 			const struct rs_fleet_sid *s = &members[i].sids[j];
 
-			if (s->cap != cap || s->len != sid_len ||
-			    !sid_len || sid_len > RS_QUIC_MAX_SERVER_ID ||
-			    k == max)
+			if (s->cap != cap || s->len != sid_len || !sid_len ||
+			    sid_len > RS_QUIC_MAX_SERVER_ID || k == max)
 				continue;
 			memset(&out[k], 0, sizeof(out[k]));
 			out[k].len = sid_len;
@@ -69,8 +68,8 @@ uint32_t rs_fleet_cid_home(uint32_t svc, const uint8_t *id, uint8_t len)
 	memset(&k, 0, sizeof(k));
 	k.service = svc;
 	k.port = len;
-	memcpy(k.addr, id, len < RS_QUIC_MAX_SERVER_ID ? len
-						       : RS_QUIC_MAX_SERVER_ID);
+	memcpy(k.addr, id,
+	       len < RS_QUIC_MAX_SERVER_ID ? len : RS_QUIC_MAX_SERVER_ID);
 	return (uint32_t)rs_hash_key(&k, RS_FLEET_CID_SEED) &
 	       (RS_FLEET_CID_SLOTS - 1);
 }

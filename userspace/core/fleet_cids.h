@@ -31,8 +31,8 @@ struct rs_fleet_cid_owner {
  * IDs of another length are ignored (hosts disagree on the service; the
  * data plane could never match them). Returns the number written.
  */
-size_t rs_fleet_cid_owners(const struct rs_fleet_member_info *members,
-			   size_t n, const char *service, uint8_t sid_len,
+size_t rs_fleet_cid_owners(const struct rs_fleet_member_info *members, size_t n,
+			   const char *service, uint8_t sid_len,
 			   struct rs_fleet_cid_owner *out, size_t max);
 
 /* The home slot (0..RS_FLEET_CID_SLOTS-1) of an ID of local service @svc. */

@@ -608,11 +608,10 @@ static void fleet_table(json_t *r)
 		       "forged %lld, local socket %lld, stray %lld, errors "
 		       "%lld\n",
 		       jint(v, "forwarded"), jint(v, "flow_hits"),
-		       jint(v, "cookie_forwarded"),
-		       jint(v, "received"), jint(v, "second_chance"),
-		       jint(v, "hop_limit"), jint(v, "forged"),
-		       jint(v, "local_socket"), jint(v, "stray"),
-		       jint(v, "errors"));
+		       jint(v, "cookie_forwarded"), jint(v, "received"),
+		       jint(v, "second_chance"), jint(v, "hop_limit"),
+		       jint(v, "forged"), jint(v, "local_socket"),
+		       jint(v, "stray"), jint(v, "errors"));
 	printf("%-24s %-16s %9s %8s %s\n", "MEMBER", "ADDRESS", "CAPACITY",
 	       "KEYS", "STATE");
 	json_array_foreach(json_object_get(r, "members"), i, v) printf(
@@ -622,14 +621,14 @@ static void fleet_table(json_t *r)
 		json_is_true(json_object_get(v, "drained")) ? "drained"
 							    : "active",
 		json_is_true(json_object_get(v, "self")) ? " (this host)" : "");
-	json_array_foreach(json_object_get(r, "cid_conflicts"), i, v)
-		printf("CONFLICT: service %s server ID %s is published by %s "
-		       "and %s (its packets go by the table)\n",
-		       jstr(v, "service"), jstr(v, "server_id"),
-		       json_string_value(json_array_get(
-			       json_object_get(v, "members"), 0)),
-		       json_string_value(json_array_get(
-			       json_object_get(v, "members"), 1)));
+	json_array_foreach(json_object_get(r, "cid_conflicts"), i, v) printf(
+		"CONFLICT: service %s server ID %s is published by %s "
+		"and %s (its packets go by the table)\n",
+		jstr(v, "service"), jstr(v, "server_id"),
+		json_string_value(
+			json_array_get(json_object_get(v, "members"), 0)),
+		json_string_value(
+			json_array_get(json_object_get(v, "members"), 1)));
 }
 
 static int cmd_fleet(int argc, char **argv)

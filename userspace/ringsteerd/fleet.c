@@ -671,7 +671,8 @@ json_t *fleet_status_json(struct daemon *d)
 					  "forged", (json_int_t)st.forged,
 					  "local_socket",
 					  (json_int_t)st.local_socket, "errors",
-					  (json_int_t)st.errors, "cookie_forwarded",
+					  (json_int_t)st.errors,
+					  "cookie_forwarded",
 					  (json_int_t)st.cookie_forwarded));
 	}
 	if (out)
@@ -774,6 +775,6 @@ const char *fleet_cid_owner(struct daemon *d, size_t svc, const uint8_t *id,
 	if (!f || !f->installed || svc >= d->cfg.n_services ||
 	    !d->cfg.services[svc].fleet)
 		return NULL;
-	return fleet_quic_owner(f->snap.m, f->snap.n, f->slots,
-				d->svcs[svc].id, id, len, conflict);
+	return fleet_quic_owner(f->snap.m, f->snap.n, f->slots, d->svcs[svc].id,
+				id, len, conflict);
 }

@@ -61,8 +61,8 @@ void fleet_quic_parse(json_t *v, size_t cap, struct rs_fleet_member_info *m)
 		const char *t = json_string_value(e);
 		struct rs_fleet_sid *s;
 		size_t len = t ? strlen(t) : 0;
-		bool ok = len && len % 2 == 0 &&
-			  len / 2 <= RS_QUIC_MAX_SERVER_ID;
+		bool ok =
+			len && len % 2 == 0 && len / 2 <= RS_QUIC_MAX_SERVER_ID;
 
 		if (m->n_sids == RS_FLEET_MEMBER_SIDS)
 			return;
