@@ -99,8 +99,8 @@ rs_fleet_etcd_start() {
 
 # rs_fleet_start_host I CONF BACKEND_CMD...: host I's two backends, h$I-a
 # on 127.0.0.1:8081 and h$I-b on :8082 (BACKEND_CMD --name NAME --tcp
-# ADDR:PORT, which prints "ready"), then ringsteerd -c CONF. Processes are
-# beI{a,b} and dI for rs_bg_stop.
+# ADDR:PORT, which prints "ready"; --udp with RS_FLEET_BACKEND_PROTO=udp),
+# then ringsteerd -c CONF. Processes are beI{a,b} and dI for rs_bg_stop.
 rs_fleet_start_host() {
 	local i=$1 conf=$2 ns b port
 	shift 2
@@ -109,7 +109,8 @@ rs_fleet_start_host() {
 		port=8081
 		[[ $b == b ]] && port=8082
 		rs_bg_start "be$i$b" nsenter --net="$ns" -- \
-			"$@" --name "h$i-$b" --tcp "127.0.0.1:$port" || return 1
+			"$@" --name "h$i-$b" "--${RS_FLEET_BACKEND_PROTO:-tcp}" \
+			"127.0.0.1:$port" || return 1
 		rs_bg_wait_ready "be$i$b" || return 1
 	done
 	rs_bg_start "d$i" nsenter --net="$ns" -- build/ringsteerd -c "$conf"

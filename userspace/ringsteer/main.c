@@ -736,6 +736,12 @@ static void cid_decode_table(json_t *r)
 		print_spaced_hex("nonce", jstr(r, "nonce"));
 	cid_family_line("IPv4", json_object_get(r, "ipv4"));
 	cid_family_line("IPv6", json_object_get(r, "ipv6"));
+	if (json_is_string(json_object_get(r, "fleet")))
+		printf("  %-11s%s: %s\n", "owner host",
+		       json_is_string(json_object_get(r, "owner"))
+			       ? jstr(r, "owner")
+			       : "none",
+		       jstr(r, "fleet"));
 	if (jint(r, "tc_interfaces") == 0)
 		printf("  (steer_tc is attached to no interface now: nothing "
 		       "is steered by cookie)\n");
