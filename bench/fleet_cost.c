@@ -13,6 +13,9 @@
  * Printed: the median per path, one markdown table row each. Each run
  * also pays the harness's own cost: the first row, a packet the program
  * looks at and leaves at once, is the floor the others compare with.
+ * The QUIC rows: a UDP fleet service with cookie = quic whose server IDs
+ * the three members publish (core/fleet_cids.c), 1-RTT packets from a
+ * client the table gives to this host.
  */
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -26,15 +29,17 @@
 #include <linux/pkt_cls.h>
 
 #include "dataplane.h"
+#include "fleet_cids.h"
 #include "fleet_table.h"
 #include "hash.h"
 #include "steer_tc.skel.h"
 
-#define SVC 0
+#define SVC   0
+#define SVC_Q 1 /* udp 198.18.0.10:443, cookie = quic, 2-byte server IDs */
 
 static struct rs_fleet_member_info members[3];
-static uint8_t owners[RS_FLEET_BUCKETS];
-static uint64_t fseed;
+static uint8_t owners[RS_FLEET_BUCKETS], owners_q[RS_FLEET_BUCKETS];
+static uint64_t fseed, fseed_q;
 
 static uint32_t ip4(const char *s)
 {
@@ -61,9 +66,30 @@ static int setup(struct rs_dataplane *dp)
 	struct rs_bind v = {.service = SVC, .addr_prefixlen = 32};
 	uint32_t vip = ip4("198.18.0.10");
 
+	struct rs_bind_key kq = k;
+	struct rs_bind vq = {.service = SVC_Q, .addr_prefixlen = 32};
+	struct rs_bind_key keys[2];
+	struct rs_bind vals[2];
+	struct rs_fleet_cid_owner o[3];
+
 	memcpy(k.addr, &vip, 4);
 	snprintf(svc.name, sizeof(svc.name), "web");
-	if (dp_set_service(dp, SVC, &svc) || dp_sync_binds(dp, &k, &v, 1))
+	if (dp_set_service(dp, SVC, &svc))
+		return -1;
+	svc.id = SVC_Q;
+	svc.protocol = IPPROTO_UDP;
+	svc.cookie = RS_COOKIE_QUIC;
+	svc.quic_server_id_len = 2;
+	svc.quic_cid_len = 8;
+	snprintf(svc.name, sizeof(svc.name), "q");
+	kq = k;
+	kq.protocol = IPPROTO_UDP;
+	kq.port = 443;
+	keys[0] = k;
+	keys[1] = kq;
+	vals[0] = v;
+	vals[1] = vq;
+	if (dp_set_service(dp, SVC_Q, &svc) || dp_sync_binds(dp, keys, vals, 2))
 		return -1;
 	for (int i = 0; i < 3; i++) {
 		snprintf(members[i].name, sizeof(members[i].name), "%s",
@@ -71,7 +97,15 @@ static int setup(struct rs_dataplane *dp)
 		members[i].addr = ip4(addrs[i]);
 		snprintf(members[i].caps[0].service, RS_NAME_MAX, "web");
 		members[i].caps[0].capacity = 2;
-		members[i].n_caps = 1;
+		snprintf(members[i].caps[1].service, RS_NAME_MAX, "q");
+		members[i].caps[1].capacity = 2;
+		members[i].n_caps = 2;
+		/* Server ID 0x0i01 for member i. */
+		members[i].sids[0].cap = 1;
+		members[i].sids[0].len = 2;
+		members[i].sids[0].id[0] = (uint8_t)(i + 1);
+		members[i].sids[0].id[1] = 1;
+		members[i].n_sids = 1;
 		slots[1 + i].member.addr = members[i].addr;
 	}
 	fseed = rs_fleet_seed("web", 0);
@@ -85,6 +119,14 @@ static int setup(struct rs_dataplane *dp)
 	slots[RS_FLEET_SLOT_SERVICES + SVC].service.owners = 3;
 	memcpy(&slots[RS_FLEET_SLOT_ROWS + SVC * RS_FLEET_ROWS], owners,
 	       sizeof(owners));
+	fseed_q = rs_fleet_seed("q", 0);
+	rs_fleet_buckets(members, 3, "q", fseed_q, owners_q);
+	slots[RS_FLEET_SLOT_SERVICES + SVC_Q].service.seed = fseed_q;
+	slots[RS_FLEET_SLOT_SERVICES + SVC_Q].service.owners = 3;
+	memcpy(&slots[RS_FLEET_SLOT_ROWS + SVC_Q * RS_FLEET_ROWS], owners_q,
+	       sizeof(owners_q));
+	rs_fleet_cids_place(slots + RS_FLEET_SLOT_CIDS, SVC_Q, o,
+			    rs_fleet_cid_owners(members, 3, "q", 2, o, 3));
 	return dp_fleet_install(dp, slots, false);
 }
 
@@ -105,6 +147,33 @@ static size_t syn(uint8_t *f, uint32_t src, uint32_t dst)
 	f[46] = 5 << 4;
 	f[47] = 0x02;
 	return 54;
+}
+
+/*
+ * Ethernet + IPv4 + UDP + a QUIC 1-RTT packet (8-byte DCID naming server
+ * ID 0x0@m01, 24 bytes of stand-in payload) from @src to the service.
+ */
+static size_t quic_short(uint8_t *f, uint32_t src, uint32_t dst, int m)
+{
+	size_t n = 14 + 20 + 8 + 1 + 8 + 24;
+
+	memset(f, 0, n);
+	f[12] = 0x08;
+	f[14] = 0x45;
+	f[17] = (uint8_t)(n - 14);
+	f[22] = 64;
+	f[23] = IPPROTO_UDP;
+	memcpy(f + 26, &src, 4);
+	memcpy(f + 30, &dst, 4);
+	f[34] = 0xc3;
+	f[36] = 443 >> 8;
+	f[37] = 443 & 0xff;
+	f[39] = (uint8_t)(n - 34);
+	f[42] = 0x41; /* short header, fixed bit */
+	f[43] = 0x00; /* config 0 */
+	f[44] = (uint8_t)m;
+	f[45] = 1;
+	return n;
 }
 
 /* The SYN @inner (54 bytes) as host-2 forwards it to us. */
@@ -164,8 +233,8 @@ static double median_ns(int prog, const uint8_t *f, size_t n, int runs,
 	return m;
 }
 
-/* A client whose owner is member @want. */
-static uint32_t client_of(int want)
+/* A client whose owner is member @want by table @o with seed @seed. */
+static uint32_t client_by(int want, const uint8_t *o, uint64_t seed)
 {
 	struct rs_service s = {.prefix4 = 32};
 
@@ -174,24 +243,29 @@ static uint32_t client_of(int want)
 		struct rs_affinity_key key;
 
 		rs_fleet_key_build(&key, &s, (const uint8_t *)&src, 0);
-		if (owners[rs_fleet_bucket(rs_hash_key(&key, fseed))] ==
-		    want + 1)
+		if (o[rs_fleet_bucket(rs_hash_key(&key, seed))] == want + 1)
 			return src;
 	}
 	return 0;
 }
 
+static uint32_t client_of(int want)
+{
+	return client_by(want, owners, fseed);
+}
+
 int main(int argc, char **argv)
 {
 	struct rs_dataplane dp = {0};
-	uint8_t own[64], other[64], none[64], enc[128], ack[64];
+	uint8_t own[64], other[64], none[64], enc[128], ack[64], q_other[96],
+		q_own[96], q_unknown[96];
 	uint32_t vip = ip4("198.18.0.10");
 	int runs = 20000, prog, c, v = 0;
 	struct {
 		const char *what;
 		const uint8_t *f;
 		size_t n;
-	} paths[5];
+	} paths[8];
 
 	while ((c = getopt(argc, argv, "n:")) != -1)
 		if (c == 'n')
@@ -217,11 +291,25 @@ int main(int argc, char **argv)
 	paths[4].what = "encapsulated SYN from a member (decapsulated)";
 	paths[4].n = encap(enc, own);
 	paths[4].f = enc;
+	paths[5].what = "QUIC 1-RTT, this host's server ID (on to its cookie "
+			"step)";
+	paths[5].n = quic_short(q_own, client_by(0, owners_q, fseed_q), vip, 1);
+	paths[5].f = q_own;
+	paths[6].what = "QUIC 1-RTT, another member's server ID (encapsulated "
+			"by cookie)";
+	paths[6].n =
+		quic_short(q_other, client_by(0, owners_q, fseed_q), vip, 2);
+	paths[6].f = q_other;
+	paths[7].what = "QUIC 1-RTT, unknown server ID (by the table: owned "
+			"here)";
+	paths[7].n =
+		quic_short(q_unknown, client_by(0, owners_q, fseed_q), vip, 9);
+	paths[7].f = q_unknown;
 	printf("| path | ns per packet (median of %d) | verdict |\n", runs);
 	printf("|---|---:|---:|\n");
 	/* The SYN of paths[3]'s connection, forwarded once: its flow entry. */
 	median_ns(prog, other, paths[2].n, 1, &v);
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 8; i++) {
 		double ns = median_ns(prog, paths[i].f, paths[i].n, runs, &v);
 
 		printf("| %s | %.0f | %d |\n", paths[i].what, ns, v);
