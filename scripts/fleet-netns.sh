@@ -116,14 +116,19 @@ rs_fleet_start_host() {
 	rs_bg_start "d$i" nsenter --net="$ns" -- build/ringsteerd -c "$conf"
 }
 
-# rs_fleet_conf I BPFFS SOCK: host I's configuration (web: two backends).
-rs_fleet_conf() {
-	local i=$1
+# rs_fleet_conf_head I BPFFS SOCK [GLOBAL_LINE...]: host I's [global] and
+# [fleet] sections.
+rs_fleet_conf_head() {
+	local i=$1 bpffs=$2 sock=$3
+	shift 3
 	cat <<CONF
 [global]
-bpffs = $2
-control_socket = $3
+bpffs = $bpffs
+control_socket = $sock
 interfaces = rh
+CONF
+	(($#)) && printf '%s\n' "$@"
+	cat <<CONF
 
 [fleet]
 etcd = http://$RS_FLEET_ETCD_IP:2379
@@ -131,6 +136,14 @@ name = host-$i
 address = 198.18.1$i.2
 lease_ttl = 5s
 prefix = /ringsteer-$RS_RUNID
+CONF
+}
+
+# rs_fleet_conf I BPFFS SOCK: host I's configuration (web: two backends).
+rs_fleet_conf() {
+	local i=$1
+	rs_fleet_conf_head "$@"
+	cat <<CONF
 
 [service web]
 protocol = tcp

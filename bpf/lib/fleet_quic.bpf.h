@@ -56,7 +56,18 @@ static __always_inline int fleet_quic_server_id(struct __sk_buff *skb,
 			   ulen - sizeof(uh), cid_len,
 			   &dcid_off) != QUIC_DCID_FOUND)
 		return -1;
-	if (bpf_skb_load_bytes(skb, dcid_off, &want->len, 1 + sid_len))
+	/*
+	 * The mask repeats the bound checked above: 6.1's verifier loses it
+	 * when sid_len is spilled to the stack and refuses the load. The
+	 * empty asm keeps the compiler from dropping the mask as redundant.
+	 */
+	_Static_assert((RS_QUIC_MAX_SERVER_ID & (RS_QUIC_MAX_SERVER_ID + 1)) ==
+			       0,
+		       "RS_QUIC_MAX_SERVER_ID is a mask");
+	asm volatile("" : "+r"(sid_len));
+	sid_len &= RS_QUIC_MAX_SERVER_ID;
+	if (!sid_len ||
+	    bpf_skb_load_bytes(skb, dcid_off, &want->len, 1 + sid_len))
 		return -1;
 	if ((want->len >> QUIC_LB_CONFIG_SHIFT) == QUIC_LB_CONFIG_UNROUTABLE ||
 	    (want->len >> QUIC_LB_CONFIG_SHIFT) != svc->quic_config_id)

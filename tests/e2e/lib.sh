@@ -155,3 +155,51 @@ e2e_client_prefixes() {
 	ip -n "$RS_NS_CLIENT" route add local 198.18.64.0/18 dev lo
 	ip -n "$RS_NS_EDGE" route add 198.18.64.0/18 via "$RS_CLIENT_IP4"
 }
+
+# Fleet suites (scripts/fleet-netns.sh), host I's configuration at
+# $OUT/hI.conf, its pins at $BPFFS-hI, its control socket at $OUT/hI.sock.
+# e2e_fleet_setup PREFIX: e2e_setup, then the PoP: a router, hosts 1..3
+# behind ECMP and etcd; cleanup detaches every host's data plane.
+e2e_fleet_setup() {
+	local i
+	e2e_setup "$1"
+	# shellcheck disable=SC2016 # expanded when the hook runs
+	RS_CLEANUP_HOOK='for i in 1 2 3; do [[ -f $OUT/h$i.conf ]] && rs_in_host $i build/ringsteerd -q --detach -c "$OUT/h$i.conf"; rm -rf "$BPFFS-h$i"; done; rs_fleet_teardown'
+	rs_fleet_router
+	for i in 1 2 3; do rs_fleet_add_host "$i"; done
+	rs_fleet_ecmp 1 2 3
+	rs_fleet_etcd_start etcd "$OUT/etcd"
+}
+
+# e2e_fleet_ctl I ARGS...: ringsteer against host I.
+e2e_fleet_ctl() {
+	local i=$1
+	shift
+	build/ringsteer -s "$OUT/h$i.sock" "$@"
+}
+
+# e2e_fleet_members I: members that own keys in host I's table (not
+# drained, with capacity: a host whose backends are not up yet owns
+# nothing).
+e2e_fleet_members() {
+	e2e_fleet_ctl "$1" -j fleet status 2>/dev/null | jq -r '[.members[] |
+		select((.drained | not) and .capacity > 0 and .keys_share > 0) |
+		.name] | join(",")'
+}
+
+# e2e_fleet_wait_members WANT I...: until every host I... shows members
+# WANT, agreeing.
+e2e_fleet_wait_members() {
+	local want=$1 i t ok
+	shift
+	for ((t = 0; t < 150; t++)); do
+		ok=1
+		for i in "$@"; do
+			[[ $(e2e_fleet_members "$i") == "$want" ]] || ok=""
+			e2e_fleet_ctl "$i" -j fleet status 2>/dev/null | jq -e .agrees >/dev/null || ok=""
+		done
+		[[ -n $ok ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}

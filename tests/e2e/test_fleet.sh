@@ -20,20 +20,10 @@ cd "$(dirname "$0")/../.."
 . scripts/fleet-netns.sh
 . tests/e2e/lib.sh
 
-e2e_setup flt
-# shellcheck disable=SC2016 # expanded when the hook runs
-RS_CLEANUP_HOOK='for i in 1 2 3; do [[ -f $OUT/h$i.conf ]] && rs_in_host $i build/ringsteerd -q --detach -c "$OUT/h$i.conf"; rm -rf "$BPFFS-h$i"; done; rs_fleet_teardown'
+e2e_fleet_setup flt
 
-rs_fleet_router
-for i in 1 2 3; do rs_fleet_add_host "$i"; done
-rs_fleet_ecmp 1 2 3
-rs_fleet_etcd_start etcd "$OUT/etcd"
-
-ctl() {
-	local i=$1
-	shift
-	build/ringsteer -s "$OUT/h$i.sock" "$@"
-}
+ctl() { e2e_fleet_ctl "$@"; }
+wait_members() { e2e_fleet_wait_members "$@"; }
 
 start_host() {
 	local i=$1
@@ -42,29 +32,6 @@ start_host() {
 	e2e_wait_for "$(rs_bg_err "d$i")" "sk_lookup link" 10
 }
 
-# members I: members that own keys in host I's table (not drained, with
-# capacity: a host whose backends are not up yet owns nothing).
-members() {
-	ctl "$1" -j fleet status 2>/dev/null | jq -r '[.members[] |
-		select((.drained | not) and .capacity > 0 and .keys_share > 0) |
-		.name] | join(",")'
-}
-
-# wait_members WANT I...: until every host I... shows members WANT, agreeing.
-wait_members() {
-	local want=$1 i t ok
-	shift
-	for ((t = 0; t < 150; t++)); do
-		ok=1
-		for i in "$@"; do
-			[[ $(members "$i") == "$want" ]] || ok=""
-			ctl "$i" -j fleet status 2>/dev/null | jq -e .agrees >/dev/null || ok=""
-		done
-		[[ -n $ok ]] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # clients NAME COUNT ROUNDS: every source connects ROUNDS times.
 clients() {

@@ -22,42 +22,22 @@ cd "$(dirname "$0")/../.."
 . scripts/fleet-netns.sh
 . tests/e2e/lib.sh
 
-e2e_setup fq
-# shellcheck disable=SC2016 # expanded when the hook runs
-RS_CLEANUP_HOOK='for i in 1 2 3; do [[ -f $OUT/h$i.conf ]] && rs_in_host $i build/ringsteerd -q --detach -c "$OUT/h$i.conf"; rm -rf "$BPFFS-h$i"; done; rs_fleet_teardown'
-
-rs_fleet_router
-for i in 1 2 3; do rs_fleet_add_host "$i"; done
-rs_fleet_ecmp 1 2 3
-rs_fleet_etcd_start etcd "$OUT/etcd"
+e2e_fleet_setup fq
 
 NC=36 # clients
 NM=12 # new addresses and ports per client and migration
 
-ctl() {
-	local i=$1
-	shift
-	build/ringsteer -s "$OUT/h$i.sock" "$@"
-}
+ctl() { e2e_fleet_ctl "$@"; }
+wait_members() { e2e_fleet_wait_members "$@"; }
 
 # conf I [SID_OF_B]: host I's configuration; service q (UDP, QUIC
 # cookies), backends h$I-a (server ID 0x0I01) and h$I-b (0x0I02 or
 # SID_OF_B).
 conf() {
 	local i=$1 sidb=${2:-0x0${1}02}
+	rs_fleet_conf_head "$i" "$BPFFS-h$i" "$OUT/h$i.sock" \
+		"metrics = 127.0.0.1:9464"
 	cat <<CONF
-[global]
-bpffs = $BPFFS-h$i
-control_socket = $OUT/h$i.sock
-interfaces = rh
-metrics = 127.0.0.1:9464
-
-[fleet]
-etcd = http://$RS_FLEET_ETCD_IP:2379
-name = host-$i
-address = 198.18.1$i.2
-lease_ttl = 3s
-prefix = /ringsteer-$RS_RUNID
 
 [service q]
 protocol = udp
@@ -86,28 +66,6 @@ start_host() {
 	RS_FLEET_BACKEND_PROTO=udp rs_fleet_start_host "$i" "$OUT/h$i.conf" \
 		build/tools/rs_backend
 	e2e_wait_for "$(rs_bg_err "d$i")" "sk_lookup link" 10
-}
-
-members() {
-	ctl "$1" -j fleet status 2>/dev/null | jq -r '[.members[] |
-		select((.drained | not) and .capacity > 0 and .keys_share > 0) |
-		.name] | join(",")'
-}
-
-# wait_members WANT I...: until every host I... shows members WANT, agreeing.
-wait_members() {
-	local want=$1 i t ok
-	shift
-	for ((t = 0; t < 150; t++)); do
-		ok=1
-		for i in "$@"; do
-			[[ $(members "$i") == "$want" ]] || ok=""
-			ctl "$i" -j fleet status 2>/dev/null | jq -e .agrees >/dev/null || ok=""
-		done
-		[[ -n $ok ]] && return 0
-		sleep 0.1
-	done
-	return 1
 }
 
 # conflicts I: server ID conflicts host I shows.

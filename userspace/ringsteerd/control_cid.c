@@ -22,39 +22,6 @@ static size_t tc_attached_count(const struct daemon *d)
 	return n;
 }
 
-/* Hex with optional 0x and separators (blank : - .) into @out. */
-static int parse_hex(const char *s, uint8_t *out, size_t max, size_t *len)
-{
-	int hi = -1;
-
-	*len = 0;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		s += 2;
-	for (; *s; s++) {
-		int v;
-
-		if (strchr(" :-.", *s))
-			continue;
-		if (*s >= '0' && *s <= '9')
-			v = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			v = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'F')
-			v = *s - 'A' + 10;
-		else
-			return -EINVAL;
-		if (hi < 0) {
-			hi = v;
-			continue;
-		}
-		if (*len == max)
-			return -E2BIG;
-		out[(*len)++] = (uint8_t)(hi << 4 | v);
-		hi = -1;
-	}
-	return hi < 0 ? 0 : -EINVAL;
-}
-
 /* The cookie service @name, or an error reply in *@err. */
 static int cookie_service(struct daemon *d, const char *name,
 			  struct rs_service *svc, json_t **err)
@@ -109,7 +76,7 @@ static json_t *cid_new(struct daemon *d, json_t *req)
 			return err_reply("cannot make a connection ID: %s",
 					 strerror(-n));
 		}
-		hex_bytes(hex, sizeof(hex), cid, (size_t)n, "");
+		rs_hex_bytes(hex, sizeof(hex), cid, (size_t)n, "");
 		json_array_append_new(cids, json_string(hex));
 	}
 	return json_pack("{s:b, s:s, s:s, s:o, s:O, s:i, s:i, s:i, s:o}", "ok",
@@ -207,7 +174,7 @@ static json_t *cid_decode(struct daemon *d, json_t *req)
 
 	if (!service || !text)
 		return err_reply("cid decode needs \"service\" and \"cid\"");
-	r = parse_hex(text, cid, sizeof(cid), &len);
+	r = rs_hex_parse(text, cid, sizeof(cid), &len);
 	if (r == -E2BIG)
 		return err_reply("'%s' is longer than %d bytes: not a QUIC "
 				 "connection ID",
@@ -219,11 +186,11 @@ static json_t *cid_decode(struct daemon *d, json_t *req)
 		return err;
 	if (quic_cid_decode(&svc, cid, len, &info))
 		return err_reply("cannot decode '%s'", text);
-	hex_bytes(hex, sizeof(hex), cid, len, "");
+	rs_hex_bytes(hex, sizeof(hex), cid, len, "");
 	snprintf(sid, sizeof(sid), "0x");
-	hex_bytes(sid + 2, sizeof(sid) - 2, info.server_id, info.server_id_len,
-		  "");
-	hex_bytes(nonce, sizeof(nonce), info.nonce, info.nonce_len, "");
+	rs_hex_bytes(sid + 2, sizeof(sid) - 2, info.server_id,
+		     info.server_id_len, "");
+	rs_hex_bytes(nonce, sizeof(nonce), info.nonce, info.nonce_len, "");
 
 	switch (info.reason) {
 	case QUIC_CID_WRONG_LENGTH:

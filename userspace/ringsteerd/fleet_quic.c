@@ -6,25 +6,8 @@
 
 #include "fleet_cids.h"
 #include "fleet_quic.h"
+#include "hex.h"
 #include "log.h"
-
-static void hex(char *out, const uint8_t *b, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", b[i]);
-	out[2 * n] = '\0';
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 json_t *fleet_quic_published(struct daemon *d, size_t s)
 {
@@ -45,7 +28,8 @@ json_t *fleet_quic_published(struct daemon *d, size_t s)
 
 		if (bc->service != s || !bc->has_server_id)
 			continue;
-		hex(buf, bc->server_id, sc->quic_server_id_len);
+		rs_hex_bytes(buf, sizeof(buf), bc->server_id,
+			     sc->quic_server_id_len, "");
 		json_array_append_new(ids, json_string(buf));
 	}
 	return ids;
@@ -60,24 +44,16 @@ void fleet_quic_parse(json_t *v, size_t cap, struct rs_fleet_member_info *m)
 	{
 		const char *t = json_string_value(e);
 		struct rs_fleet_sid *s;
-		size_t len = t ? strlen(t) : 0;
-		bool ok =
-			len && len % 2 == 0 && len / 2 <= RS_QUIC_MAX_SERVER_ID;
+		size_t len;
 
 		if (m->n_sids == RS_FLEET_MEMBER_SIDS)
 			return;
 		s = &m->sids[m->n_sids];
 		memset(s, 0, sizeof(*s));
-		for (size_t k = 0; ok && k < len / 2; k++) {
-			int hi = hexval(t[2 * k]), lo = hexval(t[2 * k + 1]);
-
-			ok = hi >= 0 && lo >= 0;
-			s->id[k] = (uint8_t)(hi << 4 | lo);
-		}
-		if (!ok)
+		if (!t || rs_hex_parse(t, s->id, sizeof(s->id), &len) || !len)
 			continue;
 		s->cap = (uint16_t)cap;
-		s->len = (uint8_t)(len / 2);
+		s->len = (uint8_t)len;
 		m->n_sids++;
 	}
 }
@@ -129,7 +105,8 @@ int fleet_quic_fill(struct daemon *d, const struct rs_fleet_member_info *m,
 			memset(x, 0, sizeof(*x));
 			snprintf(x->service, sizeof(x->service), "%s",
 				 sc->name);
-			hex(x->server_id, o[i].id, o[i].len);
+			rs_hex_bytes(x->server_id, sizeof(x->server_id),
+				     o[i].id, o[i].len, "");
 			snprintf(x->members[0], RS_NAME_MAX, "%s",
 				 m[o[i].member].name);
 			snprintf(x->members[1], RS_NAME_MAX, "%s",

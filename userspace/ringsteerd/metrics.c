@@ -370,6 +370,10 @@ static void fleet_metrics(struct daemon *d, struct buf *b)
 		{"errors",
 		 "Packets that could not be forwarded (steered here).",
 		 offsetof(struct rs_fleet_stats, errors)},
+		{"stray",
+		 "TCP packets without a connection here and nowhere left to "
+		 "send them (the kernel resets them).",
+		 offsetof(struct rs_fleet_stats, stray)},
 		{"cookie_forwarded",
 		 "Of forwarded: QUIC datagrams sent to the member whose "
 		 "backend issued their connection ID.",
