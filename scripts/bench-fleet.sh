@@ -43,26 +43,6 @@ exec 3>"$REPORT.tmp"
 rs_install_cleanup
 # shellcheck disable=SC2016 # expanded when the hook runs
 RS_CLEANUP_HOOK='for i in 1 2 3; do [[ -f $OUT/h$i.conf ]] && rs_in_host $i build/ringsteerd -q --detach -c "$OUT/h$i.conf"; rm -rf "$BPFFS-h$i"; done; rs_fleet_teardown'
-rs_ns_setup "fbench$$"
-OUT=$RS_BG_DIR
-rs_fleet_router
-for i in 1 2 3; do rs_fleet_add_host "$i"; done
-rs_fleet_ecmp 1 2 3
-rs_fleet_etcd_start etcd "$OUT/etcd"
-for i in 1 2 3; do
-	rs_fleet_conf "$i" "$BPFFS-h$i" "$OUT/h$i.sock" |
-		sed 's/^fleet = on$/fleet = on\nprefix4 = 24/' >"$OUT/h$i.conf"
-	rs_fleet_start_host "$i" "$OUT/h$i.conf" build/bench/bench_backend
-done
-for _ in $(seq 200); do
-	[[ $(build/ringsteer -s "$OUT/h1.sock" -j fleet status 2>/dev/null |
-		jq '.members | length') == 3 ]] && break
-	sleep 0.1
-done
-owner=$(build/ringsteer -s "$OUT/h1.sock" -j lookup web 198.18.1.1 | jq -r .owner)
-o=${owner#host-}
-x=$((o % 3 + 1))
-echo "owner of 198.18.1.0/24: host-$o; forwarded runs enter at host-$x"
 
 kv() { sed -n "s/.*[ ^]$2=\([^ ]*\).*/\1/p" <<<" $1"; }
 run() {
@@ -70,6 +50,70 @@ run() {
 		--src-base 198.18.1.1 --sources 200 --concurrency "$CONCURRENCY" \
 		--warmup 0.5 --duration "$DURATION" --timeout-ms 2000
 }
+
+# rate TOPOLOGY: the PoP (RS_FLEET_LAN 1: one LAN, 0: a link per host),
+# ROUNDS of direct and forwarded runs, a table and a median into fd 3.
+rate() {
+	local lan=$1 i o x r d f ratio median ratios=()
+	RS_FLEET_LAN=$lan
+	rs_ns_setup "fbench$lan$$"
+	OUT=$RS_BG_DIR
+	rs_fleet_router
+	for i in 1 2 3; do rs_fleet_add_host "$i"; done
+	rs_fleet_ecmp 1 2 3
+	rs_fleet_etcd_start "etcd$lan" "$OUT/etcd$lan"
+	for i in 1 2 3; do
+		rs_fleet_conf "$i" "$BPFFS-h$i" "$OUT/h$i.sock" |
+			sed 's/^fleet = on$/fleet = on\nprefix4 = 24/' >"$OUT/h$i.conf"
+		rs_fleet_start_host "$i" "$OUT/h$i.conf" build/bench/bench_backend
+	done
+	for i in 1 2 3; do
+		build/ringsteer -s "$OUT/h$i.sock" fleet ready 30 >/dev/null
+	done
+	owner=$(build/ringsteer -s "$OUT/h1.sock" -j lookup web 198.18.1.1 | jq -r .owner)
+	o=${owner#host-}
+	x=$((o % 3 + 1))
+	echo "owner of 198.18.1.0/24: host-$o; forwarded runs enter at host-$x"
+	{
+		echo
+		if [[ $lan == 1 ]]; then
+			echo "*The hosts on one LAN* (a bridge in the router namespace, as a"
+			echo "rack behind its switch): a forwarded packet is switched from host"
+			echo "to host."
+		else
+			echo "*Each host on its own link to the router*: a forwarded packet"
+			echo "crosses the router a second time (routed, as the e2e tests' PoP)."
+		fi
+		echo
+		echo "| round | direct conn/s | forwarded conn/s | forwarded / direct | p99 µs direct | p99 µs forwarded | errors |"
+		echo "|---:|---:|---:|---:|---:|---:|---:|"
+	} >&3
+	for ((r = 1; r <= ROUNDS; r++)); do
+		rs_fleet_ecmp "$o"
+		d=$(run)
+		rs_fleet_ecmp "$x"
+		f=$(run)
+		ratio=$(awk -v a="$(kv "$f" rate)" -v b="$(kv "$d" rate)" 'BEGIN { printf "%.3f", a / b }')
+		ratios+=("$ratio")
+		echo "| $r | $(kv "$d" rate) | $(kv "$f" rate) | $ratio | $(kv "$d" p99_us) | $(kv "$f" p99_us) | $(($(kv "$d" errors) + $(kv "$f" errors))) |" >&3
+	done
+	median=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+	{
+		echo
+		echo "Median forwarded / direct: **$median** (target >= 0.85:" \
+			"$(awk -v m="$median" 'BEGIN { print (m >= 0.85 ? "met" : "not met") }')); packets forwarded by host-$x: $(build/ringsteer -s "$OUT/h$x.sock" -j fleet status | jq .packets.forwarded)."
+	} >&3
+	# This PoP down before the next one is built.
+	rs_bg_stop_all
+	for i in 1 2 3; do
+		rs_in_host "$i" build/ringsteerd -q --detach -c "$OUT/h$i.conf" || true
+		rm -rf "$BPFFS-h$i"
+	done
+	rm -f "$OUT"/h?.conf
+	rs_fleet_teardown
+	rs_ns_teardown
+}
+
 {
 	echo
 	echo "**Connection rate, forwarded vs direct**: the PoP of"
@@ -77,31 +121,14 @@ run() {
 	echo "prefix4 = 24, so all 200 client addresses have one owner host; the"
 	echo "router sends the service address to the owner only (direct) or to"
 	echo "another host only (forwarded: every client packet crosses one more"
-	echo "host and the router twice), alternating; bench_load closed loop,"
-	echo "concurrency $CONCURRENCY, ${DURATION} s per run, one connection per request."
-	echo "Every namespace shares the machine's 2 vCPUs (with other work): the"
-	echo "forwarded path's extra hops are CPU here, not NIC and wire, and the"
-	echo "rounds spread widely; read the spread, not one figure."
-	echo
-	echo "| round | direct conn/s | forwarded conn/s | forwarded / direct | p99 µs direct | p99 µs forwarded | errors |"
-	echo "|---:|---:|---:|---:|---:|---:|---:|"
+	echo "host), alternating; bench_load closed loop, concurrency $CONCURRENCY,"
+	echo "${DURATION} s per run, one connection per request. Every namespace"
+	echo "shares the machine's 2 vCPUs (with other work): the forwarded path's"
+	echo "extra hops are CPU here, not NIC and wire, and the rounds spread"
+	echo "widely; read the spread, not one figure. Two topologies:"
 } >&3
-ratios=()
-for ((r = 1; r <= ROUNDS; r++)); do
-	rs_fleet_ecmp "$o"
-	d=$(run)
-	rs_fleet_ecmp "$x"
-	f=$(run)
-	ratio=$(awk -v a="$(kv "$f" rate)" -v b="$(kv "$d" rate)" 'BEGIN { printf "%.3f", a / b }')
-	ratios+=("$ratio")
-	echo "| $r | $(kv "$d" rate) | $(kv "$f" rate) | $ratio | $(kv "$d" p99_us) | $(kv "$f" p99_us) | $(($(kv "$d" errors) + $(kv "$f" errors))) |" >&3
-done
-median=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
-{
-	echo
-	echo "Median forwarded / direct: **$median** (target >= 0.85:" \
-		"$(awk -v m="$median" 'BEGIN { print (m >= 0.85 ? "met" : "not met") }')); packets forwarded by host-$x: $(build/ringsteer -s "$OUT/h$x.sock" -j fleet status | jq .packets.forwarded)."
-} >&3
+rate 1
+rate 0
 exec 3>&-
 mv "$REPORT.tmp" "$REPORT"
 cat "$REPORT"

@@ -16,6 +16,20 @@
 
 RS_FLEET_HOSTS=()
 RS_FLEET_ETCD_IP=198.18.250.1
+# RS_FLEET_LAN=1 (set before rs_fleet_router): the hosts share one LAN
+# with the router instead, a bridge in the router namespace (198.18.10.0/24,
+# host I at 198.18.10.1I), as in a rack behind its switch: packets from host
+# to host are then switched, not routed (make bench-fleet).
+RS_FLEET_LAN=${RS_FLEET_LAN:-0}
+
+# rs_fleet_addr I: host I's own (forwarding) address.
+rs_fleet_addr() {
+	if [[ $RS_FLEET_LAN == 1 ]]; then
+		echo "198.18.10.1$1"
+	else
+		echo "198.18.1$1.2"
+	fi
+}
 
 rs_fleet_ns() {
 	echo "rsh$1-$RS_RUNID"
@@ -39,6 +53,11 @@ rs_fleet_router() {
 		sysctl -qw net.ipv4.fib_multipath_hash_policy=1 &&
 		sysctl -qw net.ipv4.conf.all.rp_filter=0 &&
 		sysctl -qw net.ipv4.conf.default.rp_filter=0' || return 1
+	if [[ $RS_FLEET_LAN == 1 ]]; then
+		ip -n "$e" link add lan type bridge || return 1
+		ip -n "$e" addr add 198.18.10.1/24 dev lan || return 1
+		ip -n "$e" link set lan up || return 1
+	fi
 }
 
 # rs_fleet_add_host I: host I (1..9) on its own link to the router.
@@ -49,12 +68,21 @@ rs_fleet_add_host() {
 	RS_FLEET_HOSTS+=("$h")
 	ip -n "$e" link add "r$i" type veth peer name rh netns "$h" || return 1
 	ip -n "$h" link set lo up || return 1
-	ip -n "$e" addr add "198.18.1$i.1/24" dev "r$i" || return 1
-	ip -n "$h" addr add "198.18.1$i.2/24" dev rh || return 1
+	if [[ $RS_FLEET_LAN == 1 ]]; then
+		ip -n "$e" link set "r$i" master lan || return 1
+		ip -n "$h" addr add "$(rs_fleet_addr "$i")/24" dev rh || return 1
+	else
+		ip -n "$e" addr add "198.18.1$i.1/24" dev "r$i" || return 1
+		ip -n "$h" addr add "$(rs_fleet_addr "$i")/24" dev rh || return 1
+	fi
 	ip -n "$e" link set "r$i" up || return 1
 	ip -n "$h" link set rh up || return 1
 	nsenter --net="/run/netns/$e" -- sysctl -qw "net.ipv4.conf.r$i.rp_filter=0"
-	ip -n "$h" route add default via "198.18.1$i.1" || return 1
+	if [[ $RS_FLEET_LAN == 1 ]]; then
+		ip -n "$h" route add default via 198.18.10.1 || return 1
+	else
+		ip -n "$h" route add default via "198.18.1$i.1" || return 1
+	fi
 	ip -n "$h" route add local 198.18.0.0/24 dev lo || return 1
 }
 
@@ -62,7 +90,11 @@ rs_fleet_add_host() {
 rs_fleet_ecmp() {
 	local hops=() i
 	for i in "$@"; do
-		hops+=(nexthop via "198.18.1$i.2" dev "r$i" weight 1)
+		if [[ $RS_FLEET_LAN == 1 ]]; then
+			hops+=(nexthop via "$(rs_fleet_addr "$i")" dev lan weight 1)
+		else
+			hops+=(nexthop via "$(rs_fleet_addr "$i")" dev "r$i" weight 1)
+		fi
 	done
 	ip -n "$RS_NS_EDGE" route replace 198.18.0.10/32 "${hops[@]}"
 }
@@ -133,7 +165,7 @@ CONF
 [fleet]
 etcd = http://$RS_FLEET_ETCD_IP:2379
 name = host-$i
-address = 198.18.1$i.2
+address = $(rs_fleet_addr "$i")
 lease_ttl = 5s
 prefix = /ringsteer-$RS_RUNID
 CONF

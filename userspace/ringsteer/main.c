@@ -50,6 +50,9 @@ static int fail(const char *fmt, ...)
 	return 1;
 }
 
+/* Set while polling (fleet ready): a daemon not up yet is not news. */
+static bool call_quiet_unreachable;
+
 /* One request, one reply; NULL (after printing why) on failure. */
 static json_t *call(json_t *req)
 {
@@ -69,9 +72,10 @@ static json_t *call(json_t *req)
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", socket_path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		fail("cannot reach ringsteerd at %s (%s): %s (is it running? "
-		     "-s SOCKET)",
-		     socket_path, socket_from, strerror(errno));
+		if (!call_quiet_unreachable)
+			fail("cannot reach ringsteerd at %s (%s): %s (is it "
+			     "running? -s SOCKET)",
+			     socket_path, socket_from, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		goto out;
@@ -600,6 +604,10 @@ static void fleet_table(json_t *r)
 							  : "DISAGREES");
 	if (json_is_string(json_object_get(r, "error")))
 		printf("  etcd error: %s\n", jstr(r, "error"));
+	if (json_is_true(json_object_get(r, "ready")))
+		printf("ready for traffic\n");
+	else
+		printf("NOT ready for traffic: %s\n", jstr(r, "not_ready"));
 	v = json_object_get(r, "packets");
 	if (v)
 		printf("packets: forwarded %lld (%lld after their SYN, %lld by "
@@ -631,10 +639,52 @@ static void fleet_table(json_t *r)
 			json_array_get(json_object_get(v, "members"), 1)));
 }
 
+/*
+ * `fleet ready [SECONDS]`: exit 0 once this host may be given traffic
+ * (added to the router's ECMP group), polling up to SECONDS; for scripts
+ * and routing daemons' health checks.
+ */
+static int fleet_ready(const char *wait)
+{
+	long secs = 0;
+
+	if (wait && parse_uint(wait, 3600, &secs))
+		return fail("bad wait '%s' (seconds, 0..3600)", wait);
+	/* A daemon still starting (no control socket yet) is not ready. */
+	call_quiet_unreachable = secs > 0;
+	for (long t = 0;; t++) {
+		json_t *r = call(json_pack("{s:s, s:s}", "cmd", "fleet",
+					   "action", "status"));
+		bool ok = r && json_is_true(json_object_get(r, "ok"));
+		bool ready = ok && json_is_true(json_object_get(r, "ready"));
+		char why[160];
+
+		snprintf(why, sizeof(why), "%s",
+			 !r   ? "ringsteerd does not answer"
+			 : ok ? jstr(r, "not_ready")
+			      : jstr(r, "error"));
+		json_decref(r);
+		if (ready) {
+			if (!json_out)
+				printf("ready\n");
+			return 0;
+		}
+		/* A refusal (fleet mode off) will not change by waiting. */
+		if ((r && !ok) || t >= secs * 10) {
+			if (!json_out || !r)
+				fail("not ready: %s", why);
+			return 1;
+		}
+		usleep(100 * 1000);
+	}
+}
+
 static int cmd_fleet(int argc, char **argv)
 {
 	json_t *req;
 
+	if ((argc == 2 || argc == 3) && !strcmp(argv[1], "ready"))
+		return fleet_ready(argc == 3 ? argv[2] : NULL);
 	if (argc == 2 && !strcmp(argv[1], "status"))
 		req = json_pack("{s:s, s:s}", "cmd", "fleet", "action",
 				"status");
@@ -643,8 +693,8 @@ static int cmd_fleet(int argc, char **argv)
 		req = json_pack("{s:s, s:s, s:s}", "cmd", "fleet", "action",
 				argv[1], "name", argv[2]);
 	else
-		return fail("usage: ringsteer fleet status | drain HOST | "
-			    "undrain HOST");
+		return fail("usage: ringsteer fleet status | ready [SECONDS] | "
+			    "drain HOST | undrain HOST");
 	return finish(call(req), fleet_table);
 }
 
@@ -830,7 +880,7 @@ static const struct cmd cmds[] = {
 	 "fraction of clients a change would move; changes nothing", cmd_sim},
 	{"cid", "cid SERVICE BACKEND [COUNT] | cid decode SERVICE HEX",
 	 "QUIC connection IDs: make one for a backend; explain one", cmd_cid},
-	{"fleet", "fleet status | drain HOST | undrain HOST",
+	{"fleet", "fleet status | ready [SECONDS] | drain HOST | undrain HOST",
 	 "fleet members, table version, agreement; drain a host fleet-wide",
 	 cmd_fleet},
 	{"reload", "reload", "re-read the configuration (refused if invalid)",

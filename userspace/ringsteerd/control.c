@@ -39,6 +39,8 @@ struct control_server {
 	struct control_client *lru_head, *lru_tail;
 	unsigned int n;
 	uint64_t dropped; /* at the cap, since the last warning */
+	uint64_t next_ticket;
+	struct control_client *current; /* whose request is being handled */
 	ev_tstamp drop_warned;
 	ino_t ino; /* of the socket file we bound: only that one is removed */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -59,6 +61,8 @@ struct control_client {
 	size_t out_len, out_off;
 	size_t len;
 	bool oversized;
+	uint64_t
+		ticket; /* nonzero while its reply is being made off the loop */
 	char buf[RS_CONTROL_MAX_REQUEST + 1];
 };
 
@@ -198,10 +202,47 @@ static void client_finish(struct control_client *c)
 			reply = err_reply("malformed request: %s (at %d:%d)",
 					  jerr.text, jerr.line, jerr.column);
 		} else {
+			c->srv->current = c;
 			reply = control_handle(d, req);
+			c->srv->current = NULL;
 			json_decref(req);
 		}
 	}
+	/* Deferred: control_reply_later() answers (or the client goes). */
+	if (!reply && c->ticket) {
+		ev_io_stop(d->loop, &c->io);
+		return;
+	}
+	c->ticket = 0;
+	if (!reply)
+		reply = err_reply("internal error: no reply");
+	client_queue_reply(c, reply);
+}
+
+uint64_t control_defer(struct daemon *d)
+{
+	struct control_server *srv = d->control;
+
+	if (!srv || !srv->current)
+		return 0;
+	srv->current->ticket = ++srv->next_ticket;
+	return srv->current->ticket;
+}
+
+void control_reply_later(struct daemon *d, uint64_t ticket, json_t *reply)
+{
+	struct control_server *srv = d->control;
+	struct control_client *c;
+
+	for (c = srv ? srv->lru_head : NULL; c; c = c->next)
+		if (c->ticket == ticket && ticket)
+			break;
+	if (!c) {
+		/* Gone meanwhile (idle timeout, dropped at the cap). */
+		json_decref(reply);
+		return;
+	}
+	c->ticket = 0;
 	client_queue_reply(c, reply);
 }
 

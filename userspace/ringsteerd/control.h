@@ -24,4 +24,13 @@ unsigned int control_clients(const struct daemon *d);
  */
 json_t *control_handle(struct daemon *d, json_t *request);
 
+/*
+ * For a command whose answer needs work off the event loop (an etcd call):
+ * its handler takes a ticket for the client that asked and returns NULL;
+ * control_reply_later() sends the reply when the work is done (and drops
+ * it if the client went away meanwhile). 0 when no client is asking.
+ */
+uint64_t control_defer(struct daemon *d);
+void control_reply_later(struct daemon *d, uint64_t ticket, json_t *reply);
+
 #endif /* RS_CONTROL_H */

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "control.h"
 #include "control_cmds_internal.h"
 #include "fleet.h"
 
@@ -13,6 +14,7 @@ json_t *cmd_fleet(struct daemon *d, json_t *req)
 {
 	const char *action = req_str(req, "action");
 	const char *name = req_str(req, "name");
+	uint64_t ticket;
 	char err[600];
 	json_t *st;
 
@@ -34,8 +36,12 @@ json_t *cmd_fleet(struct daemon *d, json_t *req)
 				 action);
 	if (!name)
 		return err_reply("fleet %s needs \"name\"", action);
-	if (fleet_set_drain(d, name, action[0] == 'd', err, sizeof(err)))
-		return err_reply("%s", err);
-	return json_pack("{s:b, s:s, s:s}", "ok", 1, "action", action, "name",
-			 name);
+	ticket = control_defer(d);
+	if (!ticket)
+		return err_reply("fleet %s needs a control client", action);
+	if (fleet_set_drain(d, name, action[0] == 'd', ticket, err,
+			    sizeof(err)))
+		return err_reply("%s", err); /* nothing deferred after all */
+	/* Answered by control_reply_later() once etcd has the key. */
+	return NULL;
 }

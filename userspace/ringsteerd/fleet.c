@@ -19,12 +19,29 @@
 #include <time.h>
 
 #include "binds.h"
+#include "control.h"
 #include "etcd.h"
 #include "fleet.h"
 #include "fleet_quic.h"
 #include "fleet_table.h"
 #include "hash.h"
 #include "log.h"
+
+/*
+ * An operator's drain or undrain: one etcd call on a thread of its own,
+ * so the event loop (health checks, steering updates, other clients)
+ * never waits for etcd; the reply goes to the client when it is done.
+ */
+struct drain_job {
+	struct fleet_rt *f;
+	struct drain_job *next;
+	uint64_t ticket;
+	bool drain;
+	int err;
+	char name[RS_NAME_MAX];
+	char key[RS_FLEET_PREFIX_MAX + RS_NAME_MAX + 16];
+	char error[600];
+};
 
 struct fleet_snap {
 	int64_t revision;
@@ -47,6 +64,9 @@ struct fleet_rt {
 	int64_t latest_rev, lease;
 	char *publish;
 	uint64_t publish_gen;
+	struct drain_job *jobs_done; /* finished, for the loop to answer */
+	unsigned int jobs_running;
+	pthread_cond_t jobs_cond; /* signalled as each job finishes */
 	/* the loop's own */
 	ev_async async;
 	ev_timer cap_timer;
@@ -410,14 +430,36 @@ static void fleet_rebuild(struct daemon *d, struct fleet_rt *f)
 	f->installed = true;
 }
 
+static void publish_capacity(struct daemon *d, struct fleet_rt *f);
+
+static void jobs_answer(struct fleet_rt *f, struct drain_job *j)
+{
+	while (j) {
+		struct drain_job *next = j->next;
+		const char *action = j->drain ? "drain" : "undrain";
+
+		control_reply_later(f->d, j->ticket,
+				    j->err ? json_pack("{s:b, s:s}", "ok", 0,
+						       "error", j->error)
+					   : json_pack("{s:b, s:s, s:s}", "ok",
+						       1, "action", action,
+						       "name", j->name));
+		free(j);
+		j = next;
+	}
+}
+
 static void on_async(struct ev_loop *loop, ev_async *w, int revents)
 {
 	struct fleet_rt *f = w->data;
+	struct drain_job *done;
 	bool fresh;
 
 	(void)loop;
 	(void)revents;
 	pthread_mutex_lock(&f->mu);
+	done = f->jobs_done;
+	f->jobs_done = NULL;
 	fresh = f->incoming_new;
 	if (fresh) {
 		snap_free(&f->snap);
@@ -426,9 +468,17 @@ static void on_async(struct ev_loop *loop, ev_async *w, int revents)
 		f->incoming_new = false;
 	}
 	pthread_mutex_unlock(&f->mu);
+	jobs_answer(f, done);
 	if (fresh) {
+		bool first = !f->installed;
+
 		f->have_snap = true;
 		fleet_rebuild(f->d, f);
+		if (first && f->installed) {
+			rs_info("fleet: first table from etcd installed; "
+				"publishing this host's capacity");
+			publish_capacity(f->d, f);
+		}
 	}
 }
 
@@ -454,9 +504,22 @@ static uint32_t capacity_of(struct daemon *d, size_t s)
 static void publish_capacity(struct daemon *d, struct fleet_rt *f)
 {
 	char addr[INET_ADDRSTRLEN];
-	json_t *j, *svcs = json_object();
+	json_t *j, *svcs;
 	char *text;
 
+	/*
+	 * Nothing until this run has installed a table read from etcd. A
+	 * host (re)joining then first installs the fleet as the others run
+	 * it, without itself, and that table becomes the previous one when
+	 * it takes keys: the second chance then finds the connections the
+	 * others made for those keys. Published at once, the first table
+	 * would already name this host, and its previous one would be
+	 * whatever was pinned from an earlier run (a stale table whose
+	 * "previous owner" is often this very host: the packet is reset).
+	 */
+	if (!f->installed)
+		return;
+	svcs = json_object();
 	inet_ntop(AF_INET, &f->conf.addr, addr, sizeof(addr));
 	for (size_t s = 0; s < d->cfg.n_services; s++) {
 		json_t *v, *ids;
@@ -504,12 +567,23 @@ static void on_cap_timer(struct ev_loop *loop, ev_timer *w, int revents)
 
 static void fleet_free(struct daemon *d, struct fleet_rt *f)
 {
+	struct drain_job *done;
+
 	if (f->thread_started) {
 		pthread_mutex_lock(&f->mu);
 		f->stop = true;
 		pthread_mutex_unlock(&f->mu);
 		pthread_join(f->th, NULL);
 	}
+	/* Drain jobs use f: let them end (each is one bounded etcd call). */
+	pthread_mutex_lock(&f->mu);
+	while (f->jobs_running)
+		pthread_cond_wait(&f->jobs_cond, &f->mu);
+	done = f->jobs_done;
+	f->jobs_done = NULL;
+	pthread_mutex_unlock(&f->mu);
+	jobs_answer(f, done);
+	pthread_cond_destroy(&f->jobs_cond);
 	ev_async_stop(d->loop, &f->async);
 	ev_timer_stop(d->loop, &f->cap_timer);
 	pthread_mutex_destroy(&f->mu);
@@ -566,6 +640,7 @@ int daemon_fleet_apply(struct daemon *d)
 	f->d = d;
 	f->conf = d->cfg.fleet;
 	pthread_mutex_init(&f->mu, NULL);
+	pthread_cond_init(&f->jobs_cond, NULL);
 	ev_async_init(&f->async, on_async);
 	f->async.data = f;
 	ev_async_start(d->loop, &f->async);
@@ -605,6 +680,32 @@ static uint32_t owned_buckets(const struct fleet_rt *f,
 			n += f->owners[s][b] == member + 1;
 	}
 	return n;
+}
+
+/*
+ * Whether the router may send this host traffic: it runs a table read
+ * from etcd in this run, that table is etcd's latest, and it names this
+ * host as an owner of keys. Before that, packets entering here would be
+ * judged by a table from an earlier run, or by none (docs/fleet.md,
+ * "Adding a host"). NULL when ready, else why not.
+ */
+static const char *not_ready(const struct fleet_rt *f,
+			     const struct rs_config *cfg, bool agrees)
+{
+	int self = self_index(f);
+	uint32_t total;
+
+	if (!f->installed)
+		return "no fleet table read from etcd yet";
+	if (!agrees)
+		return "the table in force is not etcd's latest";
+	if (self < 0)
+		return "not a member in etcd yet";
+	if (f->snap.m[self].drained)
+		return "drained";
+	if (!owned_buckets(f, cfg, (size_t)self, &total))
+		return "owns no keys (no capacity published yet, or none)";
+	return NULL;
 }
 
 json_t *fleet_status_json(struct daemon *d)
@@ -654,6 +755,15 @@ json_t *fleet_status_json(struct daemon *d)
 	if (out && error[0])
 		json_object_set_new(out, "error", json_string(error));
 	if (out) {
+		const char *why = not_ready(
+			f, &d->cfg,
+			etcd_ok && installed && (int64_t)h.version == latest);
+
+		json_object_set_new(out, "ready", json_boolean(!why));
+		if (why)
+			json_object_set_new(out, "not_ready", json_string(why));
+	}
+	if (out) {
 		struct rs_fleet_stats st;
 
 		if (!dp_fleet_stats(&d->dp, &st))
@@ -687,12 +797,44 @@ json_t *fleet_status_json(struct daemon *d)
 	return out;
 }
 
-int fleet_set_drain(struct daemon *d, const char *name, bool drain, char *err,
-		    size_t errlen)
+static void *drain_thread(void *arg)
+{
+	struct drain_job *j = arg;
+	struct fleet_rt *f = j->f;
+	struct rs_etcd e;
+
+	if (etcd_open(&e, &f->conf, 2000)) {
+		j->err = -ENOMEM;
+		snprintf(j->error, sizeof(j->error), "out of memory");
+	} else {
+		j->err = j->drain ? etcd_put(&e, j->key, "1", 0)
+				  : etcd_delete(&e, j->key);
+		if (j->err)
+			snprintf(j->error, sizeof(j->error), "etcd: %s",
+				 e.error);
+		else
+			rs_info("fleet: %s %s (etcd key %s)",
+				j->drain ? "drained" : "undrained", j->name,
+				j->key);
+		etcd_close(&e);
+	}
+	pthread_mutex_lock(&f->mu);
+	j->next = f->jobs_done;
+	f->jobs_done = j;
+	f->jobs_running--;
+	pthread_cond_broadcast(&f->jobs_cond);
+	ev_async_send(f->d->loop, &f->async);
+	pthread_mutex_unlock(&f->mu);
+	return NULL;
+}
+
+int fleet_set_drain(struct daemon *d, const char *name, bool drain,
+		    uint64_t ticket, char *err, size_t errlen)
 {
 	struct fleet_rt *f = d->fleet;
-	char key[RS_FLEET_PREFIX_MAX + RS_NAME_MAX + 16];
-	struct rs_etcd e;
+	struct drain_job *j;
+	pthread_attr_t attr;
+	pthread_t th;
 	int ret;
 
 	if (!f) {
@@ -711,17 +853,31 @@ int fleet_set_drain(struct daemon *d, const char *name, bool drain, char *err,
 		snprintf(err, errlen, "no host name");
 		return -EINVAL;
 	}
-	snprintf(key, sizeof(key), "%s/drain/%s", f->conf.prefix, name);
-	if (etcd_open(&e, &f->conf, 2000))
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
-	ret = drain ? etcd_put(&e, key, "1", 0) : etcd_delete(&e, key);
-	if (ret)
-		snprintf(err, errlen, "etcd: %s", e.error);
-	else
-		rs_info("fleet: %s %s (etcd key %s)",
-			drain ? "drained" : "undrained", name, key);
-	etcd_close(&e);
-	return ret;
+	}
+	j->f = f;
+	j->ticket = ticket;
+	j->drain = drain;
+	snprintf(j->name, sizeof(j->name), "%s", name);
+	snprintf(j->key, sizeof(j->key), "%s/drain/%s", f->conf.prefix, name);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_mutex_lock(&f->mu);
+	ret = pthread_create(&th, &attr, drain_thread, j);
+	if (!ret)
+		f->jobs_running++;
+	pthread_mutex_unlock(&f->mu);
+	pthread_attr_destroy(&attr);
+	if (ret) {
+		free(j);
+		snprintf(err, errlen, "cannot start a thread: %s",
+			 strerror(ret));
+		return -ret;
+	}
+	return 0;
 }
 
 bool fleet_owner_of(struct daemon *d, size_t svc, int family,

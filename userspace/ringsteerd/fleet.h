@@ -22,9 +22,13 @@ void daemon_fleet_stop(struct daemon *d);
 
 /* `ringsteer fleet status` (-j shape in docs/fleet.md). */
 json_t *fleet_status_json(struct daemon *d);
-/* Operator's drain / undrain of member @name: an etcd key. */
-int fleet_set_drain(struct daemon *d, const char *name, bool drain, char *err,
-		    size_t errlen);
+/*
+ * Operator's drain / undrain of member @name: an etcd key, written off the
+ * event loop. On 0 the reply goes to control ticket @ticket when etcd has
+ * answered; otherwise nothing was started and @err says why.
+ */
+int fleet_set_drain(struct daemon *d, const char *name, bool drain,
+		    uint64_t ticket, char *err, size_t errlen);
 /*
  * The owner host of a client of configured service @svc (index): its
  * name in *@owner, or false when the service is not fleet-steered.
