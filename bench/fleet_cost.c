@@ -14,6 +14,9 @@
  * also pays the harness's own cost: the first row, a packet the program
  * looks at and leaves at once, is the floor the others compare with.
  * The same paths for IPv6 clients follow (outer IPv6, 56 bytes).
+ * The QUIC rows: a UDP fleet service with cookie = quic whose server IDs
+ * the three members publish (core/fleet_cids.c), 1-RTT packets from a
+ * client the table gives to this host.
  */
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -27,15 +30,17 @@
 #include <linux/pkt_cls.h>
 
 #include "dataplane.h"
+#include "fleet_cids.h"
 #include "fleet_table.h"
 #include "hash.h"
 #include "steer_tc.skel.h"
 
-#define SVC 0
+#define SVC   0
+#define SVC_Q 1 /* udp 198.18.0.10:443, cookie = quic, 2-byte server IDs */
 
 static struct rs_fleet_member_info members[3];
-static uint8_t owners[RS_FLEET_BUCKETS];
-static uint64_t fseed;
+static uint8_t owners[RS_FLEET_BUCKETS], owners_q[RS_FLEET_BUCKETS];
+static uint64_t fseed, fseed_q;
 static const char *const addrs6[3] = {"2001:db8:11::2", "2001:db8:12::2",
 				      "2001:db8:13::2"};
 static const char *const vip6 = "2001:db8::10";
@@ -66,17 +71,30 @@ static int setup(struct rs_dataplane *dp)
 				 .protocol = IPPROTO_TCP,
 				 .family = AF_INET6,
 				 .port = 80};
-	struct rs_bind v[2] = {{.service = SVC, .addr_prefixlen = 32},
-			       {.service = SVC, .addr_prefixlen = 128}};
-	struct rs_bind_key keys[2];
+	struct rs_bind v[3] = {{.service = SVC, .addr_prefixlen = 32},
+			       {.service = SVC, .addr_prefixlen = 128},
+			       {.service = SVC_Q, .addr_prefixlen = 32}};
+	struct rs_bind_key keys[3];
+	struct rs_fleet_cid_owner o[3];
 	uint32_t vip = ip4("198.18.0.10");
 
 	memcpy(k.addr, &vip, 4);
 	inet_pton(AF_INET6, vip6, k6.addr);
 	keys[0] = k;
 	keys[1] = k6;
+	keys[2] = k;
+	keys[2].protocol = IPPROTO_UDP;
+	keys[2].port = 443;
 	snprintf(svc.name, sizeof(svc.name), "web");
-	if (dp_set_service(dp, SVC, &svc) || dp_sync_binds(dp, keys, v, 2))
+	if (dp_set_service(dp, SVC, &svc))
+		return -1;
+	svc.id = SVC_Q;
+	svc.protocol = IPPROTO_UDP;
+	svc.cookie = RS_COOKIE_QUIC;
+	svc.quic_server_id_len = 2;
+	svc.quic_cid_len = 8;
+	snprintf(svc.name, sizeof(svc.name), "q");
+	if (dp_set_service(dp, SVC_Q, &svc) || dp_sync_binds(dp, keys, v, 3))
 		return -1;
 	for (int i = 0; i < 3; i++) {
 		snprintf(members[i].name, sizeof(members[i].name), "%s",
@@ -84,7 +102,15 @@ static int setup(struct rs_dataplane *dp)
 		members[i].addr = ip4(addrs[i]);
 		snprintf(members[i].caps[0].service, RS_NAME_MAX, "web");
 		members[i].caps[0].capacity = 2;
-		members[i].n_caps = 1;
+		snprintf(members[i].caps[1].service, RS_NAME_MAX, "q");
+		members[i].caps[1].capacity = 2;
+		members[i].n_caps = 2;
+		/* Server ID 0x0i01 for member i. */
+		members[i].sids[0].cap = 1;
+		members[i].sids[0].len = 2;
+		members[i].sids[0].id[0] = (uint8_t)(i + 1);
+		members[i].sids[0].id[1] = 1;
+		members[i].n_sids = 1;
 		slots[1 + i].member.addr = members[i].addr;
 		inet_pton(AF_INET6, addrs6[i],
 			  &slots[RS_FLEET_SLOT_ADDR6 + 1 + i].addr6.addr);
@@ -93,6 +119,14 @@ static int setup(struct rs_dataplane *dp)
 		slots[RS_FLEET_SLOT_ADDR6 + 1].addr6.addr;
 	fseed = rs_fleet_seed("web", 0);
 	rs_fleet_buckets(members, 3, "web", fseed, owners);
+	fseed_q = rs_fleet_seed("q", 0);
+	rs_fleet_buckets(members, 3, "q", fseed_q, owners_q);
+	slots[RS_FLEET_SLOT_SERVICES + SVC_Q].service.seed = fseed_q;
+	slots[RS_FLEET_SLOT_SERVICES + SVC_Q].service.owners = 3;
+	memcpy(&slots[RS_FLEET_SLOT_ROWS + SVC_Q * RS_FLEET_ROWS], owners_q,
+	       sizeof(owners_q));
+	rs_fleet_cids_place(slots + RS_FLEET_SLOT_CIDS, SVC_Q, o,
+			    rs_fleet_cid_owners(members, 3, "q", 2, o, 3));
 	slots[0].hdr.version = 1;
 	slots[0].hdr.nmembers = 3;
 	slots[0].hdr.self = 0;
@@ -224,8 +258,92 @@ static double median_ns(int prog, const uint8_t *f, size_t n, int runs,
 	return m;
 }
 
-/* A client whose owner is member @want. */
-static uint32_t client_of(int want)
+/*
+ * Ethernet + IPv4 + UDP + a QUIC 1-RTT packet (8-byte DCID naming server
+ * ID 0x0@m01, 24 bytes of stand-in payload) from @src to the service.
+ */
+static size_t quic_short(uint8_t *f, uint32_t src, uint32_t dst, int m)
+{
+	size_t n = 14 + 20 + 8 + 1 + 8 + 24;
+
+	memset(f, 0, n);
+	f[12] = 0x08;
+	f[14] = 0x45;
+	f[17] = (uint8_t)(n - 14);
+	f[22] = 64;
+	f[23] = IPPROTO_UDP;
+	memcpy(f + 26, &src, 4);
+	memcpy(f + 30, &dst, 4);
+	f[34] = 0xc3;
+	f[36] = 443 >> 8;
+	f[37] = 443 & 0xff;
+	f[39] = (uint8_t)(n - 34);
+	f[42] = 0x41; /* short header, fixed bit */
+	f[43] = 0x00; /* config 0 */
+	f[44] = (uint8_t)m;
+	f[45] = 1;
+	return n;
+}
+
+/* The SYN @inner (54 bytes) as host-2 forwards it to us. */
+static size_t encap(uint8_t *f, const uint8_t *inner)
+{
+	uint32_t from = members[1].addr, self = members[0].addr;
+	size_t n = 40;
+
+	memset(f, 0, 14 + RS_FLEET_ENCAP_LEN);
+	f[12] = 0x08;
+	f[14] = 0x45;
+	f[17] = (uint8_t)(n + RS_FLEET_ENCAP_LEN);
+	f[22] = 64;
+	f[23] = IPPROTO_UDP;
+	memcpy(f + 26, &from, 4);
+	memcpy(f + 30, &self, 4);
+	f[36] = RS_FLEET_DEFAULT_PORT >> 8;
+	f[37] = RS_FLEET_DEFAULT_PORT & 0xff;
+	f[39] = (uint8_t)(n + 16);
+	memcpy(f + 42, "RSF1", 4);
+	f[46] = RS_FLEET_WIRE_VERSION;
+	f[47] = 1;
+	memcpy(f + 50, inner + 14, n);
+	return 50 + n;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median ns of @runs single runs of @f; the verdict in *@verdict. */
+static double median_ns(int prog, const uint8_t *f, size_t n, int runs,
+			int *verdict)
+{
+	uint32_t *d = calloc((size_t)runs, sizeof(*d));
+	struct __sk_buff ctx = {.ifindex = 1, .ingress_ifindex = 1};
+	uint8_t out[256];
+	double m;
+
+	for (int i = 0; i < runs; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f,
+			    .data_size_in = (__u32)n, .data_out = out,
+			    .data_size_out = sizeof(out), .ctx_in = &ctx,
+			    .ctx_size_in = sizeof(ctx), .repeat = 1);
+
+		if (bpf_prog_test_run_opts(prog, &o))
+			return -1;
+		d[i] = o.duration;
+		*verdict = (int)o.retval;
+	}
+	qsort(d, (size_t)runs, sizeof(*d), cmp_u32);
+	m = d[runs / 2];
+	free(d);
+	return m;
+}
+
+/* A client whose owner is member @want by table @o with seed @seed. */
+static uint32_t client_by(int want, const uint8_t *o, uint64_t seed)
 {
 	struct rs_service s = {.prefix4 = 32};
 
@@ -237,11 +355,15 @@ static uint32_t client_of(int want)
 
 		memcpy(a, &src, 4);
 		rs_fleet_key_build(&key, &s, AF_INET, a, 0);
-		if (owners[rs_fleet_bucket(rs_hash_key(&key, fseed))] ==
-		    want + 1)
+		if (o[rs_fleet_bucket(rs_hash_key(&key, seed))] == want + 1)
 			return src;
 	}
 	return 0;
+}
+
+static uint32_t client_of(int want)
+{
+	return client_by(want, owners, fseed);
 }
 
 /* An IPv6 client (one per /64) whose owner is member @want, in @a. */
@@ -267,13 +389,14 @@ int main(int argc, char **argv)
 	struct rs_dataplane dp = {0};
 	uint8_t own[64], other[64], none[64], enc[128], ack[64];
 	uint8_t own6[80], other6[80], none6[80], enc6[160], ack6[80], a6[16];
+	uint8_t q_other[96], q_own[96], q_unknown[96];
 	uint32_t vip = ip4("198.18.0.10");
 	int runs = 20000, prog, c, v = 0;
 	struct {
 		const char *what;
 		const uint8_t *f;
 		size_t n;
-	} paths[10];
+	} paths[13];
 
 	while ((c = getopt(argc, argv, "n:")) != -1)
 		if (c == 'n')
@@ -320,12 +443,27 @@ int main(int argc, char **argv)
 	paths[9].what = "IPv6: encapsulated SYN from a member (decapsulated)";
 	paths[9].n = encap6(enc6, own6);
 	paths[9].f = enc6;
+	paths[10].what = "QUIC 1-RTT, this host's server ID (on to its cookie "
+			 "step)";
+	paths[10].n =
+		quic_short(q_own, client_by(0, owners_q, fseed_q), vip, 1);
+	paths[10].f = q_own;
+	paths[11].what = "QUIC 1-RTT, another member's server ID "
+			 "(encapsulated by cookie)";
+	paths[11].n =
+		quic_short(q_other, client_by(0, owners_q, fseed_q), vip, 2);
+	paths[11].f = q_other;
+	paths[12].what = "QUIC 1-RTT, unknown server ID (by the table: owned "
+			 "here)";
+	paths[12].n =
+		quic_short(q_unknown, client_by(0, owners_q, fseed_q), vip, 9);
+	paths[12].f = q_unknown;
 	printf("| path | ns per packet (median of %d) | verdict |\n", runs);
 	printf("|---|---:|---:|\n");
 	/* The SYN of paths[3]'s connection, forwarded once: its flow entry. */
 	median_ns(prog, other, paths[2].n, 1, &v);
 	median_ns(prog, other6, paths[7].n, 1, &v);
-	for (int i = 0; i < 10; i++) {
+	for (int i = 0; i < 13; i++) {
 		double ns = median_ns(prog, paths[i].f, paths[i].n, runs, &v);
 
 		printf("| %s | %.0f | %d |\n", paths[i].what, ns, v);

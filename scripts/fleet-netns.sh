@@ -169,8 +169,9 @@ rs_fleet_etcd_start() {
 
 # rs_fleet_start_host I CONF BACKEND_CMD...: host I's two backends, h$I-a
 # on 127.0.0.1:8081 and [::1]:8081, h$I-b on :8082 (BACKEND_CMD --name
-# NAME --tcp ADDR:PORT --tcp ADDR:PORT, which prints "ready"), then
-# ringsteerd -c CONF. Processes are beI{a,b} and dI for rs_bg_stop.
+# NAME --tcp ADDR:PORT --tcp ADDR:PORT, which prints "ready"; --udp with
+# RS_FLEET_BACKEND_PROTO=udp), then ringsteerd -c CONF. Processes are
+# beI{a,b} and dI for rs_bg_stop.
 rs_fleet_start_host() {
 	local i=$1 conf=$2 ns b port
 	shift 2
@@ -179,28 +180,28 @@ rs_fleet_start_host() {
 		port=8081
 		[[ $b == b ]] && port=8082
 		rs_bg_start "be$i$b" nsenter --net="$ns" -- \
-			"$@" --name "h$i-$b" --tcp "127.0.0.1:$port" \
-			--tcp "[::1]:$port" || return 1
+			"$@" --name "h$i-$b" "--${RS_FLEET_BACKEND_PROTO:-tcp}" \
+			"127.0.0.1:$port" "--${RS_FLEET_BACKEND_PROTO:-tcp}" \
+			"[::1]:$port" || return 1
 		rs_bg_wait_ready "be$i$b" || return 1
 	done
 	rs_bg_start "d$i" nsenter --net="$ns" -- build/ringsteerd -c "$conf"
 }
 
-# rs_fleet_conf I BPFFS SOCK: host I's configuration (web: two backends;
-# with RS_FLEET_IPV6=1 IPv6 too, one key per client address).
-rs_fleet_conf() {
-	local i=$1 a6="" l6="" b6a="" b6b=""
-	if [[ ${RS_FLEET_IPV6:-} == 1 ]]; then
-		a6="address6 = $(rs_fleet_addr6 "$i")"
-		l6=$'listen = [2001:db8::10]:80\nprefix6 = 128'
-		b6a="address = [::1]:8081"
-		b6b="address = [::1]:8082"
-	fi
+# rs_fleet_conf_head I BPFFS SOCK [GLOBAL_LINE...]: host I's [global] and
+# [fleet] sections (with RS_FLEET_IPV6=1 its address6 too).
+rs_fleet_conf_head() {
+	local i=$1 bpffs=$2 sock=$3 a6=""
+	shift 3
+	[[ ${RS_FLEET_IPV6:-} == 1 ]] && a6="address6 = $(rs_fleet_addr6 "$i")"
 	cat <<CONF
 [global]
-bpffs = $2
-control_socket = $3
+bpffs = $bpffs
+control_socket = $sock
 interfaces = rh
+CONF
+	(($#)) && printf '%s\n' "$@"
+	cat <<CONF
 
 [fleet]
 etcd = http://$RS_FLEET_ETCD_IP:2379
@@ -209,6 +210,20 @@ address = $(rs_fleet_addr "$i")
 $a6
 lease_ttl = 5s
 prefix = /ringsteer-$RS_RUNID
+CONF
+}
+
+# rs_fleet_conf I BPFFS SOCK: host I's configuration (web: two backends;
+# with RS_FLEET_IPV6=1 IPv6 too, one key per client address).
+rs_fleet_conf() {
+	local i=$1 l6="" b6a="" b6b=""
+	if [[ ${RS_FLEET_IPV6:-} == 1 ]]; then
+		l6=$'listen = [2001:db8::10]:80\nprefix6 = 128'
+		b6a="address = [::1]:8081"
+		b6b="address = [::1]:8082"
+	fi
+	rs_fleet_conf_head "$@"
+	cat <<CONF
 
 [service web]
 protocol = tcp

@@ -602,6 +602,9 @@ static __always_inline int fleet_receive(struct __sk_buff *skb,
 	return FLEET_CONTINUE;
 }
 
+/* Uses fleet_encap(): QUIC connection IDs that name another member. */
+#include "fleet_quic.bpf.h"
+
 static __always_inline void fleet_flow_key(const struct fleet_pkt *p,
 					   struct rs_fleet_flow_key *k)
 {
@@ -650,6 +653,9 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 	if (!bind)
 		return FLEET_CONTINUE;
 	svc_id = bind->service;
+	verdict = fleet_quic_entry(skb, fh, p, svc_id);
+	if (verdict != FLEET_BY_TABLE)
+		return verdict;
 	if (fleet_key(svc_id, p, &key) ||
 	    fleet_owner(fh->table, RS_FLEET_CURRENT, svc_id, &key, p->family,
 			&idx, &addr))

@@ -13,7 +13,7 @@
 /* "No backend" (and no service, no owner) wherever an id is expected. */
 #define RS_NONE 0xffffffffu
 
-#define RS_ABI_VERSION 6
+#define RS_ABI_VERSION 7
 
 #define RS_NAME_MAX	64
 #define RS_MAX_SERVICES 64
@@ -493,6 +493,12 @@ struct rs_handoff {
  *   RS_FLEET_SLOT_SERVICES + s per local service id s: its fleet seed
  *   RS_FLEET_SLOT_ROWS + s * RS_FLEET_ROWS + r: owners of buckets
  *                              r * RS_FLEET_ROW_OWNERS ..
+ *   RS_FLEET_SLOT_CIDS + i     QUIC server IDs -> member (struct
+ *                              rs_fleet_cid), an open-addressed hash
+ *                              table: it lives in the table's own map so
+ *                              that the members its entries name are the
+ *                              members of that table, swapped in the same
+ *                              update (docs/fleet.md "QUIC").
  */
 #define RS_FLEET_MAX_MEMBERS   64
 #define RS_FLEET_BUCKET_BITS   12
@@ -502,7 +508,19 @@ struct rs_handoff {
 #define RS_FLEET_SLOT_ADDR6    (1 + RS_FLEET_MAX_MEMBERS)
 #define RS_FLEET_SLOT_SERVICES (RS_FLEET_SLOT_ADDR6 + 1 + RS_FLEET_MAX_MEMBERS)
 #define RS_FLEET_SLOT_ROWS     (RS_FLEET_SLOT_SERVICES + RS_MAX_SERVICES)
-#define RS_FLEET_SLOTS	       (RS_FLEET_SLOT_ROWS + RS_MAX_SERVICES * RS_FLEET_ROWS)
+#define RS_FLEET_SLOT_CIDS                                                     \
+	(RS_FLEET_SLOT_ROWS + RS_MAX_SERVICES * RS_FLEET_ROWS)
+/*
+ * Server ID slots per table (a power of two) and the longest probe: an ID
+ * lives in the first free slot of RS_FLEET_CID_PROBES from its home slot
+ * (XXH64 of struct rs_affinity_key {service = local service id, family =
+ * 0, port = ID length, addr = the ID} with RS_FLEET_CID_SEED); one that
+ * finds none is left out (its packets go by the table).
+ */
+#define RS_FLEET_CID_SLOTS  2048
+#define RS_FLEET_CID_PROBES 8
+#define RS_FLEET_CID_SEED   0x51554943u /* "QUIC" */
+#define RS_FLEET_SLOTS	    (RS_FLEET_SLOT_CIDS + RS_FLEET_CID_SLOTS)
 /* Base slots of the two tables in the one inner map. */
 #define RS_FLEET_CURRENT   0
 #define RS_FLEET_PREVIOUS  RS_FLEET_SLOTS
@@ -563,6 +581,26 @@ struct rs_fleet_row {
 	__u8 owner[RS_FLEET_ROW_OWNERS]; /* RS_FLEET_NO_OWNER or index + 1 */
 };
 
+/*
+ * Two or more members publish this server ID for the service: no member
+ * gets it, its packets go by the table.
+ */
+#define RS_FLEET_CID_CONFLICT 0x1u
+
+/*
+ * One QUIC server ID of a fleet service: which member's backend issued it.
+ * len and server_id first, as the data plane compares them: 16 bytes.
+ */
+struct rs_fleet_cid {
+	__u8 len; /* = quic_server_id_len of the service; 0: free slot */
+	__u8 server_id[RS_QUIC_MAX_SERVER_ID];
+	__u32 service; /* local service id */
+	__u8 member;   /* RS_FLEET_NO_OWNER or member index + 1 */
+	__u8 flags;    /* RS_FLEET_CID_* */
+	__u16 pad;
+	__u64 pad2;
+};
+
 struct rs_fleet_slot {
 	union {
 		struct rs_fleet_header hdr;
@@ -570,6 +608,7 @@ struct rs_fleet_slot {
 		struct rs_fleet_addr6 addr6;
 		struct rs_fleet_service service;
 		struct rs_fleet_row row;
+		struct rs_fleet_cid cid;
 	};
 };
 
@@ -630,6 +669,11 @@ struct rs_fleet_stats {
 	 * steered by this host instead (docs/fleet.md).
 	 */
 	__u64 no_address6;
+	/*
+	 * Of forwarded: QUIC datagrams sent to the member whose backend
+	 * issued their connection ID (docs/fleet.md "QUIC").
+	 */
+	__u64 cookie_forwarded;
 };
 
 /* Input/output of the hash self-test program (BPF_PROG_TEST_RUN). */
@@ -703,12 +747,14 @@ RS_ABI_SIZE(rs_fleet_header, 32);
 RS_ABI_SIZE(rs_fleet_member, 32);
 RS_ABI_SIZE(rs_fleet_service, 32);
 RS_ABI_SIZE(rs_fleet_row, 32);
+RS_ABI_SIZE(rs_fleet_cid, 32);
+RS_ABI_OFFSET(rs_fleet_cid, service, 16);
 RS_ABI_SIZE(rs_fleet_slot, 32);
 RS_ABI_SIZE(rs_fleet_addr6, 32);
 RS_ABI_SIZE(rs_fleet_encap, 8);
 RS_ABI_SIZE(rs_fleet_addr, 16);
 RS_ABI_SIZE(rs_fleet_peer, 4);
-RS_ABI_SIZE(rs_fleet_stats, 80);
+RS_ABI_SIZE(rs_fleet_stats, 88);
 RS_ABI_SIZE(rs_fleet_flow_key, 36);
 RS_ABI_SIZE(rs_fleet_flow, 16);
 

@@ -7,7 +7,9 @@
  * packet from a member loses its outer headers, and forged, over-hop-limit
  * and truncated ones are dropped and counted, never passed on. All of it
  * for IPv4 clients in outer IPv4 and IPv6 clients in outer IPv6; an IPv6
- * client whose owner has no IPv6 address stays here, counted.
+ * client whose owner has no IPv6 address stays here, counted. QUIC
+ * datagrams of a fleet service follow their connection ID's server ID to
+ * the member that issued it (bpf/lib/fleet_quic.bpf.h).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,18 +25,28 @@
 #include <linux/pkt_cls.h>
 
 #include "bpf_fixture.h"
+#include "fleet_cids.h"
 #include "fleet_table.h"
+#include "frames.h"
 #include "hash.h"
 #include "tc_fixture.h"
 
 #define SVC	  0 /* tcp 198.18.0.10:80 and [2001:db8::10]:80, fleet */
+#define SVC_Q	  1 /* udp 198.18.0.10:443, fleet, cookie = quic */
 #define NMEMBERS  3 /* host-1 (this host), host-2, host-3 */
 #define FRAME_LEN 2048
 
 static struct steer_tc_bpf *skel;
 static struct rs_fleet_member_info members[NMEMBERS];
-static uint8_t owners[RS_FLEET_BUCKETS];
-static uint64_t fleet_seed;
+static uint8_t owners[RS_FLEET_BUCKETS], owners_q[RS_FLEET_BUCKETS];
+static uint64_t fleet_seed, fleet_seed_q;
+
+/*
+ * Server IDs of service q (2 bytes): host-1 (this host) 0x0101, host-2
+ * 0x0201, host-3 0x0301; 0x0a0a is published by host-2 and host-3.
+ */
+static const uint16_t sids[NMEMBERS][2] = {
+	{0x0101, 0}, {0x0201, 0x0a0a}, {0x0301, 0x0a0a}};
 static const char *const addrs6[NMEMBERS] = {"2001:db8:11::2", "2001:db8:12::2",
 					     "2001:db8:13::2"};
 static const char *const vip6 = "2001:db8::10";
@@ -230,19 +242,23 @@ static struct rs_fleet_stats stats(void)
 	return st;
 }
 
-/* The owner userspace computes for client @saddr: member index. */
-static int replica_owner(uint32_t saddr)
+/* The owner userspace computes for IPv4 client @saddr: member index. */
+static int replica_owner_of(uint32_t saddr, uint64_t seed, const uint8_t *o)
 {
 	struct rs_service svc = {.prefix4 = 32, .prefix6 = 64};
 	struct rs_affinity_key key;
-	uint8_t o;
-
-	uint8_t a[16] = {0};
+	uint8_t a[16] = {0}, m;
 
 	memcpy(a, &saddr, 4);
 	rs_fleet_key_build(&key, &svc, AF_INET, a, 0);
-	o = owners[rs_fleet_bucket(rs_hash_key(&key, fleet_seed))];
-	return o == RS_FLEET_NO_OWNER ? -1 : o - 1;
+	m = o[rs_fleet_bucket(rs_hash_key(&key, seed))];
+	return m == RS_FLEET_NO_OWNER ? -1 : m - 1;
+}
+
+/* The same for service web. */
+static int replica_owner(uint32_t saddr)
+{
+	return replica_owner_of(saddr, fleet_seed, owners);
 }
 
 /* The same for IPv6 client @saddr (prefix6 64). */
@@ -279,7 +295,19 @@ static int install_table(void)
 		members[i].addr = ip4(addrs[i]);
 		snprintf(members[i].caps[0].service, RS_NAME_MAX, "web");
 		members[i].caps[0].capacity = 2;
-		members[i].n_caps = 1;
+		snprintf(members[i].caps[1].service, RS_NAME_MAX, "q");
+		members[i].caps[1].capacity = 2;
+		members[i].n_caps = 2;
+		members[i].n_sids = 0;
+		for (int k = 0; k < 2 && sids[i][k]; k++) {
+			struct rs_fleet_sid *sid =
+				&members[i].sids[members[i].n_sids++];
+
+			sid->cap = 1;
+			sid->len = 2;
+			sid->id[0] = (uint8_t)(sids[i][k] >> 8);
+			sid->id[1] = (uint8_t)sids[i][k];
+		}
 		slots[1 + i].member.addr = members[i].addr;
 		ip6(addrs6[i], members[i].addr6);
 		members[i].has_addr6 = true;
@@ -308,6 +336,23 @@ static int install_table(void)
 	slots[RS_FLEET_SLOT_SERVICES + SVC].service.owners = NMEMBERS;
 	memcpy(&slots[RS_FLEET_SLOT_ROWS + SVC * RS_FLEET_ROWS], owners,
 	       sizeof(owners));
+	/* Service q and its server IDs, as the daemon builds them. */
+	fleet_seed_q = rs_fleet_seed("q", 0);
+	if (rs_fleet_buckets(members, NMEMBERS, "q", fleet_seed_q, owners_q) !=
+	    NMEMBERS)
+		return -1;
+	slots[RS_FLEET_SLOT_SERVICES + SVC_Q].service.seed = fleet_seed_q;
+	slots[RS_FLEET_SLOT_SERVICES + SVC_Q].service.owners = NMEMBERS;
+	memcpy(&slots[RS_FLEET_SLOT_ROWS + SVC_Q * RS_FLEET_ROWS], owners_q,
+	       sizeof(owners_q));
+	{
+		struct rs_fleet_cid_owner o[8];
+		size_t n = rs_fleet_cid_owners(members, NMEMBERS, "q", 2, o, 8);
+
+		if (n != 4 || rs_fleet_cids_place(slots + RS_FLEET_SLOT_CIDS,
+						  SVC_Q, o, n))
+			return -1;
+	}
 	/*
 	 * With BTF, as the daemon creates it (dp_inner_map_btf): 6.1 refuses
 	 * an inner map whose BTF-derived layout differs from the template's
@@ -349,6 +394,17 @@ static int setup(void)
 	    tc_add_bind_proto(skel, IPPROTO_TCP, AF_INET, "198.18.0.10", 32, 80,
 			      SVC) ||
 	    tc_add_bind_proto(skel, IPPROTO_TCP, AF_INET6, vip6, 128, 80, SVC))
+		return -1;
+	s.id = SVC_Q;
+	s.protocol = IPPROTO_UDP;
+	s.cookie = RS_COOKIE_QUIC;
+	s.quic_server_id_len = 2;
+	s.quic_cid_len = 8;
+	s.quic_config_id = 0;
+	snprintf(s.name, sizeof(s.name), "q");
+	if (tc_set_service(skel, &s) ||
+	    tc_add_bind_proto(skel, IPPROTO_UDP, AF_INET, "198.18.0.10", 32,
+			      443, SVC_Q))
 		return -1;
 	return install_table();
 }
@@ -808,6 +864,193 @@ static void test_no_address6_forgets_the_flow(void)
 	CU_ASSERT_FATAL(set_table_addr6(2, addrs6[2]) == 0);
 }
 
+/* An 8-byte DCID with config 0 and server ID @sid (or octet 0 @first). */
+static void dcid_of(uint8_t *dcid, uint8_t first, uint16_t sid)
+{
+	dcid[0] = first;
+	dcid[1] = (uint8_t)(sid >> 8);
+	dcid[2] = (uint8_t)sid;
+	for (int i = 3; i < 8; i++)
+		dcid[i] = (uint8_t)(0x30 + i);
+}
+
+/* A QUIC datagram from client @src:@sport to service q, into @f. */
+static void quic_frame(struct frame *f, uint32_t src, uint16_t sport,
+		       const uint8_t *payload, size_t plen)
+{
+	uint32_t vip = ip4("198.18.0.10");
+	struct udp_headers h = {.family = AF_INET,
+				.saddr = (const uint8_t *)&src,
+				.daddr = (const uint8_t *)&vip,
+				.sport = sport,
+				.dport = 443};
+
+	frame_udp_bare(f, &h, payload, plen);
+}
+
+/*
+ * What happened to frame @f: -1 taken in unchanged, else the member index
+ * it was encapsulated to (outer bytes checked as for TCP, hops 1, the
+ * client's datagram unchanged behind).
+ */
+static int forwarded_to(const struct frame *f, const struct run *r)
+{
+	if (r->verdict == TC_ACT_UNSPEC) {
+		CU_ASSERT_EQUAL(r->out_len, f->len);
+		CU_ASSERT_EQUAL(memcmp(r->out, f->b, f->len), 0);
+		return -1;
+	}
+	CU_ASSERT_EQUAL_FATAL(r->verdict, TC_ACT_REDIRECT);
+	CU_ASSERT_EQUAL_FATAL(r->out_len, f->len + RS_FLEET_ENCAP_LEN);
+	CU_ASSERT_EQUAL(r->out[14], 0x45);
+	CU_ASSERT_EQUAL(r->out[14 + 9], IPPROTO_UDP);
+	CU_ASSERT_EQUAL(csum16(r->out + 14, 20), 0);
+	CU_ASSERT_EQUAL(memcmp(r->out + 14 + 12, &members[0].addr, 4), 0);
+	CU_ASSERT_EQUAL(r->out[14 + 20 + 2] << 8 | r->out[14 + 20 + 3],
+			RS_FLEET_DEFAULT_PORT);
+	CU_ASSERT_EQUAL(memcmp(r->out + 14 + 28, "RSF1", 4), 0);
+	CU_ASSERT_EQUAL(r->out[14 + 28 + 5], 1);
+	CU_ASSERT_EQUAL(memcmp(r->out + 14 + RS_FLEET_ENCAP_LEN, f->b + 14,
+			       f->len - 14),
+			0);
+	for (int m = 0; m < NMEMBERS; m++)
+		if (!memcmp(r->out + 14 + 16, &members[m].addr, 4))
+			return m;
+	CU_FAIL("encapsulated to no member");
+	return -2;
+}
+
+/*
+ * 200 clients (addresses and ports: a migration spreads them over every
+ * table owner) send a packet naming server ID @sid: each goes to member
+ * @want (-1: this host), or with @want -2 by the fleet table.
+ */
+static void quic_expect(int handshake, uint8_t first, uint16_t sid, int want,
+			uint64_t cookie_forwards)
+{
+	struct rs_fleet_stats before = stats(), after;
+	uint8_t dcid[8], payload[256];
+	int by_table_other = 0;
+	struct frame f;
+	struct run r;
+
+	dcid_of(dcid, first, sid);
+	for (uint32_t c = 0; c < 200; c++) {
+		uint32_t src = htonl(0xc6120200u + c);
+		size_t plen = handshake ? quic_long(payload, QUIC_V1,
+						    V1_HANDSHAKE, dcid, 8)
+					: quic_short(payload, dcid, 8);
+		int owner = replica_owner_of(src, fleet_seed_q, owners_q), got;
+
+		if (handshake < 0) /* an Initial: the client's own DCID */
+			plen = quic_long(payload, QUIC_V1, V1_INITIAL, dcid, 8);
+		quic_frame(&f, src, (uint16_t)(20000 + 7 * c), payload, plen);
+		CU_ASSERT_EQUAL_FATAL(run(f.b, f.len, &r), 0);
+		got = forwarded_to(&f, &r);
+		if (want == -2) {
+			CU_ASSERT_EQUAL(got, owner == 0 ? -1 : owner);
+			by_table_other += owner > 0;
+		} else {
+			CU_ASSERT_EQUAL(got, want);
+		}
+	}
+	after = stats();
+	CU_ASSERT_EQUAL(after.cookie_forwarded - before.cookie_forwarded,
+			cookie_forwards);
+	CU_ASSERT_EQUAL(after.forwarded - before.forwarded,
+			cookie_forwards + (uint64_t)by_table_other);
+	CU_ASSERT_EQUAL(after.errors, before.errors);
+}
+
+static void test_quic_other_member(void)
+{
+	quic_expect(0, 0x00, 0x0201, 1, 200); /* 1-RTT to host-2's ID */
+	quic_expect(1, 0x00, 0x0301, 2, 200); /* Handshake to host-3's */
+}
+
+static void test_quic_local_unknown_conflict(void)
+{
+	/* This host's ID: never forwarded, the cookie step here takes it. */
+	quic_expect(0, 0x00, 0x0101, -1, 0);
+	quic_expect(1, 0x00, 0x0101, -1, 0);
+	/* Nobody's, or two members': by the table. */
+	quic_expect(0, 0x00, 0x0999, -2, 0);
+	quic_expect(0, 0x00, 0x0a0a, -2, 0);
+	/* Another config rotation, or unroutable (0b111): by the table. */
+	quic_expect(0, 0x20, 0x0201, -2, 0);
+	quic_expect(0, 0xe0, 0x0201, -2, 0);
+	/* An Initial's DCID is the client's, whatever it looks like. */
+	quic_expect(-1, 0x00, 0x0201, -2, 0);
+}
+
+/*
+ * Truncated and lying datagrams naming host-2's ID are never forwarded by
+ * cookie (by the table at most), nor is a member's encapsulated datagram
+ * forwarded again: it is taken in here.
+ */
+static void test_quic_malformed_and_decap(void)
+{
+	struct rs_fleet_stats before = stats(), after;
+	uint8_t dcid[8], payload[64], inner[128];
+	uint32_t src = htonl(0xc6120301u);
+	int owner = replica_owner_of(src, fleet_seed_q, owners_q);
+	size_t plen, n;
+	struct frame f;
+	struct run r;
+
+	dcid_of(dcid, 0x00, 0x0201);
+	plen = quic_short(payload, dcid, 8);
+	quic_frame(&f, src, 4433, payload, plen);
+	for (size_t cut = 14 + 20 + 4; cut < f.len; cut++) {
+		CU_ASSERT_EQUAL_FATAL(run(f.b, cut, &r), 0);
+		if (r.verdict == TC_ACT_UNSPEC)
+			continue;
+		/* By the table, if anywhere. */
+		CU_ASSERT_EQUAL(r.verdict, TC_ACT_REDIRECT);
+		CU_ASSERT_EQUAL(memcmp(r.out + 14 + 16,
+				       &members[owner < 0 ? 0 : owner].addr, 4),
+				0);
+	}
+	/*
+	 * UDP lengths that end before the DCID does or run past the IP
+	 * packet, IP lengths that lie about the frame. (A UDP length
+	 * shorter than the IP payload that still holds the DCID is a real
+	 * datagram: the rest is padding.)
+	 */
+	for (int d = -12; d <= 12; d++) {
+		struct frame g = f;
+		uint16_t udp = (uint16_t)(d < 0 ? 8 + 8 + d
+						: get16(f.b + f.l4 + 4) + d);
+
+		if (!d)
+			continue;
+		put16(g.b + g.l4 + 4, udp);
+		CU_ASSERT_EQUAL_FATAL(run(g.b, g.len, &r), 0);
+		g = f;
+		put16(g.b + 14 + 2, (uint16_t)(get16(f.b + 16) + d));
+		CU_ASSERT_EQUAL_FATAL(run(g.b, g.len, &r), 0);
+	}
+	/* A short header cut inside its DCID. */
+	quic_frame(&f, src, 4433, payload, 5);
+	CU_ASSERT_EQUAL_FATAL(run(f.b, f.len, &r), 0);
+	after = stats();
+	CU_ASSERT_EQUAL(after.cookie_forwarded, before.cookie_forwarded);
+
+	/* From host-3, a datagram naming host-2's ID: taken in here. */
+	before = stats();
+	quic_frame(&f, src, 4433, payload, plen);
+	memcpy(inner, f.b + 14, f.len - 14);
+	n = encap_frame(f.b, members[2].addr, 1, inner, f.len - 14);
+	CU_ASSERT_EQUAL_FATAL(run(f.b, n, &r), 0);
+	CU_ASSERT_EQUAL(r.verdict, TC_ACT_UNSPEC);
+	CU_ASSERT_EQUAL_FATAL(r.out_len, n - RS_FLEET_ENCAP_LEN);
+	CU_ASSERT_EQUAL(memcmp(r.out + 14, inner, n - RS_FLEET_ENCAP_LEN - 14),
+			0);
+	after = stats();
+	CU_ASSERT_EQUAL(after.received - before.received, 1);
+	CU_ASSERT_EQUAL(after.forwarded, before.forwarded);
+}
+
 int main(void)
 {
 	static const struct fixture_test tests[] = {
@@ -835,6 +1078,14 @@ int main(void)
 		{"IPv6: a SYN kept for want of address6 forgets its 4-tuple's "
 		 "flow",
 		 test_no_address6_forgets_the_flow},
+		{"QUIC: another member's server ID goes to that member",
+		 test_quic_other_member},
+		{"QUIC: local, unknown, conflicting, unroutable IDs and "
+		 "Initials",
+		 test_quic_local_unknown_conflict},
+		{"QUIC: malformed never forwarded by cookie, decapsulated "
+		 "never again",
+		 test_quic_malformed_and_decap},
 	};
 
 	return fixture_main("steer_fleet", setup, teardown, tests,

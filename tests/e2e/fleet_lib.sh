@@ -1,9 +1,23 @@
 # shellcheck shell=bash
 # SPDX-License-Identifier: MIT
 #
-# Helpers of the fleet suites (test_fleet.sh, test_fleet6.sh), after
-# scripts/fleet-netns.sh and tests/e2e/lib.sh: host I's configuration,
-# control socket and pins are $OUT/hI.conf, $OUT/hI.sock and $BPFFS-hI.
+# Helpers of the fleet suites (test_fleet.sh, test_fleet6.sh,
+# test_fleet_quic.sh), after scripts/fleet-netns.sh and tests/e2e/lib.sh:
+# host I's configuration, control socket and pins are $OUT/hI.conf,
+# $OUT/hI.sock and $BPFFS-hI.
+
+# e2e_fleet_setup PREFIX: e2e_setup, then the PoP: a router, hosts 1..3
+# behind ECMP and etcd; cleanup detaches every host's data plane.
+e2e_fleet_setup() {
+	local i
+	e2e_setup "$1"
+	# shellcheck disable=SC2016 # expanded when the hook runs
+	RS_CLEANUP_HOOK='for i in 1 2 3; do [[ -f $OUT/h$i.conf ]] && rs_in_host $i build/ringsteerd -q --detach -c "$OUT/h$i.conf"; rm -rf "$BPFFS-h$i"; done; rs_fleet_teardown'
+	rs_fleet_router
+	for i in 1 2 3; do rs_fleet_add_host "$i"; done
+	rs_fleet_ecmp 1 2 3
+	rs_fleet_etcd_start etcd "$OUT/etcd"
+}
 
 ctl() { # ctl I ARGS...: ringsteer on host I
 	local i=$1

@@ -21,14 +21,7 @@ cd "$(dirname "$0")/../.."
 . tests/e2e/lib.sh
 . tests/e2e/fleet_lib.sh
 
-e2e_setup flt
-# shellcheck disable=SC2016 # expanded when the hook runs
-RS_CLEANUP_HOOK='for i in 1 2 3; do [[ -f $OUT/h$i.conf ]] && rs_in_host $i build/ringsteerd -q --detach -c "$OUT/h$i.conf"; rm -rf "$BPFFS-h$i"; done; rs_fleet_teardown'
-
-rs_fleet_router
-for i in 1 2 3; do rs_fleet_add_host "$i"; done
-rs_fleet_ecmp 1 2 3
-rs_fleet_etcd_start etcd "$OUT/etcd"
+e2e_fleet_setup flt
 
 # clients NAME COUNT ROUNDS: every source connects ROUNDS times.
 clients() {
@@ -244,9 +237,9 @@ e2e_eq "100 more long-lived connections made on host-1 and host-2" \
 	"$(idle2_open)" 100
 
 echo "# host-3 joins again under connection load: a third of the keys move to it"
-# Long enough to run through the start, the router change and the
-# tables' change that follows it.
-load load-join 10
+# Through the start, the router change and the tables' change that
+# follows it, however long those take (ended by SIGUSR1 below).
+load load-join 600
 start_host 3
 # An operator adds a host to the router once it is ready (docs/fleet.md).
 ready3() { ctl 3 fleet ready 30 || { ctl 3 -j fleet status >&2; false; }; }
@@ -256,7 +249,7 @@ sc0=$(sc)
 rs_fleet_ecmp 1 2 3
 e2e_check "host-3 is in every table again" wait_members host-1,host-2,host-3 1 2 3
 e2e_check "the load was still running when they were" \
-	kill -0 "${RS_BG_PID[load-join]}"
+	kill -USR1 "${RS_BG_PID[load-join]}"
 wait "${RS_BG_PID[load-join]}" || true
 e2e_eq "load through the join: no failed connections" \
 	"$(load_failed load-join)" 0

@@ -460,10 +460,16 @@ static void test_fleet(void)
 		 base);
 	EXPECT_ERROR(text, "t.conf:14: [fleet] address6: ",
 		     "expected this host's IPv6 address");
-	EXPECT_ERROR("[service web]\nprotocol = udp\nlisten = 198.18.0.10:443\n"
-		     "cookie = quic\nfleet = on\n",
-		     "t.conf:5: [service web] fleet: ",
-		     "fleet = on with cookie = quic is not supported");
+	/* QUIC cookies are carried across hosts (docs/fleet.md "QUIC"). */
+	EXPECT_OK("[global]\ninterfaces = rh\n"
+		  "[service q]\nprotocol = udp\nlisten = 198.18.0.10:443\n"
+		  "cookie = quic\nfleet = on\n"
+		  "[backend a]\nservice = q\naddress = 127.0.0.1:1\n"
+		  "server_id = 0x0a01\n"
+		  "[fleet]\netcd = http://198.18.0.1:2379\nname = edge-1\n"
+		  "address = 198.18.11.2\n");
+	CU_ASSERT_TRUE(cfg.services[0].fleet);
+	rs_config_free(&cfg);
 	EXPECT_ERROR("[service web]\nprotocol = udp\nlisten = 198.18.0.10:443\n"
 		     "fleet = on\n",
 		     "t.conf:4: [service web] fleet: ",

@@ -523,11 +523,6 @@ static void check_fleet(const struct cfg_entries *e, struct cfg_report *r)
 			cfg_report(r, line, label, "fleet",
 				   "fleet = on needs a [fleet] section (etcd, "
 				   "name, address)");
-		if (s->conf.cookie == RS_COOKIE_QUIC)
-			cfg_report(r, line, label, "fleet",
-				   "fleet = on with cookie = quic is not "
-				   "supported (QUIC cookies are not carried "
-				   "across hosts, docs/fleet.md)");
 		if (!e->global.n_interfaces &&
 		    !e->global.key_bad[GL_INTERFACES])
 			cfg_report(

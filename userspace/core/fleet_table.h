@@ -22,6 +22,16 @@ struct rs_fleet_capacity {
 	uint32_t capacity; /* sum of the weights of its UP backends */
 };
 
+/* QUIC server IDs one member may publish, over all its services. */
+#define RS_FLEET_MEMBER_SIDS 256
+
+/* A QUIC server ID a member's backend issues, for service caps[cap]. */
+struct rs_fleet_sid {
+	uint16_t cap;
+	uint8_t len;
+	uint8_t id[RS_QUIC_MAX_SERVER_ID];
+};
+
 /* One host as etcd shows it. */
 struct rs_fleet_member_info {
 	char name[RS_NAME_MAX];
@@ -31,6 +41,8 @@ struct rs_fleet_member_info {
 	bool drained;	   /* an operator's drain key exists */
 	struct rs_fleet_capacity caps[RS_MAX_SERVICES];
 	size_t n_caps;
+	struct rs_fleet_sid sids[RS_FLEET_MEMBER_SIDS];
+	size_t n_sids;
 };
 
 /* The fleet-wide seed of service @name with seed @seed. */

@@ -610,15 +610,17 @@ static void fleet_table(json_t *r)
 		printf("NOT ready for traffic: %s\n", jstr(r, "not_ready"));
 	v = json_object_get(r, "packets");
 	if (v)
-		printf("packets: forwarded %lld (%lld after their SYN), "
+		printf("packets: forwarded %lld (%lld after their SYN, %lld by "
+		       "QUIC connection ID), "
 		       "received %lld, second chance %lld, hop limit %lld, "
 		       "forged %lld, local socket %lld, stray %lld, errors "
 		       "%lld, no address6 %lld\n",
 		       jint(v, "forwarded"), jint(v, "flow_hits"),
-		       jint(v, "received"), jint(v, "second_chance"),
-		       jint(v, "hop_limit"), jint(v, "forged"),
-		       jint(v, "local_socket"), jint(v, "stray"),
-		       jint(v, "errors"), jint(v, "no_address6"));
+		       jint(v, "cookie_forwarded"), jint(v, "received"),
+		       jint(v, "second_chance"), jint(v, "hop_limit"),
+		       jint(v, "forged"), jint(v, "local_socket"),
+		       jint(v, "stray"), jint(v, "errors"),
+		       jint(v, "no_address6"));
 	if (json_is_string(json_object_get(r, "ipv6_warning")))
 		printf("warning: %s\n", jstr(r, "ipv6_warning"));
 	printf("%-24s %-16s %-24s %9s %8s %s\n", "MEMBER", "ADDRESS",
@@ -633,6 +635,14 @@ static void fleet_table(json_t *r)
 		json_is_true(json_object_get(v, "drained")) ? "drained"
 							    : "active",
 		json_is_true(json_object_get(v, "self")) ? " (this host)" : "");
+	json_array_foreach(json_object_get(r, "cid_conflicts"), i, v) printf(
+		"CONFLICT: service %s server ID %s is published by %s "
+		"and %s (its packets go by the table)\n",
+		jstr(v, "service"), jstr(v, "server_id"),
+		json_string_value(
+			json_array_get(json_object_get(v, "members"), 0)),
+		json_string_value(
+			json_array_get(json_object_get(v, "members"), 1)));
 }
 
 /*
@@ -782,6 +792,12 @@ static void cid_decode_table(json_t *r)
 		print_spaced_hex("nonce", jstr(r, "nonce"));
 	cid_family_line("IPv4", json_object_get(r, "ipv4"));
 	cid_family_line("IPv6", json_object_get(r, "ipv6"));
+	if (json_is_string(json_object_get(r, "fleet")))
+		printf("  %-11s%s: %s\n", "owner host",
+		       json_is_string(json_object_get(r, "owner"))
+			       ? jstr(r, "owner")
+			       : "none",
+		       jstr(r, "fleet"));
 	if (jint(r, "tc_interfaces") == 0)
 		printf("  (steer_tc is attached to no interface now: nothing "
 		       "is steered by cookie)\n");

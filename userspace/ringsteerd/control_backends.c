@@ -72,8 +72,8 @@ json_t *server_id_json(const struct daemon *d, size_t i)
 
 	if (!bc->has_server_id || sc->cookie != RS_COOKIE_QUIC)
 		return json_null();
-	hex_bytes(buf + 2, sizeof(buf) - 2, bc->server_id,
-		  sc->quic_server_id_len, "");
+	rs_hex_bytes(buf + 2, sizeof(buf) - 2, bc->server_id,
+		     sc->quic_server_id_len, "");
 	return json_string(buf);
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "control_cmds_internal.h"
+#include "fleet.h"
 #include "quic_cid.h"
 
 static size_t tc_attached_count(const struct daemon *d)
@@ -19,39 +20,6 @@ static size_t tc_attached_count(const struct daemon *d)
 	for (size_t i = 0; i < d->tc.n; i++)
 		n += d->tc.ifs[i].ifindex != 0;
 	return n;
-}
-
-/* Hex with optional 0x and separators (blank : - .) into @out. */
-static int parse_hex(const char *s, uint8_t *out, size_t max, size_t *len)
-{
-	int hi = -1;
-
-	*len = 0;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		s += 2;
-	for (; *s; s++) {
-		int v;
-
-		if (strchr(" :-.", *s))
-			continue;
-		if (*s >= '0' && *s <= '9')
-			v = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			v = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'F')
-			v = *s - 'A' + 10;
-		else
-			return -EINVAL;
-		if (hi < 0) {
-			hi = v;
-			continue;
-		}
-		if (*len == max)
-			return -E2BIG;
-		out[(*len)++] = (uint8_t)(hi << 4 | v);
-		hi = -1;
-	}
-	return hi < 0 ? 0 : -EINVAL;
 }
 
 /* The cookie service @name, or an error reply in *@err. */
@@ -108,7 +76,7 @@ static json_t *cid_new(struct daemon *d, json_t *req)
 			return err_reply("cannot make a connection ID: %s",
 					 strerror(-n));
 		}
-		hex_bytes(hex, sizeof(hex), cid, (size_t)n, "");
+		rs_hex_bytes(hex, sizeof(hex), cid, (size_t)n, "");
 		json_array_append_new(cids, json_string(hex));
 	}
 	return json_pack("{s:b, s:s, s:s, s:o, s:O, s:i, s:i, s:i, s:o}", "ok",
@@ -162,6 +130,31 @@ static json_t *cid_not_steered(const char *counter, const char *why)
 			 "why", why);
 }
 
+/*
+ * In fleet mode: which member's backend issued the CID's server ID, and
+ * what steer_tc at a host it enters does with it (fleet_quic.bpf.h).
+ */
+static void fleet_cid_verdict(struct daemon *d, size_t s,
+			      const struct quic_cid_info *info,
+			      const char **owner, const char **why)
+{
+	bool conflict;
+
+	*owner = fleet_cid_owner(d, s, info->server_id,
+				 (uint8_t)info->server_id_len, &conflict);
+	if (conflict)
+		*why = "two members publish this server ID: it goes by the "
+		       "fleet table";
+	else if (!*owner)
+		*why = "no member publishes this server ID: it goes by the "
+		       "fleet table";
+	else if (!strcmp(*owner, d->cfg.fleet.name))
+		*why = "issued by a backend of this host: steered here";
+	else
+		*why = "issued by another member's backend: forwarded there "
+		       "from any host";
+}
+
 static json_t *cid_decode(struct daemon *d, json_t *req)
 {
 	const char *service = req_str(req, "service");
@@ -169,7 +162,8 @@ static json_t *cid_decode(struct daemon *d, json_t *req)
 	json_t *err = NULL, *reply, *v4 = NULL, *v6 = NULL;
 	char hex[2 * QUIC_CID_MAX_LEN + 1], sid[2 * RS_QUIC_MAX_SERVER_ID + 3];
 	char nonce[2 * QUIC_CID_MAX_LEN + 1], why[200];
-	const char *backend = NULL, *state = NULL;
+	const char *backend = NULL, *state = NULL, *fleet_owner = NULL,
+		   *fleet_why = NULL;
 	struct rs_cookie_key key = {0};
 	struct quic_cid_info info;
 	uint8_t cid[QUIC_CID_MAX_LEN];
@@ -180,7 +174,7 @@ static json_t *cid_decode(struct daemon *d, json_t *req)
 
 	if (!service || !text)
 		return err_reply("cid decode needs \"service\" and \"cid\"");
-	r = parse_hex(text, cid, sizeof(cid), &len);
+	r = rs_hex_parse(text, cid, sizeof(cid), &len);
 	if (r == -E2BIG)
 		return err_reply("'%s' is longer than %d bytes: not a QUIC "
 				 "connection ID",
@@ -192,11 +186,11 @@ static json_t *cid_decode(struct daemon *d, json_t *req)
 		return err;
 	if (quic_cid_decode(&svc, cid, len, &info))
 		return err_reply("cannot decode '%s'", text);
-	hex_bytes(hex, sizeof(hex), cid, len, "");
+	rs_hex_bytes(hex, sizeof(hex), cid, len, "");
 	snprintf(sid, sizeof(sid), "0x");
-	hex_bytes(sid + 2, sizeof(sid) - 2, info.server_id, info.server_id_len,
-		  "");
-	hex_bytes(nonce, sizeof(nonce), info.nonce, info.nonce_len, "");
+	rs_hex_bytes(sid + 2, sizeof(sid) - 2, info.server_id,
+		     info.server_id_len, "");
+	rs_hex_bytes(nonce, sizeof(nonce), info.nonce, info.nonce_len, "");
 
 	switch (info.reason) {
 	case QUIC_CID_WRONG_LENGTH:
@@ -243,6 +237,9 @@ static json_t *cid_decode(struct daemon *d, json_t *req)
 	}
 	if (!v6)
 		v6 = json_deep_copy(v4);
+	if (info.reason == QUIC_CID_ROUTABLE && d->cfg.services[s].fleet)
+		fleet_cid_verdict(d, (size_t)s, &info, &fleet_owner,
+				  &fleet_why);
 	reply = json_pack("{s:b, s:s, s:s, s:i, s:i, s:i, s:i, s:s?, s:s, s:s,"
 			  " s:s?, s:s?, s:o, s:o, s:i}",
 			  "ok", 1, "service", service, "cid", hex, "length",
@@ -253,6 +250,16 @@ static json_t *cid_decode(struct daemon *d, json_t *req)
 			  "reason", quic_cid_reason_str(info.reason), "backend",
 			  backend, "backend_state", state, "ipv4", v4, "ipv6",
 			  v6, "tc_interfaces", (int)tc_attached_count(d));
+	if (reply && fleet_why) {
+		json_object_set_new(reply, "owner",
+				    fleet_owner ? json_string(fleet_owner)
+						: json_null());
+		json_object_set_new(
+			reply, "owner_is_this_host",
+			json_boolean(fleet_owner &&
+				     !strcmp(fleet_owner, d->cfg.fleet.name)));
+		json_object_set_new(reply, "fleet", json_string(fleet_why));
+	}
 	return reply;
 }
 

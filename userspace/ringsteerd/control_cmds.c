@@ -34,17 +34,6 @@ const char *req_str(json_t *req, const char *key)
 	return json_string_value(json_object_get(req, key));
 }
 
-void hex_bytes(char *buf, size_t len, const uint8_t *b, size_t n,
-	       const char *sep)
-{
-	size_t off = 0;
-
-	buf[0] = '\0';
-	for (size_t k = 0; k < n && off + 3 + strlen(sep) <= len; k++)
-		off += (size_t)snprintf(buf + off, len - off, "%s%02x",
-					k ? sep : "", b[k]);
-}
-
 const char *backend_name_of(struct daemon *d, uint32_t id)
 {
 	for (size_t i = 0; i < d->cfg.n_backends; i++)

@@ -13,15 +13,13 @@
 #include <jansson.h>
 
 #include "control_cmds.h"
+#include "hex.h"
 
 /* ---- helpers (control_cmds.c) ---- */
 
 /* {"ok": false, "error": "..."} */
 /* The string member @key of @req; NULL when absent or not a string. */
 const char *req_str(json_t *req, const char *key);
-/* @n bytes as hex, @sep between them, cut to what fits in @len. */
-void hex_bytes(char *buf, size_t len, const uint8_t *b, size_t n,
-	       const char *sep);
 /* Name of the backend with id @id, "?" when none has it. */
 const char *backend_name_of(struct daemon *d, uint32_t id);
 

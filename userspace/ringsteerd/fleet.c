@@ -23,6 +23,7 @@
 #include "control.h"
 #include "etcd.h"
 #include "fleet.h"
+#include "fleet_quic.h"
 #include "fleet_table.h"
 #include "hash.h"
 #include "log.h"
@@ -78,6 +79,7 @@ struct fleet_rt {
 	bool installed;
 	uint64_t swaps;
 	char *published_local;
+	struct fleet_quic_state quic; /* server ID conflicts of the table */
 };
 
 static void snap_free(struct fleet_snap *s)
@@ -145,6 +147,7 @@ static bool parse_member(const char *name, const char *value,
 		if (m->n_caps == RS_MAX_SERVICES || strlen(svc) >= RS_NAME_MAX)
 			break;
 		snprintf(m->caps[m->n_caps].service, RS_NAME_MAX, "%s", svc);
+		fleet_quic_parse(v, m->n_caps, m);
 		m->caps[m->n_caps++].capacity =
 			json_is_integer(c) && json_integer_value(c) > 0
 				? (uint32_t)json_integer_value(c)
@@ -382,7 +385,7 @@ static int build_slots(struct daemon *d, struct fleet_rt *f,
 		memcpy(&slots[RS_FLEET_SLOT_ROWS + id * RS_FLEET_ROWS],
 		       f->owners[s], RS_FLEET_BUCKETS);
 	}
-	return 0;
+	return fleet_quic_fill(d, f->snap.m, f->snap.n, slots, &f->quic);
 }
 
 static void fleet_rebuild(struct daemon *d, struct fleet_rt *f)
@@ -407,14 +410,21 @@ static void fleet_rebuild(struct daemon *d, struct fleet_rt *f)
 		rs_err("fleet: out of memory building the fleet table");
 		return;
 	}
-	/* Same owners and members: a new version, not a new table. */
+	/*
+	 * Same owners and members: a new version, not a new table. Server
+	 * IDs alone changing (a member's configuration) do not make one
+	 * either: the table before it must stay the previous one for the
+	 * second chance.
+	 */
 	same = f->installed &&
 	       !memcmp(&slots[1], &f->slots[1],
-		       (RS_FLEET_SLOTS - 1) * sizeof(*slots)) &&
+		       (RS_FLEET_SLOT_CIDS - 1) * sizeof(*slots)) &&
 	       !memcmp(&slots[0].hdr.nmembers, &f->slots[0].hdr.nmembers,
 		       sizeof(slots[0].hdr) -
 			       offsetof(struct rs_fleet_header, nmembers));
-	if (same && slots[0].hdr.version == f->slots[0].hdr.version) {
+	if (same && slots[0].hdr.version == f->slots[0].hdr.version &&
+	    !memcmp(&slots[RS_FLEET_SLOT_CIDS], &f->slots[RS_FLEET_SLOT_CIDS],
+		    RS_FLEET_CID_SLOTS * sizeof(*slots))) {
 		free(slots);
 		return;
 	}
@@ -528,12 +538,20 @@ static void publish_capacity(struct daemon *d, struct fleet_rt *f)
 	svcs = json_object();
 	inet_ntop(AF_INET, &f->conf.addr, addr, sizeof(addr));
 	inet_ntop(AF_INET6, f->conf.addr6, addr6, sizeof(addr6));
-	for (size_t s = 0; s < d->cfg.n_services; s++)
-		if (d->cfg.services[s].fleet)
-			json_object_set_new(
-				svcs, d->cfg.services[s].name,
-				json_pack("{s:i}", "capacity",
-					  (json_int_t)capacity_of(d, s)));
+	for (size_t s = 0; s < d->cfg.n_services; s++) {
+		json_t *v, *ids;
+
+		if (!d->cfg.services[s].fleet)
+			continue;
+		v = json_pack("{s:i}", "capacity",
+			      (json_int_t)capacity_of(d, s));
+		ids = fleet_quic_published(d, s);
+		if (v && ids)
+			json_object_set_new(v, "server_ids", ids);
+		else
+			json_decref(ids);
+		json_object_set_new(svcs, d->cfg.services[s].name, v);
+	}
 	j = json_pack("{s:s, s:o}", "address", addr, "services", svcs);
 	if (j && f->conf.has_addr6)
 		json_object_set_new(j, "address6", json_string(addr6));
@@ -594,6 +612,7 @@ static void fleet_free(struct daemon *d, struct fleet_rt *f)
 	free(f->slots);
 	free(f->publish);
 	free(f->published_local);
+	fleet_quic_state_free(&f->quic);
 	free(f);
 }
 
@@ -781,7 +800,7 @@ json_t *fleet_status_json(struct daemon *d)
 			json_object_set_new(
 				out, "packets",
 				json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-					  "s:I, s:I, s:I}",
+					  "s:I, s:I, s:I, s:I}",
 					  "stray", (json_int_t)st.stray,
 					  "forwarded", (json_int_t)st.forwarded,
 					  "flow_hits", (json_int_t)st.flow_hits,
@@ -793,8 +812,13 @@ json_t *fleet_status_json(struct daemon *d)
 					  "local_socket",
 					  (json_int_t)st.local_socket, "errors",
 					  (json_int_t)st.errors, "no_address6",
-					  (json_int_t)st.no_address6));
+					  (json_int_t)st.no_address6,
+					  "cookie_forwarded",
+					  (json_int_t)st.cookie_forwarded));
 	}
+	if (out)
+		json_object_set_new(out, "cid_conflicts",
+				    fleet_quic_conflicts_json(&f->quic));
 	if (out && lease) {
 		char buf[24];
 
@@ -927,4 +951,18 @@ void fleet_metrics_get(struct daemon *d, struct fleet_metrics *out)
 	out->agrees = out->agrees && out->version == f->latest_rev;
 	out->members = (uint32_t)f->snap.n;
 	out->swaps = f->swaps;
+	out->cid_conflicts = (uint32_t)f->quic.n_conflicts;
+}
+
+const char *fleet_cid_owner(struct daemon *d, size_t svc, const uint8_t *id,
+			    uint8_t len, bool *conflict)
+{
+	struct fleet_rt *f = d->fleet;
+
+	*conflict = false;
+	if (!f || !f->installed || svc >= d->cfg.n_services ||
+	    !d->cfg.services[svc].fleet)
+		return NULL;
+	return fleet_quic_owner(f->snap.m, f->snap.n, f->slots, d->svcs[svc].id,
+				id, len, conflict);
 }

@@ -36,6 +36,14 @@ int fleet_set_drain(struct daemon *d, const char *name, bool drain,
 bool fleet_owner_of(struct daemon *d, size_t svc, int family,
 		    const uint8_t addr[16], uint16_t port, const char **owner);
 
+/*
+ * The member whose backend issued QUIC server ID @id (@len bytes) of
+ * configured service @svc (index) by the installed table, or NULL: none,
+ * not fleet mode, or a conflict (then *@conflict).
+ */
+const char *fleet_cid_owner(struct daemon *d, size_t svc, const uint8_t *id,
+			    uint8_t len, bool *conflict);
+
 /* For metrics. */
 struct fleet_metrics {
 	bool enabled;
@@ -44,6 +52,7 @@ struct fleet_metrics {
 	int64_t version;
 	uint32_t members;
 	uint64_t swaps;
+	uint32_t cid_conflicts; /* QUIC server IDs two members publish */
 };
 void fleet_metrics_get(struct daemon *d, struct fleet_metrics *out);
 

@@ -374,6 +374,14 @@ static void fleet_metrics(struct daemon *d, struct buf *b)
 		 "IPv6 packets steered here: their owner or this host has "
 		 "no address6.",
 		 offsetof(struct rs_fleet_stats, no_address6)},
+		{"stray",
+		 "TCP packets without a connection here and nowhere left to "
+		 "send them (the kernel resets them).",
+		 offsetof(struct rs_fleet_stats, stray)},
+		{"cookie_forwarded",
+		 "Of forwarded: QUIC datagrams sent to the member whose "
+		 "backend issued their connection ID.",
+		 offsetof(struct rs_fleet_stats, cookie_forwarded)},
 	};
 	struct fleet_metrics fm;
 	struct rs_fleet_stats st;
@@ -397,6 +405,10 @@ static void fleet_metrics(struct daemon *d, struct buf *b)
 	     "Fleet tables installed by this daemon.");
 	put(b, "ringsteer_fleet_table_swaps_total %llu\n",
 	    (unsigned long long)fm.swaps);
+	help(b, "ringsteer_fleet_cid_conflicts", "gauge",
+	     "QUIC server IDs published by two members (neither gets their "
+	     "packets by cookie).");
+	put(b, "ringsteer_fleet_cid_conflicts %u\n", fm.cid_conflicts);
 	if (dp_fleet_stats(&d->dp, &st))
 		return;
 	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {

@@ -12,8 +12,9 @@
  *
  * Attempt mode prints "<src-ip> <round> <backend-or-ERR:reason>" per
  * attempt, grouped by source, rounds numbered from 0. Loop mode prints
- * only a summary. Exit status is 0 when every attempt got a reply and no
- * reply came from a --forbid backend, 1 otherwise, 2 on usage errors.
+ * only a summary; SIGUSR1 ends it early (in-flight attempts finish).
+ * Exit status is 0 when every attempt got a reply and no reply came from
+ * a --forbid backend, 1 otherwise, 2 on usage errors.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -386,11 +387,20 @@ static void expire_slots(struct slot *slots, unsigned int n, uint64_t now,
  * Attempts are numbered round-major (all sources of round 0, then round 1)
  * so that the rounds run one after another; loop mode just keeps counting.
  */
+/* SIGUSR1 in loop mode: start no more attempts, finish, summarize. */
+static volatile sig_atomic_t g_stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+}
+
 static bool next_attempt(unsigned long long seq, uint64_t end_ms,
 			 unsigned long *src_idx)
 {
 	if (g_opt.loop_seconds) {
-		if (now_ms() >= end_ms)
+		if (now_ms() >= end_ms || g_stop)
 			return false;
 	} else if (seq >= (unsigned long long)g_opt.count * g_opt.rounds) {
 		return false;
@@ -579,6 +589,8 @@ int main(int argc, char **argv)
 	if (parse_args(argc, argv))
 		return 2;
 	signal(SIGPIPE, SIG_IGN);
+	/* No SA_RESTART: the wait in run() returns and sees the flag. */
+	sigaction(SIGUSR1, &(struct sigaction){.sa_handler = on_stop}, NULL);
 	tool_raise_nofile();
 	if (!g_opt.loop_seconds) {
 		g_results =
