@@ -285,63 +285,6 @@ static size_t quic_short(uint8_t *f, uint32_t src, uint32_t dst, int m)
 	return n;
 }
 
-/* The SYN @inner (54 bytes) as host-2 forwards it to us. */
-static size_t encap(uint8_t *f, const uint8_t *inner)
-{
-	uint32_t from = members[1].addr, self = members[0].addr;
-	size_t n = 40;
-
-	memset(f, 0, 14 + RS_FLEET_ENCAP_LEN);
-	f[12] = 0x08;
-	f[14] = 0x45;
-	f[17] = (uint8_t)(n + RS_FLEET_ENCAP_LEN);
-	f[22] = 64;
-	f[23] = IPPROTO_UDP;
-	memcpy(f + 26, &from, 4);
-	memcpy(f + 30, &self, 4);
-	f[36] = RS_FLEET_DEFAULT_PORT >> 8;
-	f[37] = RS_FLEET_DEFAULT_PORT & 0xff;
-	f[39] = (uint8_t)(n + 16);
-	memcpy(f + 42, "RSF1", 4);
-	f[46] = RS_FLEET_WIRE_VERSION;
-	f[47] = 1;
-	memcpy(f + 50, inner + 14, n);
-	return 50 + n;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Median ns of @runs single runs of @f; the verdict in *@verdict. */
-static double median_ns(int prog, const uint8_t *f, size_t n, int runs,
-			int *verdict)
-{
-	uint32_t *d = calloc((size_t)runs, sizeof(*d));
-	struct __sk_buff ctx = {.ifindex = 1, .ingress_ifindex = 1};
-	uint8_t out[256];
-	double m;
-
-	for (int i = 0; i < runs; i++) {
-		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f,
-			    .data_size_in = (__u32)n, .data_out = out,
-			    .data_size_out = sizeof(out), .ctx_in = &ctx,
-			    .ctx_size_in = sizeof(ctx), .repeat = 1);
-
-		if (bpf_prog_test_run_opts(prog, &o))
-			return -1;
-		d[i] = o.duration;
-		*verdict = (int)o.retval;
-	}
-	qsort(d, (size_t)runs, sizeof(*d), cmp_u32);
-	m = d[runs / 2];
-	free(d);
-	return m;
-}
-
 /* A client whose owner is member @want by table @o with seed @seed. */
 static uint32_t client_by(int want, const uint8_t *o, uint64_t seed)
 {
