@@ -134,6 +134,12 @@ static json_t *call(json_t *req)
 	}
 	close(fd);
 	buf[len] = '\0';
+	/* An exiting daemon closes pending clients without a word. */
+	if (!len) {
+		fail("ringsteerd closed the connection without a reply (did "
+		     "it exit?)");
+		goto out;
+	}
 	reply = json_loads(buf, 0, &jerr);
 	if (!reply)
 		fail("unreadable reply from ringsteerd: %s", jerr.text);
