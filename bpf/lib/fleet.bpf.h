@@ -272,6 +272,34 @@ static __always_inline int fleet_owner(void *t, __u32 base, __u32 svc_id,
 	return 0;
 }
 
+/*
+ * Member @idx's forwarding address of @family in the current table of
+ * @t: 0, or -1 when it has none (or no such member).
+ */
+static __always_inline int fleet_member_addr(void *t, __u32 idx, __u8 family,
+					     struct rs_fleet_addr *addr)
+{
+	struct rs_fleet_slot *s;
+	__u32 slot;
+
+	if (!t || idx >= RS_FLEET_MAX_MEMBERS)
+		return -1;
+	slot = RS_FLEET_CURRENT + 1 + idx;
+	if (family == RS_AF_INET6)
+		slot = RS_FLEET_CURRENT + RS_FLEET_SLOT_ADDR6 + 1 + idx;
+	s = bpf_map_lookup_elem(t, &slot);
+	if (!s)
+		return -1;
+	if (family == RS_AF_INET6) {
+		*addr = s->addr6.addr;
+		return fleet_addr_none(addr) ? -1 : 0;
+	}
+	if (!s->member.addr)
+		return -1;
+	fleet_addr_v4(addr, s->member.addr);
+	return 0;
+}
+
 /* The owner of @key in the table before the current one. */
 static __always_inline int fleet_previous_owner(
 	void *t, __u32 svc_id, const struct rs_affinity_key *key, __u8 family,
@@ -663,6 +691,28 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 	syn = tcp && fleet_is_syn(p);
 	if (tcp)
 		fleet_flow_key(p, &fk);
+	if (syn) {
+		/*
+		 * A retransmitted SYN follows the first one, to a host that
+		 * is still a member: if the table changed in between, the new
+		 * owner would answer it too and reset the handshake the old
+		 * one completes (docs/fleet.md).
+		 */
+		known = bpf_map_lookup_elem(&rs_fleet_flows, &fk);
+		if (known && !fleet_addr_none(&known->owner) &&
+		    !fleet_addr_eq(&known->owner, &fh->self) &&
+		    bpf_ktime_get_ns() - known->syn_ns < RS_FLEET_SYN_RETRY_NS &&
+		    !fleet_member_addr(fh->table, known->member, p->family,
+				       &addr) &&
+		    fleet_addr_eq(&addr, &known->owner)) {
+			verdict = fleet_forward(skb, fh, p, &addr);
+			if (verdict != FLEET_CONTINUE) {
+				FLEET_COUNT(forwarded);
+				FLEET_COUNT(flow_hits);
+			}
+			return verdict;
+		}
+	}
 	if (tcp && !syn) {
 		/*
 		 * First the SYN's owner: a flow this host forwarded is not
@@ -715,6 +765,8 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 	}
 	if (syn) {
 		flow.owner = addr;
+		flow.syn_ns = bpf_ktime_get_ns();
+		flow.member = idx;
 		bpf_map_update_elem(&rs_fleet_flows, &fk, &flow, BPF_ANY);
 	}
 	verdict = fleet_forward(skb, fh, p, &addr);

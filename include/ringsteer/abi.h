@@ -645,8 +645,19 @@ struct rs_fleet_flow_key {
 	__u16 dport;
 };
 
+/*
+ * A SYN retransmitted within RS_FLEET_SYN_RETRY_NS of the one that wrote
+ * its flow's entry goes where that one went, whatever the table says by
+ * then (the owner it reached may have answered already), as long as the
+ * current table still has that member at that address.
+ */
+#define RS_FLEET_SYN_RETRY_NS (4ull * 1000000000ull)
+
 struct rs_fleet_flow {
 	struct rs_fleet_addr owner; /* forwarding address of the owner */
+	__u64 syn_ns;		    /* bpf_ktime_get_ns() of that SYN */
+	__u32 member;		    /* the owner's index in that table */
+	__u32 pad;
 };
 
 /* rs_fleet_stats (PERCPU_ARRAY, one entry): packets by outcome. */
@@ -756,6 +767,6 @@ RS_ABI_SIZE(rs_fleet_addr, 16);
 RS_ABI_SIZE(rs_fleet_peer, 4);
 RS_ABI_SIZE(rs_fleet_stats, 88);
 RS_ABI_SIZE(rs_fleet_flow_key, 36);
-RS_ABI_SIZE(rs_fleet_flow, 16);
+RS_ABI_SIZE(rs_fleet_flow, 32);
 
 #endif /* RINGSTEER_ABI_H */

@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <CUnit/Basic.h>
@@ -1051,6 +1052,79 @@ static void test_quic_malformed_and_decap(void)
 	CU_ASSERT_EQUAL(after.forwarded, before.forwarded);
 }
 
+/* Where frame @f went: the member its outer IPv4 header names, or -1. */
+static int outer_member(const struct run *r)
+{
+	if (r->verdict != TC_ACT_REDIRECT)
+		return -1;
+	for (int m = 0; m < NMEMBERS; m++)
+		if (!memcmp(r->out + 14 + 16, &members[m].addr, 4))
+			return m;
+	return -2;
+}
+
+/*
+ * A SYN retransmitted after the table moved its key goes where the first
+ * one went (that host may have answered it); not once its entry is older
+ * than RS_FLEET_SYN_RETRY_NS, nor when the member it names has another
+ * address in the current table.
+ */
+static void test_syn_retry_follows_first(void)
+{
+	int fd = bpf_map__fd(skel->maps.rs_fleet_flows);
+	uint32_t vip = ip4("198.18.0.10"), src = 0, c;
+	struct rs_fleet_flow_key fk;
+	struct rs_fleet_flow fl;
+	uint8_t f[FRAME_LEN];
+	struct timespec now;
+	struct run r;
+	size_t n;
+
+	for (c = 0; c < 1000; c++) {
+		src = htonl(0xc6125000u + c);
+		if (replica_owner(src) == 1)
+			break;
+	}
+	CU_ASSERT_FATAL(c < 1000);
+	n = eth(f);
+	n += tcp_packet(f + n, src, vip, 45000, 80, 0x02);
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL(outer_member(&r), 1);
+
+	/* As if the first SYN had gone to host-3 under an earlier table. */
+	memset(&fk, 0, sizeof(fk));
+	fk.saddr = (struct rs_fleet_addr){.w = {0, 0, htonl(0xffff), src}};
+	fk.daddr = (struct rs_fleet_addr){.w = {0, 0, htonl(0xffff), vip}};
+	fk.sport = htons(45000);
+	fk.dport = htons(80);
+	CU_ASSERT_EQUAL_FATAL(bpf_map_lookup_elem(fd, &fk, &fl), 0);
+	CU_ASSERT_EQUAL(fl.member, 1);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	fl.owner = (struct rs_fleet_addr){
+		.w = {0, 0, htonl(0xffff), members[2].addr}};
+	fl.member = 2;
+	fl.syn_ns =
+		(uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	CU_ASSERT_EQUAL_FATAL(bpf_map_update_elem(fd, &fk, &fl, BPF_ANY), 0);
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL(outer_member(&r), 2);
+
+	/* Named with another address than the table's: by the table. */
+	fl.member = 1;
+	CU_ASSERT_EQUAL_FATAL(bpf_map_update_elem(fd, &fk, &fl, BPF_ANY), 0);
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL(outer_member(&r), 1);
+
+	/* Older than the retry window: a new connection, by the table. */
+	fl.owner = (struct rs_fleet_addr){
+		.w = {0, 0, htonl(0xffff), members[2].addr}};
+	fl.member = 2;
+	fl.syn_ns -= RS_FLEET_SYN_RETRY_NS + 1000000000ull;
+	CU_ASSERT_EQUAL_FATAL(bpf_map_update_elem(fd, &fk, &fl, BPF_ANY), 0);
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL(outer_member(&r), 1);
+}
+
 int main(void)
 {
 	static const struct fixture_test tests[] = {
@@ -1061,6 +1135,8 @@ int main(void)
 		{"forged and over-hop-limit packets are dropped and counted",
 		 test_forged_and_hop_limit},
 		{"truncated and lying packets never pass", test_truncated},
+		{"a retransmitted SYN follows the first one, not a moved key",
+		 test_syn_retry_follows_first},
 		{"IPv6: SYNs go to the owner userspace computes, in outer "
 		 "IPv6",
 		 test_owner_agrees_with_replica6},
