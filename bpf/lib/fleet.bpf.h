@@ -701,7 +701,8 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 		known = bpf_map_lookup_elem(&rs_fleet_flows, &fk);
 		if (known && !fleet_addr_none(&known->owner) &&
 		    !fleet_addr_eq(&known->owner, &fh->self) &&
-		    bpf_ktime_get_ns() - known->syn_ns < RS_FLEET_SYN_RETRY_NS &&
+		    bpf_ktime_get_ns() - known->syn_ns <
+			    RS_FLEET_SYN_RETRY_NS &&
 		    !fleet_member_addr(fh->table, known->member, p->family,
 				       &addr) &&
 		    fleet_addr_eq(&addr, &known->owner)) {
