@@ -672,6 +672,7 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 	struct rs_affinity_key key __attribute__((aligned(8))) = {};
 	struct rs_fleet_flow_key fk __attribute__((aligned(4))) = {};
 	struct rs_fleet_flow flow = {}, *known;
+	__u32 isn = 0;
 	struct rs_fleet_addr addr, prev;
 	__u32 svc_id, idx;
 	struct rs_bind *bind;
@@ -698,8 +699,16 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 		 * owner would answer it too and reset the handshake the old
 		 * one completes (docs/fleet.md).
 		 */
+		/*
+		 * Its sequence number tells a retransmission from a new
+		 * connection reusing the 4-tuple (clients and NATs do).
+		 */
+		if (bpf_skb_load_bytes(skb, ETH_HLEN + p->hlen + 4, &isn,
+				       sizeof(isn)))
+			isn = 0;
 		known = bpf_map_lookup_elem(&rs_fleet_flows, &fk);
-		if (known && !fleet_addr_none(&known->owner) &&
+		if (known && known->isn == isn &&
+		    !fleet_addr_none(&known->owner) &&
 		    !fleet_addr_eq(&known->owner, &fh->self) &&
 		    bpf_ktime_get_ns() - known->syn_ns <
 			    RS_FLEET_SYN_RETRY_NS &&
@@ -721,8 +730,16 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 		 * socket lookup below, which runs sk_lookup when it misses,
 		 * is the costliest step of this program.
 		 */
+		/*
+		 * Its sequence number tells a retransmission from a new
+		 * connection reusing the 4-tuple (clients and NATs do).
+		 */
+		if (bpf_skb_load_bytes(skb, ETH_HLEN + p->hlen + 4, &isn,
+				       sizeof(isn)))
+			isn = 0;
 		known = bpf_map_lookup_elem(&rs_fleet_flows, &fk);
-		if (known && !fleet_addr_none(&known->owner) &&
+		if (known && known->isn == isn &&
+		    !fleet_addr_none(&known->owner) &&
 		    !fleet_addr_eq(&known->owner, &fh->self)) {
 			verdict = fleet_forward(skb, fh, p, &known->owner);
 			if (verdict != FLEET_CONTINUE) {
@@ -768,6 +785,7 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 		flow.owner = addr;
 		flow.syn_ns = bpf_ktime_get_ns();
 		flow.member = idx;
+		flow.isn = isn;
 		bpf_map_update_elem(&rs_fleet_flows, &fk, &flow, BPF_ANY);
 	}
 	verdict = fleet_forward(skb, fh, p, &addr);

@@ -646,10 +646,10 @@ struct rs_fleet_flow_key {
 };
 
 /*
- * A SYN retransmitted within RS_FLEET_SYN_RETRY_NS of the one that wrote
- * its flow's entry goes where that one went, whatever the table says by
- * then (the owner it reached may have answered already), as long as the
- * current table still has that member at that address.
+ * A SYN retransmitted (same sequence number) within RS_FLEET_SYN_RETRY_NS
+ * of the one that wrote its flow's entry goes where that one went, whatever the
+ * table says by then (the owner it reached may have answered already), as long
+ * as the current table still has that member at that address.
  */
 #define RS_FLEET_SYN_RETRY_NS (4ull * 1000000000ull)
 
@@ -657,7 +657,7 @@ struct rs_fleet_flow {
 	struct rs_fleet_addr owner; /* forwarding address of the owner */
 	__u64 syn_ns;		    /* bpf_ktime_get_ns() of that SYN */
 	__u32 member;		    /* the owner's index in that table */
-	__u32 pad;
+	__u32 isn;		    /* that SYN's sequence number, as sent */
 };
 
 /* rs_fleet_stats (PERCPU_ARRAY, one entry): packets by outcome. */

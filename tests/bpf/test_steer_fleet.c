@@ -1115,6 +1115,13 @@ static void test_syn_retry_follows_first(void)
 	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
 	CU_ASSERT_EQUAL(outer_member(&r), 1);
 
+	/* Another sequence number: a new connection of that 4-tuple. */
+	fl.isn ^= 1;
+	CU_ASSERT_EQUAL_FATAL(bpf_map_update_elem(fd, &fk, &fl, BPF_ANY), 0);
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL(outer_member(&r), 1);
+	fl.isn ^= 1;
+
 	/* Older than the retry window: a new connection, by the table. */
 	fl.owner = (struct rs_fleet_addr){
 		.w = {0, 0, htonl(0xffff), members[2].addr}};
