@@ -697,11 +697,9 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 		 * A retransmitted SYN follows the first one, to a host that
 		 * is still a member: if the table changed in between, the new
 		 * owner would answer it too and reset the handshake the old
-		 * one completes (docs/fleet.md).
-		 */
-		/*
-		 * Its sequence number tells a retransmission from a new
-		 * connection reusing the 4-tuple (clients and NATs do).
+		 * one completes (docs/fleet.md). Its sequence number tells a
+		 * retransmission from a new connection reusing the 4-tuple
+		 * (clients and NATs do).
 		 */
 		if (bpf_skb_load_bytes(skb, ETH_HLEN + p->hlen + 4, &isn,
 				       sizeof(isn)))
@@ -730,16 +728,8 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 		 * socket lookup below, which runs sk_lookup when it misses,
 		 * is the costliest step of this program.
 		 */
-		/*
-		 * Its sequence number tells a retransmission from a new
-		 * connection reusing the 4-tuple (clients and NATs do).
-		 */
-		if (bpf_skb_load_bytes(skb, ETH_HLEN + p->hlen + 4, &isn,
-				       sizeof(isn)))
-			isn = 0;
 		known = bpf_map_lookup_elem(&rs_fleet_flows, &fk);
-		if (known && known->isn == isn &&
-		    !fleet_addr_none(&known->owner) &&
+		if (known && !fleet_addr_none(&known->owner) &&
 		    !fleet_addr_eq(&known->owner, &fh->self)) {
 			verdict = fleet_forward(skb, fh, p, &known->owner);
 			if (verdict != FLEET_CONTINUE) {

@@ -1090,6 +1090,19 @@ static void test_syn_retry_follows_first(void)
 	n += tcp_packet(f + n, src, vip, 45000, 80, 0x02);
 	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
 	CU_ASSERT_EQUAL(outer_member(&r), 1);
+	{
+		/* Its ACK (another sequence number) follows by flow memory. */
+		uint8_t a[FRAME_LEN];
+		struct rs_fleet_stats b0 = stats(), b1;
+		size_t an = eth(a);
+
+		an += tcp_packet(a + an, src, vip, 45000, 80, 0x10);
+		a[14 + 20 + 7] = 1; /* sequence number 1 */
+		CU_ASSERT_EQUAL_FATAL(run(a, an, &r), 0);
+		CU_ASSERT_EQUAL(outer_member(&r), 1);
+		b1 = stats();
+		CU_ASSERT_EQUAL(b1.flow_hits - b0.flow_hits, 1);
+	}
 
 	/* As if the first SYN had gone to host-3 under an earlier table. */
 	memset(&fk, 0, sizeof(fk));

@@ -22,16 +22,9 @@ cd "$(dirname "$0")/../.."
 . tests/e2e/lib.sh
 . tests/e2e/fleet_lib.sh
 
-e2e_setup fl6
-# shellcheck disable=SC2016 # expanded when the hook runs
-RS_CLEANUP_HOOK='for i in 1 2 3; do [[ -f $OUT/h$i.conf ]] && rs_in_host $i build/ringsteerd -q --detach -c "$OUT/h$i.conf"; rm -rf "$BPFFS-h$i"; done; rs_fleet_teardown'
+e2e_fleet_setup fl6
 RS_FLEET_IPV6=1
-
-rs_fleet_router
-for i in 1 2 3; do rs_fleet_add_host "$i"; done
-rs_fleet_ecmp 1 2 3
 rs_fleet_ecmp6 1 2 3
-rs_fleet_etcd_start etcd "$OUT/etcd"
 
 # clients6 NAME COUNT ROUNDS: every IPv6 source connects ROUNDS times
 # (prefix6 = 128: one key per address).
