@@ -260,6 +260,10 @@ int dp_detach(const char *root)
 int dp_map_update(struct bpf_map *map, const void *key, const void *val,
 		  const char *what)
 {
+	int fault = dp_fault(what);
+
+	if (fault)
+		return fault;
 	if (bpf_map_update_elem(bpf_map__fd(map), key, val, BPF_ANY)) {
 		int err = -errno;
 

@@ -38,6 +38,17 @@ struct rs_dataplane {
 	size_t load_len[2];
 };
 
+/*
+ * ---- injected failures (dataplane_faults.c), for tests ----
+ * @spec: "SITE:N[,SITE:N]...": the Nth write at SITE from now fails with
+ * -ENOMEM. Sites: rs_backends, rs_services (word and entry writes), ring
+ * (a ring swap), sticky (a sticky table's creation), binds, cookies.
+ */
+int dp_faults_arm(const char *spec);
+void dp_faults_disarm(void);
+/* 0, or -ENOMEM when an armed failure for @site is due now. */
+int dp_fault(const char *site);
+
 /* ---- life cycle (dataplane.c) ---- */
 
 /*

@@ -123,6 +123,8 @@ static int ports_write(struct rs_dataplane *dp, const uint64_t *want,
 int dp_sync_binds(struct rs_dataplane *dp, const struct rs_bind_key *keys,
 		  const struct rs_bind *values, size_t n)
 {
+	if (dp_fault("binds"))
+		return -ENOMEM;
 	uint64_t *unused = calloc(RS_PORT_WORDS, sizeof(*unused));
 	int efd = bpf_map__fd(dp->skel->maps.rs_binds_exact);
 	int lfd = bpf_map__fd(dp->skel->maps.rs_binds);

@@ -27,8 +27,10 @@ int dp_sync_cookies(struct rs_dataplane *dp, const struct rs_cookie_key *keys,
 	int fd = bpf_map__fd(dp->skel->maps.rs_cookies);
 	struct rs_cookie_key cur, next, *stale;
 	size_t nstale = 0, nwritten = 0, nremoved = 0;
-	int err = 0, r;
+	int err = dp_fault("cookies"), r;
 
+	if (err)
+		return err;
 	for (size_t i = 0; i < n; i++) {
 		struct rs_cookie have;
 

@@ -145,8 +145,10 @@ int64_t dp_swap_ring(struct rs_dataplane *dp, uint32_t svc_id,
 	int outer = bpf_map__fd(dp->skel->maps.rs_rings);
 	uint64_t gen = dp_ring_generation(dp, svc_id) + 1;
 	uint8_t bits = ring_bucket_bits(ring->npoints);
-	int fd, err;
+	int fd, err = dp_fault("ring");
 
+	if (err)
+		return err;
 	fd = ring_map_create(dp, svc_id, ring_map_slots(ring->npoints, bits));
 	if (fd < 0)
 		return fd;

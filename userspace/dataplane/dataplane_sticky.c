@@ -63,8 +63,10 @@ int dp_sticky_create(struct rs_dataplane *dp, uint32_t svc_id,
 	LIBBPF_OPTS(bpf_map_create_opts, opts);
 	int outer = bpf_map__fd(dp->skel->maps.rs_sticky);
 	char name[BPF_OBJ_NAME_LEN];
-	int key_id, val_id, fd, old, err = 0;
+	int key_id, val_id, fd, old, err = dp_fault("sticky");
 
+	if (err)
+		return err;
 	key_id =
 		btf__find_by_name_kind(btf, "rs_affinity_key", BTF_KIND_STRUCT);
 	val_id =

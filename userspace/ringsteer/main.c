@@ -261,12 +261,22 @@ static void status_table(json_t *r)
 			       jstr(v, "attach"), jstr(v, "link"));
 	}
 	kernel_lines(json_object_get(r, "kernel"));
-	printf("%-16s %4s %11s %8s\n", "SERVICE", "ID", "GENERATION", "POINTS");
+	printf("%-16s %4s %11s %8s %9s\n", "SERVICE", "ID", "GENERATION",
+	       "POINTS", "TAKING");
 	json_array_foreach(json_object_get(r, "services"), i, v)
-		printf("%-16s %4lld %11lld %8lld%s\n", jstr(v, "name"),
+		printf("%-16s %4lld %11lld %8lld %9lld%s\n", jstr(v, "name"),
 		       jint(v, "id"), jint(v, "generation"), jint(v, "points"),
+		       jint(v, "taking"),
 		       json_is_true(json_object_get(v, "compact"))
 			       ? "  (without unavailable backends)"
+			       : "");
+	json_array_foreach(json_object_get(r, "services"), i,
+			   v) if (json_is_true(json_object_get(v, "all_out")))
+		printf("ALL OUT: service %s has no backend that takes "
+		       "new connections%s\n",
+		       jstr(v, "name"),
+		       json_is_true(json_object_get(v, "all_out_forced"))
+			       ? " (forced by the operator)"
 			       : "");
 }
 
@@ -434,16 +444,40 @@ static int parse_uint(const char *s, long max, long *out)
 	return errno || !*s || *end || *out < 0 || *out > max ? -1 : 0;
 }
 
+/*
+ * Takes --force (or -f) out of @argv wherever it is; true if it was there.
+ * Actions that would leave a service with no backend taking new
+ * connections are refused without it.
+ */
+static bool take_force(int *argc, char **argv)
+{
+	bool force = false;
+	int k = 0;
+
+	for (int i = 0; i < *argc; i++) {
+		if (i > 0 &&
+		    (!strcmp(argv[i], "--force") || !strcmp(argv[i], "-f"))) {
+			force = true;
+			continue;
+		}
+		argv[k++] = argv[i];
+	}
+	*argc = k;
+	return force;
+}
+
 static int cmd_backend(int argc, char **argv)
 {
+	bool force = take_force(&argc, argv);
 	json_t *req;
 	long w;
 
 	if (argc < 3)
 		return fail("usage: ringsteer backend "
-			    "drain|undrain|up|down NAME | weight NAME W");
-	req = json_pack("{s:s, s:s, s:s}", "cmd", "backend", "action", argv[1],
-			"name", argv[2]);
+			    "drain|undrain|up|down NAME | weight NAME W "
+			    "[--force]");
+	req = json_pack("{s:s, s:s, s:s, s:b}", "cmd", "backend", "action",
+			argv[1], "name", argv[2], "force", force);
 	if (!strcmp(argv[1], "weight")) {
 		if (argc != 4 || parse_uint(argv[3], RS_MAX_WEIGHT, &w)) {
 			json_decref(req);
@@ -841,9 +875,13 @@ static void done_ok(json_t *r)
 
 static int cmd_reload(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return finish(call(json_pack("{s:s}", "cmd", "reload")), done_ok);
+	bool force = take_force(&argc, argv);
+
+	if (argc != 1)
+		return fail("usage: ringsteer reload [--force]");
+	return finish(
+		call(json_pack("{s:s, s:b}", "cmd", "reload", "force", force)),
+		done_ok);
 }
 
 static int cmd_detach(int argc, char **argv)
@@ -881,8 +919,10 @@ static const struct cmd cmds[] = {
 	{"backends", "backends [SERVICE]",
 	 "backends: state, health, weight, share, connections, last check",
 	 cmd_backends},
-	{"backend", "backend drain|undrain|up|down NAME | weight NAME W",
-	 "operator state (distinct from health) and weight, at once",
+	{"backend",
+	 "backend drain|undrain|up|down NAME | weight NAME W [--force]",
+	 "operator state (distinct from health) and weight, at once; --force: "
+	 "even if no backend of the service would take new connections",
 	 cmd_backend},
 	{"ring", "ring show|stats|rebuild SERVICE",
 	 "points in order; shares, CV, max/mean; force a swap", cmd_ring},
@@ -895,7 +935,9 @@ static const struct cmd cmds[] = {
 	{"fleet", "fleet status | ready [SECONDS] | drain HOST | undrain HOST",
 	 "fleet members, table version, agreement; drain a host fleet-wide",
 	 cmd_fleet},
-	{"reload", "reload", "re-read the configuration (refused if invalid)",
+	{"reload", "reload [--force]",
+	 "re-read the configuration (refused if invalid, or if it leaves a "
+	 "service with no backend taking new connections, without --force)",
 	 cmd_reload},
 	{"detach", "detach",
 	 "stop ringsteerd and remove the data plane (link, TC filters, pins)",

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "all_out.h"
 #include "config_diff.h"
 #include "fleet.h"
 #include "ids.h"
@@ -521,19 +522,37 @@ void daemon_stop(struct daemon *d)
 	d->bes = NULL;
 }
 
-/* Services that survive a reload keep their installed ring, by name. */
-static void services_carry(struct daemon *d, struct daemon *old)
+/*
+ * Services that survive a reload start from their installed ring, by
+ * name: a copy, so that the previous state keeps its own for a rollback.
+ */
+static void rings_copy(struct daemon *d, struct daemon *old)
 {
 	for (size_t s = 0; s < d->cfg.n_services; s++) {
 		int o = daemon_find_service(old, d->cfg.services[s].name);
+		const struct rs_ring *r;
 
 		if (o < 0)
 			continue;
-		d->svcs[s].ring = old->svcs[o].ring;
+		r = &old->svcs[o].ring;
+		d->svcs[s].ring = *r;
+		d->svcs[s].ring.points = NULL;
+		if (r->npoints) {
+			d->svcs[s].ring.points =
+				malloc(r->npoints * sizeof(*r->points));
+			if (!d->svcs[s].ring.points) {
+				/* Not installed as far as we know: rebuilt. */
+				memset(&d->svcs[s].ring, 0,
+				       sizeof(d->svcs[s].ring));
+				continue;
+			}
+			memcpy(d->svcs[s].ring.points, r->points,
+			       r->npoints * sizeof(*r->points));
+		}
 		d->svcs[s].generation = old->svcs[o].generation;
 		d->svcs[s].compact = old->svcs[o].compact;
+		d->svcs[s].needs_table = old->svcs[o].needs_table;
 		d->svcs[s].rebuilds = old->svcs[o].rebuilds;
-		memset(&old->svcs[o].ring, 0, sizeof(old->svcs[o].ring));
 	}
 }
 
@@ -572,12 +591,110 @@ static void keep_bound_globals(const char *path, const struct rs_config *cur,
 	}
 }
 
-int daemon_reload(struct daemon *d, char *err_text, size_t errlen)
+/*
+ * The test hook of docs/architecture.md ("Reloads"): with
+ * $RINGSTEER_TEST_FAULTS naming a file, the faults it lists (see
+ * dp_faults_arm()) are armed for the application of each new state, never
+ * for a rollback. Without the variable this reads nothing.
+ */
+static void faults_arm_from_env(void)
+{
+	const char *path = getenv("RINGSTEER_TEST_FAULTS");
+	char spec[256] = "";
+	FILE *f;
+
+	if (!path || !(f = fopen(path, "r")))
+		return;
+	if (fgets(spec, sizeof(spec), f) && dp_faults_arm(spec))
+		rs_warn("%s: not a fault list (SITE:N,...)", path);
+	fclose(f);
+}
+
+/*
+ * Write the state in @d (its configuration, ids, carried runtime state)
+ * into the data plane, from what @before says it holds: the one function
+ * a reload and its rollback both go through. Nothing is retired until the
+ * whole state is in place, so a failure part-way leaves every object of
+ * the previous state where the rollback can find it.
+ */
+static int apply_state(struct daemon *d, const struct snapshot *before)
+{
+	int err = apply_pipeline(d, before);
+
+	if (!err)
+		err = daemon_tc_apply(d);
+	if (!err)
+		err = daemon_fleet_apply(d);
+	if (!err)
+		retire(d, before);
+	return err;
+}
+
+/* Move each service's installed ring from @from to @to, by name. */
+static void rings_move(struct daemon *to, struct daemon *from)
+{
+	for (size_t s = 0; s < to->cfg.n_services; s++) {
+		int o = daemon_find_service(from, to->cfg.services[s].name);
+
+		if (o < 0)
+			continue;
+		ring_free(&to->svcs[s].ring);
+		to->svcs[s].ring = from->svcs[o].ring;
+		to->svcs[s].generation = from->svcs[o].generation;
+		to->svcs[s].compact = from->svcs[o].compact;
+		to->svcs[s].needs_table = from->svcs[o].needs_table;
+		to->svcs[s].rebuilds = from->svcs[o].rebuilds;
+		memset(&from->svcs[o].ring, 0, sizeof(from->svcs[o].ring));
+	}
+}
+
+static void runtime_free(struct daemon *x)
+{
+	for (size_t s = 0; s < x->cfg.n_services; s++)
+		ring_free(&x->svcs[s].ring);
+	free(x->svcs);
+	free(x->bes);
+	rs_config_free(&x->cfg);
+}
+
+/*
+ * The new state failed part-way: put the previous one (@old: its
+ * configuration and runtime state, untouched by the attempt) back in
+ * force, from whatever the data plane holds now. The same pipeline
+ * applies it, so the data plane ends where it was before the reload
+ * (rings, words, sticky tables, lookup tables); ids the attempt used
+ * that the previous state does not are retired. Returns 0 when the
+ * previous state is back.
+ */
+static int rollback(struct daemon *d, struct daemon *old)
+{
+	struct daemon failed = *d;
+	struct snapshot *now = calloc(1, sizeof(*now));
+	int err;
+
+	if (!now)
+		return -ENOMEM;
+	snapshot_of(&failed, now);
+	d->cfg = old->cfg;
+	d->svcs = old->svcs;
+	d->bes = old->bes;
+	/* What is installed now is what the rollback starts from. */
+	rings_move(d, &failed);
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		d->bes[i].pushed_valid = false;
+	err = apply_state(d, now);
+	free(now);
+	runtime_free(&failed);
+	return err;
+}
+
+int daemon_reload(struct daemon *d, bool force, char *err_text, size_t errlen)
 {
 	struct daemon next = *d, old = *d;
 	struct snapshot *before;
 	struct rs_config_diff diff;
-	int err;
+	char why[512] = "";
+	int err, rb;
 
 	memset(&next.cfg, 0, sizeof(next.cfg));
 	err = rs_config_load(d->config_path, &next.cfg, err_text, errlen);
@@ -600,51 +717,70 @@ int daemon_reload(struct daemon *d, char *err_text, size_t errlen)
 		free(next.svcs);
 		free(next.bes);
 		rs_config_free(&next.cfg);
+		d->reload_failures++;
 		return -ENOMEM;
 	}
-	if (!rs_config_diff(&d->cfg, &next.cfg, &diff))
-		rs_info("reload: %s", diff.summary);
-	rs_config_empty_services(&next.cfg, log_warning);
-	rs_config_fleet_ipv6_notes(&next.cfg, log_warning);
 	keep_bound_globals(d->config_path, &d->cfg, &next.cfg);
 	snapshot_of(&old, before);
 	err = assign_ids(&next, before);
 	if (err) {
 		snprintf(err_text, errlen, "%s: out of ids", d->config_path);
-		free(before);
-		free(next.svcs);
-		free(next.bes);
-		rs_config_free(&next.cfg);
-		return err;
+		goto refused;
 	}
-	services_carry(&next, &old);
+	rings_copy(&next, &old);
 	backends_carry(&next, &old);
-	/* From here on the new state is the state; apply it. */
-	checks_stop(d);
 	for (size_t i = 0; i < next.cfg.n_backends; i++) {
 		next.bes[i].d = d;
 		next.bes[i].idx = i;
 	}
+	err = reload_all_out(&next, d, force, why, sizeof(why));
+	if (err) {
+		snprintf(err_text, errlen, "%s: %s", d->config_path, why);
+		goto refused;
+	}
+	if (!rs_config_diff(&d->cfg, &next.cfg, &diff))
+		rs_info("reload: %s", diff.summary);
+	rs_config_empty_services(&next.cfg, log_warning);
+	rs_config_fleet_ipv6_notes(&next.cfg, log_warning);
+	/* From here on the new state is the state; apply it. */
+	checks_stop(d);
 	d->cfg = next.cfg;
 	d->svcs = next.svcs;
 	d->bes = next.bes;
-	err = apply_pipeline(d, before);
-	retire(d, before);
+	faults_arm_from_env();
+	err = apply_state(d, before);
+	dp_faults_disarm();
 	free(before);
+	if (err) {
+		d->reload_failures++;
+		rs_err("reload: applying %s failed: %s; rolling back to the "
+		       "previous configuration",
+		       d->config_path, strerror(-err));
+		rb = rollback(d, &old);
+		if (rb)
+			rs_err("reload: the rollback failed too: %s; the data "
+			       "plane may hold parts of both configurations "
+			       "until the next successful reload",
+			       strerror(-rb));
+		else
+			rs_info("reload: rolled back, the previous "
+				"configuration is in force");
+		snprintf(err_text, errlen, "applying %s failed: %s; %s",
+			 d->config_path, strerror(-err),
+			 rb ? "the rollback failed too (see the log)"
+			    : "rolled back, nothing changed");
+		daemon_reconcile_sockets(d);
+		checks_start(d);
+		return err;
+	}
 	daemon_reconcile_sockets(d);
-	if (!err)
-		err = daemon_tc_apply(d);
-	if (!err)
-		err = daemon_fleet_apply(d);
 	checks_start(d);
-	for (size_t s = 0; s < old.cfg.n_services; s++)
-		ring_free(&old.svcs[s].ring);
-	free(old.svcs);
-	free(old.bes);
-	rs_config_free(&old.cfg);
+	runtime_free(&old);
 	d->reloads++;
-	if (err)
-		snprintf(err_text, errlen, "applying the new configuration: %s",
-			 strerror(-err));
+	return 0;
+refused:
+	free(before);
+	runtime_free(&next);
+	d->reload_failures++;
 	return err;
 }

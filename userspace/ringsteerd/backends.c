@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "config_diff.h"
+#include "all_out.h"
 #include "log.h"
 #include "state.h"
 
@@ -57,6 +58,49 @@ uint32_t backend_full_points(const struct daemon *d, const struct be_rt *be)
 	const struct rs_backend_conf *bc = &d->cfg.backends[be->idx];
 
 	return be->weight * d->cfg.services[bc->service].vnodes;
+}
+
+/*
+ * Service @svc's ring within RS_MAX_RING_POINTS. A backend's built points
+ * can exceed its weight's (a weight lowered, a maximum adopted from the
+ * pins or carried through a reload), and those extra points only save a
+ * rebuild when the weight rises again: since a point depends on the
+ * backend's name and ordinal alone, a ring built at the weights in force
+ * maps every key the same way. So when the built points no longer fit
+ * (a rebuild would fail with EINVAL, and before this, every later start
+ * did), each backend is built at its weight in force instead. Returns
+ * -E2BIG when even that does not fit (an operator's weight above what
+ * the file allows), with the points in @points.
+ */
+int service_fit_points(struct daemon *d, size_t svc, uint64_t *points)
+{
+	uint64_t built = 0, full = 0;
+
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		if (d->cfg.backends[i].service != svc)
+			continue;
+		built += d->bes[i].built_points;
+		full += backend_full_points(d, &d->bes[i]);
+	}
+	if (points)
+		*points = full;
+	if (built <= RS_MAX_RING_POINTS)
+		return 0;
+	if (full > RS_MAX_RING_POINTS)
+		return -E2BIG;
+	rs_info("service %s: %llu built points are over the ring's %u: built "
+		"at the weights in force (%llu points, no client moves)",
+		d->cfg.services[svc].name, (unsigned long long)built,
+		RS_MAX_RING_POINTS, (unsigned long long)full);
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		struct be_rt *be = &d->bes[i];
+
+		if (d->cfg.backends[i].service != svc)
+			continue;
+		be->built_points = backend_full_points(d, be);
+		be->pushed_valid = false;
+	}
+	return 0;
 }
 
 /* The state word alone, without the bound (which needs every backend's). */
@@ -273,6 +317,34 @@ void backend_init(struct daemon *d, size_t i)
 }
 
 /*
+ * The operators' weights of service @svc make a ring over the maximum with
+ * this file's vnodes (changed while the daemon was down): the file's
+ * weights win, said once per backend.
+ */
+static void drop_weight_overrides(struct daemon *d, size_t svc,
+				  const char *when)
+{
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		struct be_rt *be = &d->bes[i];
+
+		if (d->cfg.backends[i].service != svc || !be->weight_override)
+			continue;
+		rs_warn("backend %s: operator weight %u dropped %s: with "
+			"vnodes %u, service %s's ring would be over %u "
+			"points; the file's weight %u is in force",
+			d->cfg.backends[i].name, be->weight, when,
+			d->cfg.services[svc].vnodes, d->cfg.services[svc].name,
+			RS_MAX_RING_POINTS, d->cfg.backends[i].weight);
+		be->weight = d->cfg.backends[i].weight;
+		be->weight_override = false;
+	}
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		if (d->cfg.backends[i].service == svc)
+			d->bes[i].built_points =
+				backend_full_points(d, &d->bes[i]);
+}
+
+/*
  * Take over what a previous ringsteerd left (@pinned: the words by id):
  * operator states, health as the data plane shows it (so nothing flaps)
  * and built points.
@@ -306,6 +378,9 @@ void backends_adopt(struct daemon *d, const struct rs_backend *pinned)
 		be->pushed = *old;
 		be->pushed_valid = true;
 	}
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		if (service_fit_points(d, s, NULL) == -E2BIG)
+			drop_weight_overrides(d, s, "at start");
 }
 
 /* Carry runtime state of backends that survive the reload, by name. */
@@ -351,35 +426,58 @@ void backends_carry(struct daemon *d, struct daemon *old)
 		    ob->built_points > be->built_points)
 			be->built_points = ob->built_points;
 	}
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		if (service_fit_points(d, s, NULL) == -E2BIG)
+			drop_weight_overrides(d, s, "by the reload");
 }
 
 /* ---- operator actions ---- */
 
 /* ---- operator actions ---- */
 
-int daemon_set_op(struct daemon *d, const char *backend, enum rs_op_state op)
+int daemon_set_op(struct daemon *d, const char *backend, enum rs_op_state op,
+		  bool force, char *why, size_t whylen)
 {
-	int i = daemon_find_backend(d, backend);
+	int i = daemon_find_backend(d, backend), err;
+	enum rs_op_state was;
+	char action[RS_NAME_MAX + 32];
+	uint32_t before;
 	struct be_rt *be;
+	size_t s;
 
 	if (i < 0)
 		return i;
 	be = &d->bes[i];
 	if (be->op == op)
 		return 0;
-	rs_info("backend %s: operator %s (was %s)", backend,
-		rs_op_state_name(op), rs_op_state_name(be->op));
-	/* Coming back from an operator DOWN ramps like a health recovery. */
-	if (be->op == RS_OP_DOWN && d->cfg.backends[i].health.slow_start_ms)
-		be->up_since = ev_now(d->loop);
+	s = d->cfg.backends[i].service;
+	before = service_takers(d, s, true);
+	was = be->op;
 	be->op = op;
+	snprintf(action, sizeof(action), "backend %s %s", backend,
+		 op == RS_OP_UP ? "up" : rs_op_state_name(op));
+	err = all_out_check(d, s, before, force, action, why, whylen);
+	if (err) {
+		be->op = was;
+		return err;
+	}
+	rs_info("backend %s: operator %s (was %s)", backend,
+		rs_op_state_name(op), rs_op_state_name(was));
+	/* Coming back from an operator DOWN ramps like a health recovery. */
+	if (was == RS_OP_DOWN && d->cfg.backends[i].health.slow_start_ms)
+		be->up_since = ev_now(d->loop);
 	backend_changed(d, be);
 	return 0;
 }
 
-int daemon_set_weight(struct daemon *d, const char *backend, uint32_t weight)
+int daemon_set_weight(struct daemon *d, const char *backend, uint32_t weight,
+		      bool force, char *why, size_t whylen)
 {
-	int i = daemon_find_backend(d, backend);
+	int i = daemon_find_backend(d, backend), err;
+	uint32_t was_weight, was_built, before;
+	char action[RS_NAME_MAX + 32];
+	bool was_override;
+	uint64_t points;
 	struct be_rt *be;
 	size_t s;
 
@@ -389,17 +487,57 @@ int daemon_set_weight(struct daemon *d, const char *backend, uint32_t weight)
 		return -EINVAL;
 	be = &d->bes[i];
 	s = d->cfg.backends[i].service;
-	rs_info("backend %s: weight %u (was %u)", backend, weight, be->weight);
+	was_weight = be->weight;
+	was_built = be->built_points;
+	was_override = be->weight_override;
+	before = service_takers(d, s, true);
 	be->weight = weight;
 	be->weight_override = weight != d->cfg.backends[i].weight;
-	if (backend_full_points(d, be) <= be->built_points) {
+	snprintf(action, sizeof(action), "backend weight %s %u", backend,
+		 weight);
+	err = all_out_check(d, s, before, force, action, why, whylen);
+	if (err) {
+		be->weight = was_weight;
+		be->weight_override = was_override;
+		return err;
+	}
+	if (backend_full_points(d, be) > be->built_points)
+		be->built_points = backend_full_points(d, be);
+	err = service_fit_points(d, s, &points);
+	if (err) {
+		snprintf(why, whylen,
+			 "weight %u would make service %s's ring %llu points "
+			 "(weight x vnodes over its backends), over the "
+			 "maximum %u: nothing changed",
+			 weight, d->cfg.services[s].name,
+			 (unsigned long long)points, RS_MAX_RING_POINTS);
+		be->weight = was_weight;
+		be->built_points = was_built;
+		be->weight_override = was_override;
+		return err;
+	}
+	rs_info("backend %s: weight %u (was %u)", backend, weight, was_weight);
+	if (be->built_points == was_built) {
 		backend_changed(d, be);
 		return 0;
 	}
 	/* Above what the ring holds: rebuild with the new maximum. */
-	be->built_points = backend_full_points(d, be);
 	be->pushed_valid = false;
 	service_push(d, s);
-	return ring_refresh(d, s, REFRESH_REBUILD,
-			    "weight raised above the built one");
+	err = ring_refresh(d, s, REFRESH_REBUILD,
+			   "weight raised above the built one");
+	if (err) {
+		/* The installed ring is unchanged: so is the weight. */
+		snprintf(why, whylen,
+			 "rebuilding service %s's ring for weight %u failed: "
+			 "%s; the weight stays %u",
+			 d->cfg.services[s].name, weight, strerror(-err),
+			 was_weight);
+		rs_err("backend %s: %s", backend, why);
+		be->weight = was_weight;
+		be->built_points = was_built;
+		be->weight_override = was_override;
+		service_push(d, s);
+	}
+	return err;
 }

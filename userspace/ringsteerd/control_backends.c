@@ -156,6 +156,8 @@ json_t *cmd_backend(struct daemon *d, json_t *req)
 	const char *action = req_str(req, "action");
 	const char *name = req_str(req, "name");
 	json_t *w = json_object_get(req, "weight");
+	bool force = json_is_true(json_object_get(req, "force"));
+	char why[1024] = "";
 	int err, i;
 
 	if (!action || !name)
@@ -164,18 +166,21 @@ json_t *cmd_backend(struct daemon *d, json_t *req)
 	if (i < 0)
 		return err_reply("no backend '%s'", name);
 	if (!strcmp(action, "drain"))
-		err = daemon_set_op(d, name, RS_OP_DRAIN);
+		err = daemon_set_op(d, name, RS_OP_DRAIN, force, why,
+				    sizeof(why));
 	else if (!strcmp(action, "undrain") || !strcmp(action, "up"))
-		err = daemon_set_op(d, name, RS_OP_UP);
+		err = daemon_set_op(d, name, RS_OP_UP, force, why, sizeof(why));
 	else if (!strcmp(action, "down"))
-		err = daemon_set_op(d, name, RS_OP_DOWN);
+		err = daemon_set_op(d, name, RS_OP_DOWN, force, why,
+				    sizeof(why));
 	else if (!strcmp(action, "weight")) {
 		if (!json_is_integer(w) || json_integer_value(w) < 0 ||
 		    json_integer_value(w) > RS_MAX_WEIGHT)
 			return err_reply("weight must be an integer 0..%d",
 					 RS_MAX_WEIGHT);
 		err = daemon_set_weight(d, name,
-					(uint32_t)json_integer_value(w));
+					(uint32_t)json_integer_value(w), force,
+					why, sizeof(why));
 	} else
 		return err_reply("unknown backend action '%s' (drain, "
 				 "undrain, up, down, weight)",
@@ -183,7 +188,8 @@ json_t *cmd_backend(struct daemon *d, json_t *req)
 	json_t *reply;
 
 	if (err)
-		return err_reply("backend %s: %s", name, strerror(-err));
+		return err_reply("backend %s: %s", name,
+				 why[0] ? why : strerror(-err));
 	reply = backend_json(d, (size_t)i, NULL);
 	json_object_set_new(reply, "ok", json_true());
 	return reply;

@@ -46,10 +46,12 @@ static json_t *cmd_reload(struct daemon *d, json_t *req)
 {
 	char errs[8192] = "";
 
-	(void)req;
-	rs_info("control: reload of %s", d->config_path);
-	if (daemon_reload(d, errs, sizeof(errs))) {
-		rs_err("reload refused: nothing changed");
+	bool force = json_is_true(json_object_get(req, "force"));
+
+	rs_info("control: reload of %s%s", d->config_path,
+		force ? " (--force)" : "");
+	if (daemon_reload(d, force, errs, sizeof(errs))) {
+		rs_err("reload: %s", errs);
 		return err_reply("%s", errs);
 	}
 	daemon_fd_budget(d); /* more backends, other caps */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "addr.h"
+#include "all_out.h"
 #include "control_cmds_internal.h"
 #include "kernel.h"
 #include "tc_attach.h"
@@ -108,9 +109,19 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 				      "points", (int)d->svcs[s].ring.npoints,
 				      "compact", d->svcs[s].compact);
 
+		bool all_out = service_all_out(d, s);
+
 		if (d->cfg.services[s].cookie == RS_COOKIE_QUIC)
 			json_object_set_new(o, "cookie_refused",
 					    cookie_refused(d, s));
+		/* Backends that take new connections; 0 with backends: all-out.
+		 */
+		json_object_set_new(o, "taking",
+				    json_integer(service_takers(d, s, true)));
+		json_object_set_new(o, "all_out", json_boolean(all_out));
+		json_object_set_new(
+			o, "all_out_forced",
+			json_boolean(all_out && d->svcs[s].all_out_forced));
 		json_array_append_new(svcs, o);
 	}
 	return json_pack(

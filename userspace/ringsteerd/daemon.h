@@ -50,6 +50,8 @@ struct svc_rt {
 	/* Installed without the flat table (older daemon): reinstall it. */
 	bool needs_table;
 	uint64_t rebuilds;
+	/* The operator forced it all-out (all_out.c); shown while it lasts. */
+	bool all_out_forced;
 };
 
 /* One `[global] interfaces` name and steer_tc's filter on it. */
@@ -91,6 +93,7 @@ struct daemon {
 	ev_signal sig_term, sig_int, sig_hup;
 	ev_tstamp started;
 	uint64_t reloads, reload_failures;
+	uint64_t forced_all_out; /* all-outs forced by the operator */
 	bool detach_requested;
 	void *control; /* struct control_server */
 	void *metrics; /* struct MHD_Daemon */
@@ -103,19 +106,24 @@ struct daemon {
 
 /* apply.c (start-up and reload), sockets.c, rings.c */
 int daemon_start(struct daemon *d);
-int daemon_reload(struct daemon *d, char *err, size_t errlen);
+/* @force: even if it leaves a service all-out (all_out.c). */
+int daemon_reload(struct daemon *d, bool force, char *err, size_t errlen);
 void daemon_stop(struct daemon *d);
 void daemon_reconcile_sockets(struct daemon *d);
 /* guard.c, once a second: pin again what was unpinned under us. */
 void daemon_check_pins(struct daemon *d);
 
 /*
- * Operator actions. Return 0, -ENOENT (no such backend) or -EINVAL (bad
- * weight). Effective at once: a state-word update, or a rebuild and swap
- * when a weight rises above the built one.
+ * Operator actions. Return 0, -ENOENT (no such backend), -EINVAL (bad
+ * weight), -E2BIG (a ring over the maximum) or -EBUSY (the service would
+ * be left with no backend that takes new connections, without @force),
+ * the last two with @why. Effective at once: a state-word update, or a
+ * rebuild and swap when a weight rises above the built one.
  */
-int daemon_set_op(struct daemon *d, const char *backend, enum rs_op_state op);
-int daemon_set_weight(struct daemon *d, const char *backend, uint32_t weight);
+int daemon_set_op(struct daemon *d, const char *backend, enum rs_op_state op,
+		  bool force, char *why, size_t whylen);
+int daemon_set_weight(struct daemon *d, const char *backend, uint32_t weight,
+		      bool force, char *why, size_t whylen);
 /* Rebuild and swap @service's ring even if nothing changed. */
 int daemon_rebuild(struct daemon *d, const char *service);
 

@@ -104,7 +104,7 @@ static void on_reload(struct ev_loop *loop, ev_signal *w, int revents)
 	(void)loop;
 	(void)revents;
 	rs_info("SIGHUP: reloading %s", d->config_path);
-	if (daemon_reload(d, errs, sizeof(errs))) {
+	if (daemon_reload(d, false, errs, sizeof(errs))) {
 		print_errors(errs);
 		rs_err("reload refused: nothing changed");
 		return;

@@ -13,6 +13,7 @@
 #include "control_cmds.h"
 #include "fleet.h"
 #include "log.h"
+#include "all_out.h"
 #include "metrics.h"
 #include <ringsteer/version.h>
 
@@ -435,6 +436,24 @@ char *metrics_render(struct daemon *d)
 	     "Configuration reloads refused.");
 	put(&b, "ringsteer_reload_failures_total %llu\n",
 	    (unsigned long long)d->reload_failures);
+	help(&b, "ringsteer_forced_all_out_total", "counter",
+	     "Operator actions and reloads forced through although they left "
+	     "a service with no backend taking new connections.");
+	put(&b, "ringsteer_forced_all_out_total %llu\n",
+	    (unsigned long long)d->forced_all_out);
+	help(&b, "ringsteer_service_taking_backends", "gauge",
+	     "Backends of the service that take new connections (UP, weight "
+	     "above 0, with a socket); 0 is an all-out.");
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		put(&b,
+		    "ringsteer_service_taking_backends{service=\"%s\"} %u\n",
+		    d->cfg.services[s].name, service_takers(d, s, true));
+	help(&b, "ringsteer_service_all_out", "gauge",
+	     "1 while the service has backends but none takes new "
+	     "connections.");
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		put(&b, "ringsteer_service_all_out{service=\"%s\"} %d\n",
+		    d->cfg.services[s].name, service_all_out(d, s) ? 1 : 0);
 	service_metrics(d, &b);
 	backend_metrics(d, &b);
 	tc_metrics(d, &b);

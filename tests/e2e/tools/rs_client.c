@@ -4,10 +4,11 @@
  *
  *   rs_client --target ADDR:PORT [--udp] --src-base IP --count N
  *             [--rounds R] [--concurrency C] [--timeout-ms T]
- *             [--loop-seconds S] [--forbid NAME]...
+ *             [--loop-seconds S] [--forbid NAME]... [--src-step K]
  *
- * Every attempt uses a new socket bound to one of N consecutive client
- * addresses, so the steering program sees N distinct clients. The backend
+ * Every attempt uses a new socket bound to one of N client addresses,
+ * consecutive or K apart (--src-step 256: one per /24), so the steering
+ * program sees N distinct clients. The backend
  * (rs_backend) answers "NAME <peer-ip>"; NAME is what the tests check.
  *
  * Attempt mode prints "<src-ip> <round> <backend-or-ERR:reason>" per
@@ -52,6 +53,7 @@ struct options {
 	unsigned int concurrency;
 	unsigned int timeout_ms;
 	unsigned int loop_seconds;
+	unsigned long src_step; /* addresses between two clients' sources */
 	const char *forbid[MAX_FORBID];
 	int nforbid;
 };
@@ -83,6 +85,7 @@ static struct options g_opt = {
 	.rounds = 1,
 	.concurrency = 32,
 	.timeout_ms = 1000,
+	.src_step = 1,
 };
 static struct label g_labels[MAX_LABELS];
 static int g_nlabels;
@@ -97,7 +100,8 @@ static void usage(FILE *f)
 		   "--count N\n"
 		   "                 [--rounds R] [--concurrency C] "
 		   "[--timeout-ms T]\n"
-		   "                 [--loop-seconds S] [--forbid NAME]...\n"
+		   "                 [--loop-seconds S] [--forbid NAME]... "
+		   "[--src-step K]\n"
 		   "  ADDR is an IPv4 address or [IPv6 address]\n");
 }
 
@@ -113,7 +117,7 @@ static const char *src_str(unsigned long idx, char *buf, size_t len)
 {
 	struct sockaddr_storage ss;
 
-	tool_src_addr(&g_opt.ep.src_base, idx, &ss);
+	tool_src_addr(&g_opt.ep.src_base, idx * g_opt.src_step, &ss);
 	return tool_addr_str(&ss, buf, len);
 }
 
@@ -239,7 +243,8 @@ static int open_socket(struct slot *s)
 	if (!g_opt.udp)
 		setsockopt(s->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one,
 			   sizeof(one));
-	slen = tool_src_addr(&g_opt.ep.src_base, s->src_idx, &src);
+	slen = tool_src_addr(&g_opt.ep.src_base, s->src_idx * g_opt.src_step,
+			     &src);
 	if (bind(s->fd, (struct sockaddr *)&src, slen) < 0)
 		return -errno;
 	return 0;
@@ -520,6 +525,7 @@ static int parse_args(int argc, char **argv)
 		{"timeout-ms", required_argument, NULL, 'T'},
 		{"loop-seconds", required_argument, NULL, 'L'},
 		{"forbid", required_argument, NULL, 'f'},
+		{"src-step", required_argument, NULL, 'S'},
 		TOOL_OPTS_END,
 	};
 	unsigned long v;
@@ -558,6 +564,11 @@ static int parse_args(int argc, char **argv)
 					     optarg, 1, 86400, &v))
 				return -1;
 			g_opt.loop_seconds = v;
+			break;
+		case 'S':
+			if (tool_parse_ulong("rs_client", "--src-step", optarg,
+					     1, 1ul << 24, &g_opt.src_step))
+				return -1;
 			break;
 		case 'f':
 			if (g_opt.nforbid == MAX_FORBID) {

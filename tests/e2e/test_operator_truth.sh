@@ -1,0 +1,238 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# The control plane as the kernel's truth (issue 19), end to end with real
+# backends and clients:
+#   - an operator weight whose ring would be over the maximum is refused
+#     and changes nothing; a history of weights, reloads and drains ending
+#     in kill -9 leaves pins every later start comes up from, moving nobody;
+#   - a drain, down or weight 0 that would leave the service with no
+#     backend taking new connections is refused unless --force, and a
+#     forced all-out shows in status and the metrics; so does a reload;
+#   - a reload that fails part-way (an injected ENOMEM at each write
+#     site) rolls back: same clients on the same backends, same ring,
+#     reload_failures counts it, and the next reload goes through.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. scripts/netns.sh
+. tests/e2e/lib.sh
+
+e2e_setup opt
+FAULTS=$OUT/faults
+VNODES=4063
+
+# write_conf TTL SEED PREFIX4 [WEIGHT4]
+write_conf() {
+	e2e_conf_global "metrics = 127.0.0.1:9465"
+	cat >>"$CONF" <<CONF
+[service web]
+protocol = tcp
+listen = 198.18.0.10:80
+vnodes = $VNODES
+sticky_ttl = $1
+seed = $2
+prefix4 = $3
+CONF
+	for i in 1 2 3 4; do
+		printf '\n[backend web-%d]\nservice = web\naddress = 127.0.0.1:808%d\ncheck = none\n' \
+			"$i" "$i" >>"$CONF"
+	done
+	if [[ -n ${4:-} ]]; then
+		sed -i "/address = 127.0.0.1:8084/a weight = $4" "$CONF"
+	fi
+}
+
+rs() { build/ringsteer -s "$SOCK" "$@"; }
+rsj() { build/ringsteer -s "$SOCK" -j "$@"; }
+
+start_daemon() {
+	rs_bg_start "$1" rs_in_edge env RINGSTEER_TEST_FAULTS="$FAULTS" \
+		build/ringsteerd -c "$CONF"
+	e2e_wait_for "$(rs_bg_err "$1")" "control socket" 15
+}
+
+# mapping NAME: "SRC BACKEND" of 200 clients, one connection each.
+mapping() {
+	rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
+		--src-base 198.18.1.1 --count 200 --rounds 1 \
+		>"$OUT/$1.raw" 2>/dev/null || true
+	e2e_mapping "$OUT/$1.raw" >"$OUT/$1"
+}
+
+# moved A B: clients on another backend in mapping B than in A (a client
+# missing from either counts).
+moved() {
+	local a b
+	a=$(wc -l <"$OUT/$1")
+	b=$(join "$OUT/$1" "$OUT/$2" | awk '$2 == $3' | wc -l)
+	echo $((a - b + $(e2e_errors "$OUT/$2.raw")))
+}
+
+metric() {
+	rs_in_edge curl -sf http://127.0.0.1:9465/metrics | awk -v m="$1" '$1 == m { print $2 }'
+}
+
+for i in 1 2 3 4; do
+	rs_bg_start "be$i" rs_in_edge build/tools/rs_backend --name "web-$i" \
+		--tcp "127.0.0.1:808$i"
+	rs_bg_wait_ready "be$i"
+done
+write_conf 30 0 32
+start_daemon d1
+mapping m0
+
+echo "# a weight whose ring is over the maximum, then the history of issue 19"
+if out=$(rs backend weight web-1 256 2>&1); then
+	e2e_fail "weight 256 (ring over the maximum) accepted: $out"
+else
+	e2e_check "weight 256 refused, naming the ring size and the maximum" \
+		grep -q "over the maximum 1048576: nothing changed" <<<"$out"
+fi
+e2e_eq "weight 256: web-1's weight unchanged" \
+	"$(rsj backends | jq '.backends[] | select(.name == "web-1") | .weight')" 1
+e2e_eq "weight 256: built points unchanged" \
+	"$(rsj backends | jq '.backends[] | select(.name == "web-1") | .built_points')" $VNODES
+write_conf 0 0 32
+e2e_check "reload sticky_ttl = 0 after the refusal" rs reload
+write_conf 0 8 32
+e2e_check "reload seed = 8" rs reload
+write_conf 0 8 24
+e2e_check "reload prefix4 = 24" rs reload
+e2e_check "weight 200 (fits)" rs backend weight web-1 200
+e2e_check "weight 1 again" rs backend weight web-1 1
+e2e_check "drain web-2" rs backend drain web-2
+mapping m1
+kill -9 "${RS_BG_PID[d1]}"
+start_daemon d2
+e2e_check "start after kill -9 comes up" rs status
+mapping m2
+e2e_eq "the restart moved nobody" "$(moved m1 m2)" 0
+e2e_eq "drain adopted" \
+	"$(rsj backends | jq -r '.backends[] | select(.name == "web-2") | .op')" drain
+# Raise web-1 so that its built points stay far above its weight, make the
+# file's vnodes larger while the daemon is down: the adopted maximum no
+# longer fits, and the start must still come up.
+e2e_check "weight 250" rs backend weight web-1 250
+e2e_check "weight 1" rs backend weight web-1 1
+kill -9 "${RS_BG_PID[d2]}"
+VNODES=4090
+write_conf 0 8 24
+start_daemon d3
+e2e_check "start with an adopted maximum over the ring comes up" rs status
+start_daemon_fails=0
+rs_bg_stop d3
+start_daemon d4 || start_daemon_fails=1
+e2e_eq "and so does the next one" "$start_daemon_fails" 0
+mapping m3
+
+echo "# no silent all-out"
+e2e_check "drain web-1" rs backend drain web-1
+e2e_check "down web-3" rs backend down web-3
+if out=$(rs backend weight web-4 0 2>&1); then
+	e2e_fail "weight 0 on the last backend accepted: $out"
+else
+	e2e_check "weight 0 on the last backend refused, naming the service" \
+		grep -q "would leave service web with no backend that takes new connections" <<<"$out"
+fi
+if out=$(rs backend drain web-4 2>&1); then
+	e2e_fail "drain of the last backend accepted: $out"
+else
+	e2e_check "drain of the last backend refused, saying why of each" \
+		grep -q "(web-1 drained, web-2 drained, web-3 down, web-4 drained)" <<<"$out"
+fi
+e2e_eq "refused: web-4 still UP" \
+	"$(rsj backends | jq -r '.backends[] | select(.name == "web-4") | .state')" UP
+e2e_eq "status: 1 backend taking" "$(rsj status | jq '.services[0].taking')" 1
+e2e_eq "metric: forced all-outs 0" "$(metric ringsteer_forced_all_out_total)" 0
+e2e_check "drain web-4 --force" rs backend drain web-4 --force
+e2e_eq "status: all_out" "$(rsj status | jq '.services[0].all_out')" true
+e2e_eq "status: all_out_forced" "$(rsj status | jq '.services[0].all_out_forced')" true
+e2e_check "status text says ALL OUT" \
+	grep -q "ALL OUT: service web has no backend that takes new connections (forced by the operator)" \
+	<<<"$(rs status)"
+e2e_eq "metric: forced all-outs 1" "$(metric ringsteer_forced_all_out_total)" 1
+e2e_eq "metric: service all out" \
+	"$(metric 'ringsteer_service_all_out{service="web"}')" 1
+e2e_check "forced all-out logged" grep -q "ALL OUT, forced by the operator" "$(rs_bg_err d4)"
+for b in web-1 web-2 web-4; do rs backend undrain "$b" >/dev/null; done
+rs backend up web-3 >/dev/null
+e2e_eq "undrained: no longer all out" "$(rsj status | jq '.services[0].all_out')" false
+mapping m3
+write_conf 0 8 24 0
+sed -i 's/^address = 127.0.0.1:808[1-3]$/&\nweight = 0/' "$CONF"
+if out=$(rs reload 2>&1); then
+	e2e_fail "a reload setting every weight to 0 accepted"
+else
+	e2e_check "a reload setting every weight to 0 refused" \
+		grep -q "service web would have no backend that takes new connections" <<<"$out"
+fi
+e2e_eq "refused reload: web-4's weight unchanged" \
+	"$(rsj backends | jq '.backends[] | select(.name == "web-4") | .weight')" 1
+mapping m4
+e2e_eq "refused reload: nobody moved" "$(moved m3 m4)" 0
+
+echo "# a reload that fails part-way rolls back"
+# The new file changes vnodes, seed, prefix4, sticky_max and a weight:
+# every write site is on its path.
+new_conf() {
+	VNODES=1000
+	write_conf 30 9 32 3
+	sed -i 's/^\[service web\]$/&\nsticky_max = 2000/' "$CONF"
+}
+# The size of the sticky table installed for service id 0.
+sticky_size() {
+	local id
+	# The value is the inner map's id, as little-endian bytes.
+	id=$(bpftool -j map dump pinned "$BPFFS/rs_sticky" |
+		jq '.[] | select(.key == ["0x00","0x00","0x00","0x00"]) | .value |
+			map(ltrimstr("0x") | explode | map(if . > 96 then . - 87 else . - 48 end) | .[0] * 16 + .[1]) |
+			.[0] + .[1] * 256 + .[2] * 65536 + .[3] * 16777216')
+	bpftool -j map show id "$id" | jq .max_entries
+}
+write_conf 30 8 24
+e2e_check "reload sticky_ttl = 30" rs reload
+mapping m4
+gen0=$(rsj status | jq '.services[0].generation')
+pts0=$(rsj status | jq '.services[0].points')
+fails0=$(rsj status | jq '.reload_failures')
+new_conf
+n=0
+for fault in ring:1 rs_backends:1 rs_backends:6 rs_services:1 sticky:1 binds:1 cookies:1; do
+	echo "$fault" >"$FAULTS"
+	if out=$(rs reload 2>&1); then
+		e2e_fail "reload with $fault injected succeeded"
+		VNODES=4090
+		write_conf 30 8 24
+		rs reload >/dev/null
+		new_conf
+		continue
+	fi
+	n=$((n + 1))
+	e2e_check "$fault: refused, rolled back" grep -q "rolled back, nothing changed" <<<"$out"
+	e2e_eq "$fault: vnodes still the old" "$(rsj services | jq '.services[0].vnodes')" 4090
+	e2e_eq "$fault: ring points as before" "$(rsj status | jq '.services[0].points')" "$pts0"
+	e2e_eq "$fault: sticky table as before" "$(sticky_size)" 1048576
+	mapping "mf-$fault"
+	e2e_eq "$fault: nobody moved" "$(moved m4 "mf-$fault")" 0
+	e2e_eq "$fault: lookup agrees with the kernel" \
+		"$(rsj lookup web 198.18.1.7 | jq -r .backend)" \
+		"$(awk '$1 == "198.18.1.7" { print $2 }' "$OUT/mf-$fault")"
+done
+e2e_eq "reload_failures counts each" "$(rsj status | jq '.reload_failures')" $((fails0 + n))
+e2e_eq "metric reload_failures" "$(metric ringsteer_reload_failures_total)" $((fails0 + n))
+rm -f "$FAULTS"
+e2e_check "the same reload without a fault goes through" rs reload
+e2e_eq "vnodes now the new" "$(rsj services | jq '.services[0].vnodes')" 1000
+if [[ $(rsj status | jq '.services[0].generation') != "$gen0" ]]; then
+	e2e_pass "a new ring is in place"
+else
+	e2e_fail "no new ring"
+fi
+mapping m5
+e2e_eq "after it: lookup agrees with the kernel" \
+	"$(rsj lookup web 198.18.1.9 | jq -r .backend)" \
+	"$(awk '$1 == "198.18.1.9" { print $2 }' "$OUT/m5")"
+e2e_eq "no failed connection in any sample" \
+	"$(cat "$OUT"/m*.raw | awk '$3 ~ /^ERR/' | wc -l)" 0
+
+e2e_summary

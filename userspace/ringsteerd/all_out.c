@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+/*
+ * No silent all-out: an operator action (drain, down, weight) or a reload
+ * that would leave a service with no backend able to take a new
+ * connection is refused, naming the service and why each backend cannot,
+ * unless forced; a forced one is logged, and shown in `ringsteer status`
+ * and the metrics while it lasts.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "all_out.h"
+#include "log.h"
+#include "state.h"
+
+/*
+ * Whether backend @i takes new connections: UP (operator up, health up)
+ * with points in use, and, with @need_socket, a socket to hand them to.
+ */
+static bool takes_new(const struct daemon *d, size_t i, bool need_socket)
+{
+	struct rs_backend w;
+
+	daemon_backend_word(d, &d->bes[i], &w);
+	return w.state == RS_BACKEND_UP && w.active_points > 0 &&
+	       (!need_socket || d->bes[i].has_socket);
+}
+
+uint32_t service_takers(const struct daemon *d, size_t svc, bool need_socket)
+{
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		n += d->cfg.backends[i].service == svc &&
+		     takes_new(d, i, need_socket);
+	return n;
+}
+
+/* "web-1 drained, web-2 weight 0, web-3 no socket" for @why. */
+static void why_not(const struct daemon *d, size_t svc, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < d->cfg.n_backends && off < len; i++) {
+		const struct be_rt *be = &d->bes[i];
+		const char *r;
+
+		if (d->cfg.backends[i].service != svc)
+			continue;
+		if (be->op == RS_OP_DRAIN)
+			r = "drained";
+		else if (be->op == RS_OP_DOWN)
+			r = "down";
+		else if (!be->health.up)
+			r = "failing its health check";
+		else if (!be->weight)
+			r = "weight 0";
+		else if (!be->has_socket)
+			r = "no socket";
+		else
+			r = "ok";
+		off += (size_t)snprintf(buf + off, len - off, "%s%s %s",
+					off ? ", " : "",
+					d->cfg.backends[i].name, r);
+	}
+}
+
+int all_out_check(struct daemon *d, size_t svc, uint32_t before, bool force,
+		  const char *action, char *why, size_t whylen)
+{
+	char detail[384];
+
+	if (before == 0 || service_takers(d, svc, true) > 0)
+		return 0;
+	why_not(d, svc, detail, sizeof(detail));
+	if (!force) {
+		snprintf(why, whylen,
+			 "refused: %s would leave service %s with no backend "
+			 "that takes new connections (%s); --force does it "
+			 "anyway",
+			 action, d->cfg.services[svc].name, detail);
+		return -EBUSY;
+	}
+	d->svcs[svc].all_out_forced = true;
+	d->forced_all_out++;
+	rs_warn("service %s: ALL OUT, forced by the operator (%s): no backend "
+		"takes new connections (%s)",
+		d->cfg.services[svc].name, action, detail);
+	return 0;
+}
+
+int reload_all_out(struct daemon *next, struct daemon *cur, bool force,
+		   char *why, size_t whylen)
+{
+	size_t off = 0;
+
+	why[0] = 0;
+	for (size_t s = 0; s < next->cfg.n_services; s++) {
+		int o = daemon_find_service(cur, next->cfg.services[s].name);
+		bool has_backends = false;
+		char detail[384];
+
+		for (size_t i = 0; i < next->cfg.n_backends; i++)
+			has_backends |= next->cfg.backends[i].service == s;
+		/*
+		 * Sockets are left out: a backend new in the file has none
+		 * yet. A service already all-out is not this file's doing.
+		 */
+		if (!has_backends || service_takers(next, s, false) > 0 ||
+		    (o >= 0 && service_takers(cur, (size_t)o, false) == 0))
+			continue;
+		why_not(next, s, detail, sizeof(detail));
+		if (force) {
+			next->svcs[s].all_out_forced = true;
+			cur->forced_all_out++;
+			rs_warn("service %s: ALL OUT, forced by the operator "
+				"(reload --force): no backend takes new "
+				"connections (%s)",
+				next->cfg.services[s].name, detail);
+			continue;
+		}
+		if (off < whylen)
+			off += (size_t)snprintf(
+				why + off, whylen - off,
+				"%sservice %s would have no backend that takes "
+				"new connections (%s)",
+				off ? "; " : "", next->cfg.services[s].name,
+				detail);
+	}
+	if (!why[0])
+		return 0;
+	if (off < whylen)
+		snprintf(why + off, whylen - off,
+			 "; refused, nothing changed (`ringsteer reload "
+			 "--force` does it anyway)");
+	return -EBUSY;
+}
+
+bool service_all_out(const struct daemon *d, size_t svc)
+{
+	bool has_backends = false;
+
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		has_backends |= d->cfg.backends[i].service == svc;
+	return has_backends && service_takers(d, svc, true) == 0;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* No silent all-out (all_out.c). */
+#ifndef RS_ALL_OUT_H
+#define RS_ALL_OUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct daemon;
+
+/* Backends of service @svc (index in cfg) that take new connections. */
+uint32_t service_takers(const struct daemon *d, size_t svc, bool need_socket);
+/* A service with backends none of which takes new connections now. */
+bool service_all_out(const struct daemon *d, size_t svc);
+/*
+ * After an operator's @action on service @svc, which had @before takers:
+ * 0 when some backend still takes new connections (or none did before),
+ * or when @force (then logged and counted); else -EBUSY with @why.
+ */
+int all_out_check(struct daemon *d, size_t svc, uint32_t before, bool force,
+		  const char *action, char *why, size_t whylen);
+/*
+ * A reload from @cur to @next (runtime state carried): -EBUSY with @why
+ * naming each service the file would leave all-out, unless @force.
+ */
+int reload_all_out(struct daemon *next, struct daemon *cur, bool force,
+		   char *why, size_t whylen);
+
+#endif /* RS_ALL_OUT_H */
