@@ -47,13 +47,13 @@ static __always_inline void build_key(struct bpf_sk_lookup *ctx, __u32 svc_id,
 	if (h->key_policy == RS_KEY_SRC_IP_PORT)
 		key->port = bpf_ntohs(ctx->remote_port);
 	if (ctx->family == RS_AF_INET) {
-		w[0] = ctx->remote_ip4 & prefix_mask32(h->prefix4);
+		w[0] = ctx->remote_ip4 & rs_prefix_mask32(h->prefix4);
 		return;
 	}
-	w[0] = ctx->remote_ip6[0] & prefix_mask32(h->prefix6);
-	w[1] = ctx->remote_ip6[1] & prefix_mask32(h->prefix6 - 32);
-	w[2] = ctx->remote_ip6[2] & prefix_mask32(h->prefix6 - 64);
-	w[3] = ctx->remote_ip6[3] & prefix_mask32(h->prefix6 - 96);
+	w[0] = ctx->remote_ip6[0] & rs_prefix_mask32(h->prefix6);
+	w[1] = ctx->remote_ip6[1] & rs_prefix_mask32(h->prefix6 - 32);
+	w[2] = ctx->remote_ip6[2] & rs_prefix_mask32(h->prefix6 - 64);
+	w[3] = ctx->remote_ip6[3] & rs_prefix_mask32(h->prefix6 - 96);
 }
 
 /* Points of a ring whose header checks out, else 0. */
@@ -224,21 +224,16 @@ static __attribute__((noinline)) int steer_sticky(
 	if (!svc || !e)
 		return -1;
 	now = bpf_ktime_get_ns();
-	if (now - e->last_seen_ns > (__u64)svc->sticky_ttl * 1000000000ull)
+	if (!rs_sticky_live(e->last_seen_ns, now, svc->sticky_ttl))
 		return -1;
 	b = e->backend;
 	be = bpf_map_lookup_elem(&rs_backends, &b);
 	if (!be || be->service != svc_id)
 		return -1;
 	io->named = b;
-	if (be->state != RS_BACKEND_UP && be->state != RS_BACKEND_DRAIN)
+	if (!rs_sticky_state_honours(be->state))
 		return -1;
-	/*
-	 * A UDP entry is the flow itself (the load a UDP backend carries is
-	 * its live entries): a flow never moves, so only a TCP client, whose
-	 * entry outlives its connections, spills for load.
-	 */
-	if (be->state == RS_BACKEND_UP && ctx->protocol == IPPROTO_TCP &&
+	if (rs_sticky_bound_applies(be->state, ctx->protocol) &&
 	    walk_at_bound(b, be)) {
 		io->over = 1;
 		count_load_spill(b);
@@ -246,12 +241,7 @@ static __attribute__((noinline)) int steer_sticky(
 	}
 	if (try_assign(ctx, b, sst))
 		return -1;
-	/*
-	 * Sliding timeout, refreshed at 1/16 of the TTL's resolution: most
-	 * hits of a busy client then read the entry without writing it.
-	 */
-	if (now - e->last_seen_ns >
-	    (__u64)svc->sticky_ttl * (1000000000ull / 16))
+	if (rs_sticky_refresh_due(e->last_seen_ns, now, svc->sticky_ttl))
 		e->last_seen_ns = now;
 	bst = bpf_map_lookup_elem(&rs_backend_stats, &b);
 	if (bst) {
@@ -482,19 +472,15 @@ static __attribute__((noinline)) int best_consider(struct best_state *w,
 {
 	struct rs_backend *be = bpf_map_lookup_elem(&rs_backends, &b);
 	__u64 bound, load;
-	__s64 active;
 
 	if (!be || ordinal >= be->active_points || be->state != RS_BACKEND_UP)
 		return 0;
 	bound = rs_load_bound(be, w->svc_active);
 	if (bound == RS_LOAD_UNBOUNDED || !has_socket(w->ctx, b))
 		return 0;
-	active = backend_load(b);
-	load = active < 0 ? 0 : (__u64)active;
-	if (load > RS_LOAD_CLAMP)
-		load = RS_LOAD_CLAMP;
+	load = rs_load_clamped(backend_load(b));
 	/* best_bound starts at 0: the first candidate always wins. */
-	if (load * w->best_bound < w->best_load * bound) {
+	if (rs_bound_better(load, bound, w->best_load, w->best_bound)) {
 		w->best = b;
 		w->best_load = load;
 		w->best_bound = bound;

@@ -71,8 +71,7 @@ static __always_inline void sticky_commit(const struct rs_handoff *h)
 	cur = bpf_map_lookup_elem(sticky, &h->key);
 	/* Same refresh granularity as a sticky hit in steer_lookup. */
 	if (cur && cur->backend == b &&
-	    now - cur->last_seen_ns <=
-		    (__u64)svc->sticky_ttl * (1000000000ull / 16))
+	    !rs_sticky_refresh_due(cur->last_seen_ns, now, svc->sticky_ttl))
 		return;
 	e.last_seen_ns = now;
 	bpf_map_update_elem(sticky, &h->key, &e, BPF_ANY);

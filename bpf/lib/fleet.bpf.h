@@ -214,13 +214,13 @@ static __always_inline int fleet_key(__u32 svc_id, const struct fleet_pkt *p,
 	if (svc->key_policy == RS_KEY_SRC_IP_PORT)
 		key->port = p->sport;
 	if (p->family == RS_AF_INET) {
-		w[0] = p->saddr.w[3] & prefix_mask32(svc->prefix4);
+		w[0] = p->saddr.w[3] & rs_prefix_mask32(svc->prefix4);
 		return 0;
 	}
-	w[0] = p->saddr.w[0] & prefix_mask32(svc->prefix6);
-	w[1] = p->saddr.w[1] & prefix_mask32(svc->prefix6 - 32);
-	w[2] = p->saddr.w[2] & prefix_mask32(svc->prefix6 - 64);
-	w[3] = p->saddr.w[3] & prefix_mask32(svc->prefix6 - 96);
+	w[0] = p->saddr.w[0] & rs_prefix_mask32(svc->prefix6);
+	w[1] = p->saddr.w[1] & rs_prefix_mask32(svc->prefix6 - 32);
+	w[2] = p->saddr.w[2] & rs_prefix_mask32(svc->prefix6 - 64);
+	w[3] = p->saddr.w[3] & rs_prefix_mask32(svc->prefix6 - 96);
 	return 0;
 }
 
@@ -246,9 +246,8 @@ static __always_inline int fleet_owner(void *t, __u32 base, __u32 svc_id,
 	s = bpf_map_lookup_elem(t, &slot);
 	if (!s || !s->service.owners)
 		return -1;
-	b = rs_xxh64_key(key, s->service.seed) >> (64 - RS_FLEET_BUCKET_BITS);
-	slot = base + RS_FLEET_SLOT_ROWS + svc_id * RS_FLEET_ROWS +
-	       b / RS_FLEET_ROW_OWNERS;
+	b = rs_fleet_bucket(rs_xxh64_key(key, s->service.seed));
+	slot = base + rs_fleet_row_slot(svc_id, b);
 	s = bpf_map_lookup_elem(t, &slot);
 	if (!s)
 		return -1;

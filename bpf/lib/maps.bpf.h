@@ -9,6 +9,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <ringsteer/abi.h>
+#include <ringsteer/rules.h>
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -17,14 +17,4 @@
 #define IP_MF	  0x2000
 #define IP_OFFSET 0x1fff
 
-/* The first @bits bits of an IPv4 word in network order. */
-static __always_inline __u32 prefix_mask32(int bits)
-{
-	if (bits <= 0)
-		return 0;
-	if (bits >= 32)
-		return 0xffffffffu;
-	return bpf_htonl(0xffffffffu << (32 - bits));
-}
-
 #endif /* RS_NET_BPF_H */

@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "replica.h"
 #include "bpf_fixture.h"
 #include "dataplane.h"
 #include "hash.h"
@@ -58,11 +59,8 @@ static int replica_choice(const struct rs_ring *ring, uint32_t src)
 	struct rs_ring_view view = {.backends = fx.backends,
 				    .has_socket = fx.has_socket,
 				    .nbackends = NBACKENDS};
-	struct rs_ring_choice c;
 
-	if (ring_lookup(ring, &view, client_hash(src), &c, NULL))
-		return -1;
-	return (int)c.backend;
+	return replica_backend4(ring, &fx.service, &view, src, NULL);
 }
 
 /* Kernel vs replica for client @src on @ring; counts a mismatch. */

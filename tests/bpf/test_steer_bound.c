@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "replica.h"
 #include "bpf_fixture.h"
 #include "dataplane.h"
 #include "hash.h"
@@ -77,15 +78,8 @@ static int replica_choice(uint32_t src, struct rs_ring_choice *c)
 				    .nbackends = NBACKENDS,
 				    .load = load,
 				    .service_active = service_active};
-	struct rs_affinity_key key;
-	uint8_t addr[16] = {0};
 
-	memcpy(addr, &src, sizeof(src));
-	rs_affinity_key_build(&key, &fx.service, AF_INET, addr, 0);
-	if (ring_lookup(&fx.ring, &view, rs_hash_key(&key, fx.service.seed), c,
-			NULL))
-		return -1;
-	return (int)c->backend;
+	return replica_backend4(&fx.ring, &fx.service, &view, src, c);
 }
 
 static void test_formula(void)

@@ -25,6 +25,7 @@
 #include <bpf/libbpf.h>
 #include <linux/pkt_cls.h>
 
+#include "replica.h"
 #include "bpf_fixture.h"
 #include "fleet_cids.h"
 #include "fleet_table.h"
@@ -247,13 +248,10 @@ static struct rs_fleet_stats stats(void)
 static int replica_owner_of(uint32_t saddr, uint64_t seed, const uint8_t *o)
 {
 	struct rs_service svc = {.prefix4 = 32, .prefix6 = 64};
-	struct rs_affinity_key key;
-	uint8_t a[16] = {0}, m;
+	uint8_t a[16] = {0};
 
 	memcpy(a, &saddr, 4);
-	rs_fleet_key_build(&key, &svc, AF_INET, a, 0);
-	m = o[rs_fleet_bucket(rs_hash_key(&key, seed))];
-	return m == RS_FLEET_NO_OWNER ? -1 : m - 1;
+	return replica_fleet_owner(&svc, seed, o, AF_INET, a);
 }
 
 /* The same for service web. */
@@ -266,13 +264,10 @@ static int replica_owner(uint32_t saddr)
 static int replica_owner6(const char *saddr)
 {
 	struct rs_service svc = {.prefix4 = 32, .prefix6 = 64};
-	struct rs_affinity_key key;
-	uint8_t a[16], o;
+	uint8_t a[16];
 
 	ip6(saddr, a);
-	rs_fleet_key_build(&key, &svc, AF_INET6, a, 0);
-	o = owners[rs_fleet_bucket(rs_hash_key(&key, fleet_seed))];
-	return o == RS_FLEET_NO_OWNER ? -1 : o - 1;
+	return replica_fleet_owner(&svc, fleet_seed, owners, AF_INET6, a);
 }
 
 static int install_table(void)

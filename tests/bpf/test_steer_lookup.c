@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "replica.h"
 #include "bpf_fixture.h"
 #include "dataplane.h"
 #include "hash.h"
@@ -163,16 +164,10 @@ static int expected_backend(const struct rs_service *svc, int family,
 	struct rs_ring_view view = {.backends = backends,
 				    .has_socket = has_socket,
 				    .nbackends = NBACKENDS};
-	struct rs_affinity_key key;
-	struct rs_ring_choice c;
 	uint8_t addr[16] = {0};
 
 	inet_pton(family, src, addr);
-	rs_affinity_key_build(&key, svc, family, addr, 0);
-	if (ring_lookup(&ring_web, &view, rs_hash_key(&key, svc->seed), &c,
-			NULL))
-		return -1;
-	return (int)c.backend;
+	return replica_backend(&ring_web, svc, &view, family, addr, 0, NULL);
 }
 
 static int backend_of_cookie(uint64_t cookie)

@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "replica.h"
 #include "bpf_fixture.h"
 #include "dataplane.h"
 #include "hash.h"
@@ -53,16 +54,8 @@ static int replica_choice(const struct rs_ring *ring, uint32_t src)
 	struct rs_ring_view view = {.backends = fx.backends,
 				    .has_socket = fx.has_socket,
 				    .nbackends = NBACKENDS};
-	struct rs_affinity_key key;
-	struct rs_ring_choice c;
-	uint8_t addr[16] = {0};
 
-	memcpy(addr, &src, sizeof(src));
-	rs_affinity_key_build(&key, &fx.service, AF_INET, addr, 0);
-	if (ring_lookup(ring, &view, rs_hash_key(&key, fx.service.seed), &c,
-			NULL))
-		return -1;
-	return (int)c.backend;
+	return replica_backend4(ring, &fx.service, &view, src, NULL);
 }
 
 static bool any_usable(void)

@@ -14,6 +14,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <ringsteer/rules.h>
+
+#include "addr.h"
 #include "hash.h"
 #include "test_hash_probe.skel.h"
 
@@ -84,6 +87,30 @@ static void test_vnode_pos_uses_name_not_index(void)
 			    rs_vnode_pos("cache-a", 3, 6));
 }
 
+/*
+ * The key's mask (rs_prefix_mask32(), the rule both sides use) keeps
+ * exactly the prefix's bits, as the byte-wise mask of listens does, for
+ * every prefix length of both families.
+ */
+static void test_prefix_mask32_every_length(void)
+{
+	uint8_t ones[16], want[16], got[16];
+	uint32_t w[4];
+
+	memset(ones, 0xff, sizeof(ones));
+	for (int prefix = 0; prefix <= 128; prefix++) {
+		memcpy(want, ones, sizeof(want));
+		CU_ASSERT_EQUAL(rs_addr_mask(AF_INET6, want, prefix), 0);
+		for (int i = 0; i < 4; i++)
+			w[i] = 0xffffffffu & rs_prefix_mask32(prefix - 32 * i);
+		memcpy(got, w, sizeof(got));
+		CU_ASSERT_EQUAL(memcmp(got, want, sizeof(got)), 0);
+	}
+	CU_ASSERT_EQUAL(rs_prefix_mask32(-5), 0);
+	CU_ASSERT_EQUAL(rs_prefix_mask32(40), 0xffffffffu);
+	CU_ASSERT_EQUAL(rs_prefix_mask32(24), htonl(0xffffff00u));
+}
+
 static void test_key_masks_v4_prefix(void)
 {
 	struct rs_service svc = {.id = 3, .prefix4 = 24, .prefix6 = 64};
@@ -138,6 +165,8 @@ int main(void)
 	CU_add_test(s, "vnode position hashes name#i",
 		    test_vnode_pos_uses_name_not_index);
 	CU_add_test(s, "key masks IPv4 to prefix4", test_key_masks_v4_prefix);
+	CU_add_test(s, "rs_prefix_mask32 == byte-wise mask, prefixes 0..128",
+		    test_prefix_mask32_every_length);
 	CU_add_test(s, "key masks IPv6 to prefix6, keeps port",
 		    test_key_masks_v6_prefix_and_port);
 	CU_basic_set_mode(CU_BRM_VERBOSE);

@@ -25,6 +25,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <ringsteer/rules.h>
+
 #include "config_checks.h"
 #include "ring.h"
 
@@ -168,8 +170,8 @@ uint64_t cfg_service_points(const struct cfg_entries *e, size_t svc)
 
 	for (size_t j = 0; j < e->n_bes; j++)
 		if (e->bes[j].resolved && e->bes[j].conf.service == svc)
-			points += (uint64_t)e->bes[j].conf.weight *
-				  e->svcs[svc].conf.vnodes;
+			points += rs_backend_points(e->bes[j].conf.weight,
+						    e->svcs[svc].conf.vnodes);
 	return points;
 }
 

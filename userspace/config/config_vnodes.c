@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ringsteer/rules.h>
+
 #include "config.h"
 #include "ring.h"
 #include "ring_stats.h"
@@ -29,10 +31,12 @@ static int build_at(const struct rs_config *cfg, size_t s, uint32_t vnodes,
 
 		if (bc->service != s || bc->weight == 0)
 			continue;
-		m[n++] = (struct rs_ring_member){bc->name, (uint32_t)b,
-						 bc->weight * vnodes};
+		m[n++] = (struct rs_ring_member){
+			bc->name, (uint32_t)b,
+			(uint32_t)rs_backend_points(bc->weight, vnodes)};
 		words[b].state = RS_BACKEND_UP;
-		words[b].active_points = bc->weight * vnodes;
+		words[b].active_points =
+			(uint32_t)rs_backend_points(bc->weight, vnodes);
 	}
 	err = n ? ring_build(m, n, cfg->services[s].seed, ring) : -1;
 	free(m);
@@ -81,10 +85,12 @@ bool rs_config_legacy_ring(const struct rs_config *cfg, size_t s,
 
 			if (strncmp(w->name, bc->name, sizeof(w->name)))
 				continue;
-			if (w->max_points == bc->weight * sc->vnodes)
+			if (w->max_points ==
+			    rs_backend_points(bc->weight, sc->vnodes))
 				return false;
 			legacy |=
-				w->max_points == bc->weight * RS_LEGACY_VNODES;
+				w->max_points ==
+				rs_backend_points(bc->weight, RS_LEGACY_VNODES);
 		}
 	}
 	return legacy;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include <ringsteer/abi.h>
+#include <ringsteer/rules.h>
 
 /* Points per member on the owner ring the buckets are cut from. */
 #define RS_FLEET_VNODES 256
@@ -57,11 +58,7 @@ void rs_fleet_key_build(struct rs_affinity_key *key,
 			const struct rs_service *svc, int family,
 			const uint8_t addr[16], uint16_t port);
 
-/* Bucket of a fleet key hash. */
-static inline uint32_t rs_fleet_bucket(uint64_t hash)
-{
-	return (uint32_t)(hash >> (64 - RS_FLEET_BUCKET_BITS));
-}
+/* rs_fleet_bucket(): include/ringsteer/rules.h, as the BPF side has it. */
 
 /* Whether member @m may own keys of @service: not drained, capacity > 0. */
 bool rs_fleet_eligible(const struct rs_fleet_member_info *m,

@@ -4,7 +4,8 @@
 #include <sys/socket.h>
 #include <xxhash.h>
 
-#include "addr.h"
+#include <ringsteer/rules.h>
+
 #include "hash.h"
 
 uint64_t rs_hash_key(const struct rs_affinity_key *key, uint64_t seed)
@@ -29,12 +30,21 @@ void rs_affinity_key_build(struct rs_affinity_key *key,
 			   const struct rs_service *svc, uint8_t family,
 			   const uint8_t addr[16], uint16_t port)
 {
+	uint32_t w[4];
+
 	memset(key, 0, sizeof(*key));
 	key->service = svc->id;
 	key->family = family;
 	if (svc->key_policy == RS_KEY_SRC_IP_PORT)
 		key->port = port;
-	memcpy(key->addr, addr, family == AF_INET ? 4 : 16);
-	rs_addr_mask(family, key->addr,
-		     family == AF_INET ? svc->prefix4 : svc->prefix6);
+	/* The words build_key() in bpf/steer_lookup.bpf.c masks. */
+	memcpy(w, addr, sizeof(w));
+	if (family == AF_INET) {
+		w[0] &= rs_prefix_mask32(svc->prefix4);
+		w[1] = w[2] = w[3] = 0;
+	} else {
+		for (int i = 0; i < 4; i++)
+			w[i] &= rs_prefix_mask32((int)svc->prefix6 - 32 * i);
+	}
+	memcpy(key->addr, w, sizeof(w));
 }

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ringsteer/rules.h>
+
 #include "hash.h"
 #include "ring.h"
 
@@ -173,12 +175,13 @@ static void bound_consider(struct bound_best *best,
 {
 	uint64_t bound = rs_load_bound(&view->backends[b],
 				       view->service_active),
-		 load = view->load[b] > RS_LOAD_CLAMP ? RS_LOAD_CLAMP
-						      : (uint64_t)view->load[b];
+		 load = rs_load_clamped(view->load[b]);
 
 	if (view->has_socket && !view->has_socket[b])
 		return;
-	if (best->backend == RS_NONE || load * best->bound < best->load * bound)
+	/* best_consider() in bpf/steer_lookup.bpf.c. */
+	if (best->backend == RS_NONE ||
+	    rs_bound_better(load, bound, best->load, best->bound))
 		*best = (struct bound_best){b, load, bound};
 }
 

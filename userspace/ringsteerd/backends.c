@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ringsteer/rules.h>
+
 #include "config_diff.h"
 #include "all_out.h"
 #include "log.h"
@@ -57,7 +59,9 @@ uint32_t backend_full_points(const struct daemon *d, const struct be_rt *be)
 {
 	const struct rs_backend_conf *bc = &d->cfg.backends[be->idx];
 
-	return be->weight * d->cfg.services[bc->service].vnodes;
+	/* At most RS_MAX_WEIGHT x the largest vnodes: 32 bits. */
+	return (uint32_t)rs_backend_points(be->weight,
+					   d->cfg.services[bc->service].vnodes);
 }
 
 /*

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <ringsteer/rules.h>
+
 #include "control_cmds_internal.h"
 #include "fleet.h"
 #include "hash.h"
@@ -279,6 +281,16 @@ static json_t *lookup_reply(struct daemon *d, json_t *req)
 		port = (uint16_t)json_integer_value(jport);
 	}
 	rs_service_from_conf(&d->cfg, (size_t)s, d->svcs[s].id, &svc);
+	/*
+	 * The key as the kernel builds it: from the installed ring's header
+	 * (key policy, prefixes, seed), which is what steer_lookup reads.
+	 */
+	if (d->svcs[s].generation) {
+		svc.seed = d->svcs[s].ring.seed;
+		svc.key_policy = d->svcs[s].ring.key_policy;
+		svc.prefix4 = d->svcs[s].ring.prefix4;
+		svc.prefix6 = d->svcs[s].ring.prefix6;
+	}
 	rs_affinity_key_build(&key, &svc, (uint8_t)family, addr, port);
 	hash = rs_hash_key(&key, svc.seed);
 	hex64(hbuf, sizeof(hbuf), hash);
@@ -441,7 +453,8 @@ json_t *cmd_sim(struct daemon *d, json_t *req)
 		if ((int)i == b && !strcmp(action, "remove"))
 			continue;
 		if ((int)i == b)
-			pts = weight * d->cfg.services[s].vnodes;
+			pts = (uint32_t)rs_backend_points(
+				weight, d->cfg.services[s].vnodes);
 		w_then[be->id].active_points = pts;
 		w_then[be->id].max_points = pts;
 		m[n].name = d->cfg.backends[i].name;
@@ -474,7 +487,8 @@ json_t *cmd_sim(struct daemon *d, json_t *req)
 		}
 		m[n].name = name;
 		m[n].backend = new_id;
-		m[n].points = weight * d->cfg.services[s].vnodes;
+		m[n].points = (uint32_t)rs_backend_points(
+			weight, d->cfg.services[s].vnodes);
 		w_then[new_id].state = RS_BACKEND_UP;
 		w_then[new_id].active_points = m[n].points;
 		has_then[new_id] = true;

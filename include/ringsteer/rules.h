@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Rules the BPF programs and userspace both apply, each once, as an inline
+ * both sides compile (like rs_load_bound() in abi.h): the kernel decides
+ * with them, and the daemon's replica (`ringsteer lookup`, sim, the ring
+ * choice, the fleet table) predicts with the very same code, so the two
+ * cannot drift apart. Nothing here reads a map: callers pass values.
+ */
+#ifndef RINGSTEER_RULES_H
+#define RINGSTEER_RULES_H
+
+#include <ringsteer/abi.h>
+
+#define RS_NS_PER_S 1000000000ull
+
+/* ---- the sticky rule ---- */
+
+/*
+ * A sticky entry stamped @last_seen_ns is live at @now_ns (both
+ * bpf_ktime_get_ns(), CLOCK_MONOTONIC) under a TTL of @ttl_s seconds.
+ * Unsigned on purpose: an entry stamped after @now_ns (another CPU's
+ * clock read a moment later) counts as stale, never as live forever.
+ */
+static inline int rs_sticky_live(__u64 last_seen_ns, __u64 now_ns, __u32 ttl_s)
+{
+	return now_ns - last_seen_ns <= (__u64)ttl_s * RS_NS_PER_S;
+}
+
+/*
+ * Sliding timeout, refreshed at 1/16 of the TTL: most hits of a busy
+ * client read the entry without writing it, and an entry is never older
+ * than 1/16 TTL more than its client's last connection.
+ */
+static inline int rs_sticky_refresh_due(__u64 last_seen_ns, __u64 now_ns,
+					__u32 ttl_s)
+{
+	return now_ns - last_seen_ns > (__u64)ttl_s * (RS_NS_PER_S / 16);
+}
+
+/*
+ * Backend states that honour a live entry: UP and DRAIN (a draining
+ * backend keeps its clients). DOWN honours nothing.
+ */
+static inline int rs_sticky_state_honours(__u32 state)
+{
+	return state == RS_BACKEND_UP || state == RS_BACKEND_DRAIN;
+}
+
+/*
+ * Whether the load bound applies to a live entry: then an entry whose
+ * backend is at its bound is passed over (the client spills for load).
+ * Only for a TCP client (@protocol 6), whose entry outlives its
+ * connections: a UDP entry is the flow itself (the load a UDP backend
+ * carries is its live entries), and a flow never moves. Only at an UP
+ * backend: a DRAIN one takes no new clients, so its load only falls.
+ */
+static inline int rs_sticky_bound_applies(__u32 state, __u8 protocol)
+{
+	return state == RS_BACKEND_UP && protocol == 6;
+}
+
+/*
+ * What a key-policy change (key, prefix4, prefix6, seed: all carried by
+ * the ring header) does to old entries: nothing is rewritten. The key is
+ * the client address masked by the policy in force, so an entry written
+ * under another policy is found only by a client whose key has the very
+ * same bytes (a /24 network address and the /32 client that is that
+ * address): the same group of clients it was written for, still sent to
+ * the backend it had. Everything else lapses within the TTL, unread.
+ * Userspace and BPF mask the key's address with the same words
+ * (rs_prefix_mask32()), from the same header fields.
+ */
+
+/*
+ * The mask of the first @bits bits of a 32-bit word of an address, in
+ * network order: an address word & this keeps the prefix. Negative and
+ * zero @bits give 0, 32 and more all ones, so the words of an IPv6
+ * address take rs_prefix_mask32(prefix6 - 32 * i).
+ */
+static inline __u32 rs_prefix_mask32(int bits)
+{
+	__u32 m;
+
+	if (bits <= 0)
+		return 0;
+	if (bits >= 32)
+		return 0xffffffffu;
+	m = 0xffffffffu << (32 - bits);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	m = __builtin_bswap32(m);
+#endif
+	return m;
+}
+
+/* ---- ring points ---- */
+
+/* Points a backend of weight @weight has in a ring of @vnodes per weight. */
+static inline __u64 rs_backend_points(__u32 weight, __u32 vnodes)
+{
+	return (__u64)weight * vnodes;
+}
+
+/* ---- every candidate at its bound ---- */
+
+/*
+ * When every backend the walk met is at its bound, the connection goes to
+ * the one least loaded relative to its bound. A gauge below zero (a
+ * close counted before its open) counts as 0, above RS_LOAD_CLAMP as that.
+ */
+static inline __u64 rs_load_clamped(__s64 active)
+{
+	return active < 0		? 0
+	       : active > RS_LOAD_CLAMP ? (__u64)RS_LOAD_CLAMP
+					: (__u64)active;
+}
+
+/*
+ * Whether a candidate with @load against @bound beats the best so far
+ * (@best_load, @best_bound): load / bound < best_load / best_bound,
+ * compared without division. The first candidate (best_bound 0, any
+ * best_load above 0) always wins; a tie keeps the earlier one, the one
+ * nearer clockwise.
+ */
+static inline int rs_bound_better(__u64 load, __u64 bound, __u64 best_load,
+				  __u64 best_bound)
+{
+	return load * best_bound < best_load * bound;
+}
+
+/* ---- the fleet owner ---- */
+
+/*
+ * Bucket of a fleet key's hash (XXH64 of the affinity key with the
+ * service's fleet seed): its top RS_FLEET_BUCKET_BITS. The table names
+ * the owner of each bucket.
+ */
+static inline __u32 rs_fleet_bucket(__u64 hash)
+{
+	return (__u32)(hash >> (64 - RS_FLEET_BUCKET_BITS));
+}
+
+/* Slot of bucket @b's owner byte among the rows of service @svc_id. */
+static inline __u32 rs_fleet_row_slot(__u32 svc_id, __u32 b)
+{
+	return RS_FLEET_SLOT_ROWS + svc_id * RS_FLEET_ROWS +
+	       b / RS_FLEET_ROW_OWNERS;
+}
+
+#endif /* RINGSTEER_RULES_H */
