@@ -123,6 +123,28 @@ start_daemon_fails=0
 rs_bg_stop d3
 start_daemon d4 || start_daemon_fails=1
 e2e_eq "and so does the next one" "$start_daemon_fails" 0
+
+echo "# a restart in the middle of a slow start resumes it"
+sed -i '/address = 127.0.0.1:8083/a slow_start = 60m' "$CONF"
+e2e_check "reload: web-3 slow_start = 60m" rs reload
+e2e_check "down web-3" rs backend down web-3
+e2e_check "up web-3: its ramp begins" rs backend up web-3
+active3() { rsj backends | jq '.backends[] | select(.name == "web-3") | .active_points'; }
+a_before=$(active3)
+mapping ms1
+kill -9 "${RS_BG_PID[d4]}"
+start_daemon d5
+e2e_check "restart logs the resumed ramp" grep -q "backend web-3: slow start resumed" "$(rs_bg_err d5)"
+a_after=$(active3)
+if ((a_after >= a_before && a_after <= a_before + 8)); then
+	e2e_pass "web-3's active points carry on from $a_before ($a_after)"
+else
+	e2e_fail "web-3's active points: $a_before before the restart, $a_after after"
+fi
+mapping ms2
+e2e_eq "the restart mid-ramp moved nobody" "$(moved ms1 ms2)" 0
+sed -i '/^slow_start = 60m$/d' "$CONF"
+e2e_check "reload without slow_start" rs reload
 mapping m3
 
 echo "# no silent all-out"
@@ -153,7 +175,7 @@ e2e_check "status text says ALL OUT" \
 e2e_eq "metric: forced all-outs 1" "$(metric ringsteer_forced_all_out_total)" 1
 e2e_eq "metric: service all out" \
 	"$(metric 'ringsteer_service_all_out{service="web"}')" 1
-e2e_check "forced all-out logged" grep -q "ALL OUT, forced by the operator" "$(rs_bg_err d4)"
+e2e_check "forced all-out logged" grep -q "ALL OUT, forced by the operator" "$(rs_bg_err d5)"
 for b in web-1 web-2 web-4; do rs backend undrain "$b" >/dev/null; done
 rs backend up web-3 >/dev/null
 e2e_eq "undrained: no longer all out" "$(rsj status | jq '.services[0].all_out')" false

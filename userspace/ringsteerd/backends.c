@@ -349,6 +349,31 @@ static void drop_weight_overrides(struct daemon *d, size_t svc,
 }
 
 /*
+ * A backend the previous daemon was ramping up (slow start after a
+ * recovery or an operator up): the ramp goes on from where the pinned
+ * word has it instead of jumping to full weight, which would move the
+ * clients of the points not yet in use. The ramp's start is set back so
+ * that its next step gives the same active points.
+ */
+static void resume_slow_start(struct daemon *d, struct be_rt *be,
+			      const struct rs_backend *old)
+{
+	uint32_t window = d->cfg.backends[be->idx].health.slow_start_ms;
+	uint32_t full = backend_full_points(d, be);
+	double frac;
+
+	if (!window || old->state != RS_BACKEND_UP || !be->health.up ||
+	    be->op != RS_OP_UP || !full || old->active_points >= full ||
+	    old->active_points == 0)
+		return;
+	/* ceil(full x frac) == active_points (the ramp's own rounding). */
+	frac = (old->active_points - 0.5) / full;
+	be->up_since = ev_now(d->loop) - frac * window / 1000.0;
+	rs_info("backend %s: slow start resumed at %u of %u points",
+		d->cfg.backends[be->idx].name, old->active_points, full);
+}
+
+/*
  * Take over what a previous ringsteerd left (@pinned: the words by id):
  * operator states, health as the data plane shows it (so nothing flaps)
  * and built points.
@@ -381,6 +406,7 @@ void backends_adopt(struct daemon *d, const struct rs_backend *pinned)
 		be->uncounted = old->uncounted;
 		be->pushed = *old;
 		be->pushed_valid = true;
+		resume_slow_start(d, be, old);
 	}
 	for (size_t s = 0; s < d->cfg.n_services; s++)
 		if (service_fit_points(d, s, NULL) == -E2BIG)
