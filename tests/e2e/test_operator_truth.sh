@@ -193,6 +193,33 @@ e2e_eq "refused reload: web-4's weight unchanged" \
 mapping m4
 e2e_eq "refused reload: nobody moved" "$(moved m3 m4)" 0
 
+echo "# an operator weight above the file's survives a reload of vnodes"
+# The file gives web-2..4 weight 0; the operator gives web-3 weight 1 and
+# takes web-1 down: web-3 alone takes new clients. A reload changing
+# vnodes used to build web-3 at the file's weight (no points at all).
+write_conf 0 8 24
+sed -i 's/^address = 127.0.0.1:808[2-4]$/&\nweight = 0/' "$CONF"
+rs reload >/dev/null
+e2e_check "operator weight web-3 1" rs backend weight web-3 1
+e2e_check "down web-1" rs backend down web-1
+VNODES_WAS=$VNODES
+VNODES=300
+write_conf 0 8 24
+sed -i 's/^address = 127.0.0.1:808[2-4]$/&\nweight = 0/' "$CONF"
+e2e_check "reload vnodes = 300" rs reload
+e2e_eq "web-3 keeps the operator's weight" \
+	"$(rsj backends | jq '.backends[] | select(.name == "web-3") | .weight')" 1
+e2e_eq "web-3 has its points" \
+	"$(rsj backends | jq '.backends[] | select(.name == "web-3") | .active_points')" 300
+mapping mv
+e2e_eq "every client reaches web-3" "$(awk '$2 == "web-3"' "$OUT/mv" | wc -l)" 200
+e2e_check "a weight raised after it rebuilds" rs backend weight web-3 2
+VNODES=$VNODES_WAS
+write_conf 0 8 24
+rs backend up web-1 >/dev/null
+rs reload >/dev/null
+for b in web-1 web-2 web-3 web-4; do rs backend weight "$b" 1 >/dev/null; done
+
 echo "# a reload that fails part-way rolls back"
 # The new file changes vnodes, seed, prefix4, sticky_max and a weight:
 # every write site is on its path.

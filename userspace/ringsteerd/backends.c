@@ -455,6 +455,13 @@ void backends_carry(struct daemon *d, struct daemon *old)
 			    d->cfg.services[bc->service].vnodes &&
 		    ob->built_points > be->built_points)
 			be->built_points = ob->built_points;
+		/*
+		 * The points were counted at the file's weight: an operator's
+		 * weight kept above it needs its own (else a vnodes change
+		 * left it with the file's, 0 for a weight 0 in the file).
+		 */
+		if (backend_full_points(d, be) > be->built_points)
+			be->built_points = backend_full_points(d, be);
 	}
 	for (size_t s = 0; s < d->cfg.n_services; s++)
 		if (service_fit_points(d, s, NULL) == -E2BIG)
