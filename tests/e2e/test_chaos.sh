@@ -317,7 +317,7 @@ FAILED_ANY=0
 
 # ---- checks ----
 check() {
-	local what=$1 s got reply want errs
+	local what=$1 s got reply errs
 	T_CHECKS=$((T_CHECKS + 1))
 	load_rotate
 	T_CONNS=$((T_CONNS + LOAD_CONNS))
