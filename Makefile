@@ -71,7 +71,7 @@ TOOLS      := $(patsubst tests/e2e/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/e
 HEADERS    := $(wildcard include/ringsteer/*.h userspace/*/*.h)
 C_SOURCES  := $(shell find bpf include userspace tests scripts bench -name '*.[ch]' 2>/dev/null)
 
-.PHONY: all build deps bpffs test unit bpftest e2e demo demo-fleet bench-fleet lint info clean install help bench \
+.PHONY: all build deps bpffs test unit bpftest e2e chaos demo demo-fleet bench-fleet lint info clean install help bench \
 	vmtest
 
 # `make` installs missing build dependencies first, as `make test` does
@@ -89,6 +89,8 @@ help:
 	@echo "make demo       run the memcached demo in network namespaces (root)"
 	@echo "make demo-fleet three hosts behind an ECMP router, one affinity (root)"
 	@echo "make test       lint + unit + BPF + end-to-end tests (root)"
+	@echo "make chaos      long chaos run: CHAOS_ACTIONS (2000), CHAOS_SEED (random),"
+	@echo "                CHAOS_CHECK_EVERY (5); tests/e2e/test_chaos.sh (root)"
 	@echo "make vmtest     BPF tests and data-plane e2e suites on Debian 12's 6.1 kernel"
 	@echo "                under qemu TCG (root; scripts/vmtest.sh)"
 	@echo "make lint       clang-format check and cppcheck"
@@ -200,6 +202,15 @@ bpftest: $(BPF_TESTS) $(BUILD)/bpf_info $(BPF_OBJS)
 
 e2e: $(BINS) $(TOOLS)
 	@scripts/run-suite.sh e2e $(sort $(wildcard tests/e2e/test_*.sh))
+
+# The chaos suite at length (make e2e runs a short one): random actions
+# under load, CHAOS_SEED to replay one.
+chaos: deps bpffs
+	@$(MAKE) --no-print-directory build
+	@E2E_CHAOS_ACTIONS=$(or $(CHAOS_ACTIONS),2000) \
+		E2E_CHAOS_CHECK_EVERY=$(or $(CHAOS_CHECK_EVERY),5) \
+		$(if $(CHAOS_SEED),E2E_CHAOS_SEED=$(CHAOS_SEED)) \
+		tests/e2e/test_chaos.sh
 
 # Order matters: cheap and local first, namespaces last.
 test: deps bpffs
