@@ -45,10 +45,16 @@ CONF
 rs() { build/ringsteer -s "$SOCK" "$@"; }
 rsj() { build/ringsteer -s "$SOCK" -j "$@"; }
 
+# start_daemon NAME: a start that does not come up fails the suite here,
+# with the daemon's last words.
 start_daemon() {
 	rs_bg_start "$1" rs_in_edge env RINGSTEER_TEST_FAULTS="$FAULTS" \
 		build/ringsteerd -c "$CONF"
-	e2e_wait_for "$(rs_bg_err "$1")" "control socket" 15
+	if ! e2e_wait_for "$(rs_bg_err "$1")" "control socket" 15; then
+		e2e_fail "start $1 did not come up: $(tail -1 "$(rs_bg_err "$1")")"
+		e2e_summary
+		exit 1
+	fi
 }
 
 # mapping NAME: "SRC BACKEND" of 200 clients, one connection each.
@@ -66,6 +72,16 @@ moved() {
 	a=$(wc -l <"$OUT/$1")
 	b=$(join "$OUT/$1" "$OUT/$2" | awk '$2 == $3' | wc -l)
 	echo $((a - b + $(e2e_errors "$OUT/$2.raw")))
+}
+
+# lookup_mismatches NAME: clients of mapping NAME for which `ringsteer
+# lookup` names another backend than their connection reached.
+lookup_mismatches() {
+	local src be n=0
+	while read -r src be; do
+		[[ $(rsj lookup web "$src" | jq -r .backend) == "$be" ]] || n=$((n + 1))
+	done <"$OUT/$1"
+	echo "$n"
 }
 
 metric() {
@@ -98,6 +114,9 @@ write_conf 0 8 32
 e2e_check "reload seed = 8" rs reload
 write_conf 0 8 24
 e2e_check "reload prefix4 = 24" rs reload
+mapping mp24
+e2e_eq "prefix4 = 24: lookup names where each client's connection went" \
+	"$(lookup_mismatches mp24)" 0
 e2e_check "weight 200 (fits)" rs backend weight web-1 200
 e2e_check "weight 1 again" rs backend weight web-1 1
 e2e_check "drain web-2" rs backend drain web-2
@@ -119,10 +138,9 @@ VNODES=4090
 write_conf 0 8 24
 start_daemon d3
 e2e_check "start with an adopted maximum over the ring comes up" rs status
-start_daemon_fails=0
 rs_bg_stop d3
-start_daemon d4 || start_daemon_fails=1
-e2e_eq "and so does the next one" "$start_daemon_fails" 0
+start_daemon d4
+e2e_check "and so does the next one" rs status
 
 echo "# a restart in the middle of a slow start resumes it"
 sed -i '/address = 127.0.0.1:8083/a slow_start = 60m' "$CONF"
