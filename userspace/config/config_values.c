@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "config_keys.h"
+#include "name.h"
 
 void cfg_key_error(const struct cfg_key *k, const char *fmt, ...)
 {
@@ -103,19 +104,7 @@ bool cfg_parse_ranged(const struct cfg_key *k, const char *v, uint64_t min,
 
 bool cfg_valid_name(const char *s)
 {
-	size_t n = strlen(s), i;
-
-	if (n == 0 || n >= RS_NAME_MAX)
-		return false;
-	for (i = 0; i < n; i++) {
-		char c = s[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-		      c == '-'))
-			return false;
-	}
-	return true;
+	return rs_name_ok(s);
 }
 
 #define MAX_DURATION_MS (60u * 60 * 1000)

@@ -19,14 +19,17 @@
 #include <string.h>
 #include <time.h>
 
+#include "addr.h"
 #include "binds.h"
 #include "control.h"
 #include "etcd.h"
 #include "fleet.h"
 #include "fleet_quic.h"
+#include "fleet_record.h"
 #include "fleet_table.h"
 #include "hash.h"
 #include "log.h"
+#include "name.h"
 
 /*
  * An operator's drain or undrain: one etcd call on a thread of its own,
@@ -44,9 +47,28 @@ struct drain_job {
 	char error[600];
 };
 
+/* A record under the prefix that was not believed, and why. */
+struct fleet_rejected {
+	char key[RS_FLEET_PREFIX_MAX + RS_NAME_MAX + 16];
+	char reason[192];
+};
+
+#define FLEET_REJECTED_MAX 64
+
 struct fleet_snap {
 	int64_t revision;
 	struct rs_fleet_member_info *m;
+	size_t n;
+	/* Records not believed (the first FLEET_REJECTED_MAX), and all. */
+	struct fleet_rejected *rejected;
+	size_t n_rejected, rejected_total;
+	size_t left_out; /* valid members the table had no room for */
+	bool truncated;	 /* the prefix held more keys than are read */
+};
+
+/* This host's own listens, for the check that no member claims one. */
+struct fleet_local {
+	struct rs_listen *listens;
 	size_t n;
 };
 
@@ -80,11 +102,14 @@ struct fleet_rt {
 	uint64_t swaps;
 	char *published_local;
 	struct fleet_quic_state quic; /* server ID conflicts of the table */
+	struct fleet_local local;     /* under mu: read by the thread */
+	uint64_t rejected_logged;     /* records logged as rejected */
 };
 
 static void snap_free(struct fleet_snap *s)
 {
 	free(s->m);
+	free(s->rejected);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -112,58 +137,198 @@ static int member_cmp(const void *a, const void *b)
 		      ((const struct rs_fleet_member_info *)b)->name);
 }
 
-/* One PREFIX/members/NAME value into @m; false when it makes no sense. */
-static bool parse_member(const char *name, const char *value,
-			 struct rs_fleet_member_info *m)
+/* Whether @family/@addr is one of this host's service addresses. */
+static bool is_local_listen(const struct fleet_local *l, int family,
+			    const uint8_t *addr)
 {
-	json_t *j = json_loads(value, 0, NULL), *svcs, *v;
-	const char *addr, *addr6, *svc;
+	uint8_t a[16] = {0};
+
+	memcpy(a, addr, family == AF_INET ? 4 : 16);
+	for (size_t i = 0; i < l->n; i++)
+		if (l->listens[i].family == family && l->listens[i].prefixlen &&
+		    rs_addr_in_prefix(family, a, l->listens[i].addr,
+				      l->listens[i].prefixlen))
+			return true;
+	return false;
+}
+
+/*
+ * One PREFIX/members/NAME record into @m. Everything in it is checked
+ * (docs/fleet.md, "What a host believes"): false with @why when any of
+ * it is wrong, so that no half-believed record gets keys.
+ */
+static bool parse_member(const struct rs_fleet_conf *c,
+			 const struct fleet_local *local, const char *name,
+			 const struct rs_etcd_kv *kv,
+			 struct rs_fleet_member_info *m, char *why, size_t len)
+{
+	json_t *j, *svcs, *v;
+	const char *addr, *addr6, *svc, *problem;
+	json_error_t jerr;
 	struct in_addr a;
 	struct in6_addr a6;
 
 	memset(m, 0, sizeof(*m));
-	if (!j)
+	if ((problem = rs_fleet_name_problem(name))) {
+		snprintf(why, len, "%s", problem);
 		return false;
-	addr = json_string_value(json_object_get(j, "address"));
-	if (!addr || inet_pton(AF_INET, addr, &a) != 1 ||
-	    strlen(name) >= sizeof(m->name)) {
+	}
+	/*
+	 * Every member writes its record with its lease, so that it goes
+	 * when the member does: a record without one (written over by
+	 * hand, or by anyone but a member) is no member's.
+	 */
+	if (!kv->lease) {
+		snprintf(why, len, "no lease (not written by a live member)");
+		return false;
+	}
+	if (!kv->value || kv->size > RS_FLEET_RECORD_MAX) {
+		if (kv->size == SIZE_MAX)
+			snprintf(why, len, "value over the read cap");
+		else
+			snprintf(why, len,
+				 "value of %zu bytes, over the %u-byte limit",
+				 kv->size, RS_FLEET_RECORD_MAX);
+		return false;
+	}
+	j = json_loads(kv->value, 0, &jerr);
+	if (!json_is_object(j)) {
+		snprintf(why, len, "not a JSON object: %.100s",
+			 j ? "another JSON value" : jerr.text);
 		json_decref(j);
 		return false;
 	}
 	snprintf(m->name, sizeof(m->name), "%s", name);
+	addr = json_string_value(json_object_get(j, "address"));
+	if (!addr || inet_pton(AF_INET, addr, &a) != 1) {
+		snprintf(why, len, "no IPv4 \"address\"");
+		goto bad;
+	}
 	m->addr = a.s_addr;
-	/* Optional; one that makes no sense is taken as none. */
-	addr6 = json_string_value(json_object_get(j, "address6"));
-	if (addr6 && inet_pton(AF_INET6, addr6, &a6) == 1 &&
-	    !IN6_IS_ADDR_UNSPECIFIED(&a6) && !IN6_IS_ADDR_V4MAPPED(&a6)) {
+	if ((problem = rs_fleet_addr4_problem(a.s_addr))) {
+		snprintf(why, len, "address %s: %s", addr, problem);
+		goto bad;
+	}
+	if (is_local_listen(local, AF_INET, (const uint8_t *)&a.s_addr)) {
+		snprintf(why, len,
+			 "address %s is one of this host's service addresses",
+			 addr);
+		goto bad;
+	}
+	if (a.s_addr == c->addr && strcmp(name, c->name)) {
+		snprintf(why, len, "address %s is this host's (%s)", addr,
+			 c->name);
+		goto bad;
+	}
+	v = json_object_get(j, "address6");
+	addr6 = json_string_value(v);
+	if (v && !json_is_null(v)) {
+		if (!addr6 || inet_pton(AF_INET6, addr6, &a6) != 1) {
+			snprintf(why, len,
+				 "\"address6\" is not an IPv6 address");
+			goto bad;
+		}
+		if ((problem = rs_fleet_addr6_problem(a6.s6_addr))) {
+			snprintf(why, len, "address6 %.60s: %s", addr6,
+				 problem);
+			goto bad;
+		}
+		if (is_local_listen(local, AF_INET6, a6.s6_addr)) {
+			snprintf(why, len,
+				 "address6 %.60s is one of this host's service "
+				 "addresses",
+				 addr6);
+			goto bad;
+		}
 		memcpy(m->addr6, &a6, sizeof(m->addr6));
 		m->has_addr6 = true;
 	}
 	svcs = json_object_get(j, "services");
+	if (svcs && !json_is_object(svcs)) {
+		snprintf(why, len, "\"services\" is not an object");
+		goto bad;
+	}
+	if (json_object_size(svcs) > RS_MAX_SERVICES) {
+		snprintf(why, len, "more than %d services", RS_MAX_SERVICES);
+		goto bad;
+	}
 	json_object_foreach(svcs, svc, v)
 	{
-		json_t *c = json_object_get(v, "capacity");
+		json_t *cap = json_object_get(v, "capacity");
 
-		if (m->n_caps == RS_MAX_SERVICES || strlen(svc) >= RS_NAME_MAX)
-			break;
+		if (!rs_name_ok(svc)) {
+			snprintf(why, len, "service name is not a name");
+			goto bad;
+		}
+		if (cap &&
+		    (!json_is_integer(cap) || json_integer_value(cap) < 0 ||
+		     json_integer_value(cap) > RS_FLEET_CAPACITY_MAX)) {
+			snprintf(why, len,
+				 "capacity of service %s is not 0..%u", svc,
+				 RS_FLEET_CAPACITY_MAX);
+			goto bad;
+		}
 		snprintf(m->caps[m->n_caps].service, RS_NAME_MAX, "%s", svc);
 		fleet_quic_parse(v, m->n_caps, m);
 		m->caps[m->n_caps++].capacity =
-			json_is_integer(c) && json_integer_value(c) > 0
-				? (uint32_t)json_integer_value(c)
-				: 0;
+			cap ? (uint32_t)json_integer_value(cap) : 0;
 	}
 	json_decref(j);
 	return true;
+bad:
+	json_decref(j);
+	return false;
 }
 
-/* The range's keys as a snapshot; false when it cannot be allocated. */
-static bool snap_from_kvs(const struct rs_fleet_conf *c,
-			  const struct rs_etcd_kv *kvs, size_t n, int64_t rev,
-			  struct fleet_snap *out)
+static void reject(struct fleet_snap *s, const char *key, const char *why)
 {
-	char members[RS_FLEET_PREFIX_MAX + 16], drain[RS_FLEET_PREFIX_MAX + 16];
-	size_t lm, ld;
+	s->rejected_total++;
+	if (s->n_rejected == FLEET_REJECTED_MAX)
+		return;
+	snprintf(s->rejected[s->n_rejected].key, sizeof(s->rejected[0].key),
+		 "%s", key);
+	snprintf(s->rejected[s->n_rejected].reason,
+		 sizeof(s->rejected[0].reason), "%s", why);
+	s->n_rejected++;
+}
+
+static const struct rs_fleet_member_info *snap_find(const struct fleet_snap *s,
+						    const char *name)
+{
+	for (size_t i = 0; s && i < s->n; i++)
+		if (!strcmp(s->m[i].name, name))
+			return &s->m[i];
+	return NULL;
+}
+
+/* The member of @s other than @name whose address is @addr, or NULL. */
+static const struct rs_fleet_member_info *snap_addr_owner(
+	const struct fleet_snap *s, uint32_t addr, const char *name)
+{
+	for (size_t i = 0; s && i < s->n; i++)
+		if (s->m[i].addr == addr && strcmp(s->m[i].name, name))
+			return &s->m[i];
+	return NULL;
+}
+
+/*
+ * The range's keys as a snapshot: every member record checked, those
+ * that fail listed with their reason; a member of @prev (the last
+ * snapshot) whose record went bad keeps its last valid one while its key
+ * exists (its lease lives), so nobody moves meanwhile; when more valid
+ * members than the table holds, the members of @prev and the oldest keys
+ * keep their places (rs_fleet_choose()). False when out of memory.
+ */
+static bool snap_from_kvs(const struct rs_fleet_conf *c,
+			  const struct fleet_local *local,
+			  const struct rs_etcd_kv *kvs, size_t n, int64_t rev,
+			  const struct fleet_snap *prev, struct fleet_snap *out)
+{
+	char members[RS_FLEET_PREFIX_MAX + 16], drain[RS_FLEET_PREFIX_MAX + 16],
+		why[192], key[RS_FLEET_PREFIX_MAX + RS_NAME_MAX + 16];
+	struct rs_fleet_member_info *valid = NULL;
+	struct rs_fleet_candidate *cand = NULL;
+	size_t lm, ld, nvalid = 0, chosen;
 
 	snprintf(members, sizeof(members), "%s/members/", c->prefix);
 	snprintf(drain, sizeof(drain), "%s/drain/", c->prefix);
@@ -172,14 +337,74 @@ static bool snap_from_kvs(const struct rs_fleet_conf *c,
 	memset(out, 0, sizeof(*out));
 	out->revision = rev;
 	out->m = calloc(RS_FLEET_MAX_MEMBERS, sizeof(*out->m));
-	if (!out->m)
+	out->rejected = calloc(FLEET_REJECTED_MAX, sizeof(*out->rejected));
+	valid = calloc(n ? n : 1, sizeof(*valid));
+	cand = calloc(n ? n : 1, sizeof(*cand));
+	if (!out->m || !out->rejected || !valid || !cand) {
+		free(valid);
+		free(cand);
+		snap_free(out);
 		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!strncmp(kvs[i].key, members, lm) &&
-		    out->n < RS_FLEET_MAX_MEMBERS &&
-		    parse_member(kvs[i].key + lm, kvs[i].value,
-				 &out->m[out->n]))
-			out->n++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *name = kvs[i].key + lm;
+		const struct rs_fleet_member_info *last;
+
+		why[0] = 0;
+		if (strncmp(kvs[i].key, members, lm))
+			continue;
+		if (parse_member(c, local, name, &kvs[i], &valid[nvalid], why,
+				 sizeof(why)) &&
+		    (last = snap_addr_owner(prev, valid[nvalid].addr, name))) {
+			/* An address of the table in force stays its owner's.
+			 */
+			snprintf(why, sizeof(why), "address is member %s's",
+				 last->name);
+		} else if (why[0] == 0) {
+			cand[nvalid] = (struct rs_fleet_candidate){
+				.name = valid[nvalid].name,
+				.was_member = snap_find(prev, name) != NULL,
+				.created = kvs[i].created,
+				.index = nvalid};
+			nvalid++;
+			continue;
+		}
+		last = snap_find(prev, name);
+		if (last) {
+			strncat(why, "; its last valid record is kept",
+				sizeof(why) - strlen(why) - 1);
+			valid[nvalid] = *last;
+			valid[nvalid].drained = false;
+			cand[nvalid] = (struct rs_fleet_candidate){
+				.name = valid[nvalid].name,
+				.was_member = true,
+				.created = kvs[i].created,
+				.index = nvalid};
+			nvalid++;
+		}
+		reject(out, kvs[i].key, why);
+	}
+	chosen = rs_fleet_choose(cand, nvalid, RS_FLEET_MAX_MEMBERS);
+	for (size_t k = 0; k < nvalid; k++) {
+		const struct rs_fleet_member_info *m = &valid[cand[k].index];
+		bool dup = false;
+
+		/* One address, one member: the first chosen keeps it. */
+		for (size_t o = 0; o < out->n && !dup; o++)
+			dup = out->m[o].addr == m->addr;
+		if (dup) {
+			snprintf(key, sizeof(key), "%s%s", members, m->name);
+			reject(out, key, "address of another member already");
+			continue;
+		}
+		if (k >= chosen || out->n == RS_FLEET_MAX_MEMBERS) {
+			out->left_out++;
+			continue;
+		}
+		out->m[out->n++] = *m;
+	}
+	free(valid);
+	free(cand);
 	qsort(out->m, out->n, sizeof(*out->m), member_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (strncmp(kvs[i].key, drain, ld))
@@ -189,14 +414,6 @@ static bool snap_from_kvs(const struct rs_fleet_conf *c,
 				out->m[k].drained = true;
 	}
 	return true;
-}
-
-static bool snap_has(const struct fleet_snap *s, const char *name)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->m[i].name, name))
-			return true;
-	return false;
 }
 
 static void thread_failed(struct fleet_rt *f, struct rs_etcd *e)
@@ -217,13 +434,52 @@ static void thread_failed(struct fleet_rt *f, struct rs_etcd *e)
 		nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
 }
 
+/* The members of @s, copied into @prev (the thread's last snapshot). */
+static void prev_keep(struct fleet_snap *prev, const struct fleet_snap *s)
+{
+	struct rs_fleet_member_info *m = malloc((s->n ? s->n : 1) * sizeof(*m));
+
+	if (!m)
+		return;
+	memcpy(m, s->m, s->n * sizeof(*m));
+	snap_free(prev);
+	prev->m = m;
+	prev->n = s->n;
+}
+
+/*
+ * This host's record as etcd has it now: changed or deleted by someone
+ * else, it is put back (with our lease) in the next round, which the
+ * watch starts at once.
+ */
+static void guard_own(const struct rs_etcd_kv *kvs, size_t n, const char *key,
+		      const char *mine, uint64_t *published)
+{
+	const char *now = NULL;
+
+	if (!*published || !mine)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(kvs[i].key, key))
+			now = kvs[i].value ? kvs[i].value : "";
+	if (now && !strcmp(now, mine))
+		return;
+	rs_warn("fleet: this host's record %s was %s in etcd; putting it "
+		"back",
+		key, now ? "changed" : "deleted");
+	*published = 0;
+}
+
 /* One round: lease, publish, keepalive, read. 0 or negative errno. */
 static int thread_round(struct fleet_rt *f, struct rs_etcd *e, const char *key,
 			const char *prefix, int64_t *lease, uint64_t *published,
-			double *next_ka, int64_t *rev)
+			double *next_ka, int64_t *rev, struct fleet_snap *prev,
+			char **mine)
 {
 	struct rs_etcd_kv *kvs = NULL;
 	struct fleet_snap s;
+	struct fleet_local local = {0};
+	bool truncated, ok;
 	uint64_t gen;
 	size_t n = 0;
 	char *val = NULL;
@@ -246,9 +502,12 @@ static int thread_round(struct fleet_rt *f, struct rs_etcd *e, const char *key,
 	pthread_mutex_unlock(&f->mu);
 	if (val) {
 		err = etcd_put(e, key, val, *lease);
-		free(val);
-		if (err)
+		if (err) {
+			free(val);
 			return err;
+		}
+		free(*mine);
+		*mine = val;
 		*published = gen;
 	}
 	if (mono_now() >= *next_ka) {
@@ -263,17 +522,27 @@ static int thread_round(struct fleet_rt *f, struct rs_etcd *e, const char *key,
 			return err;
 		*next_ka = mono_now() + f->conf.lease_ttl / 3.0;
 	}
-	err = etcd_range(e, prefix, &kvs, &n, rev);
+	err = etcd_range(e, prefix, &kvs, &n, rev, &truncated);
 	if (err)
 		return err;
-	if (!snap_from_kvs(&f->conf, kvs, n, *rev, &s)) {
-		etcd_kvs_free(kvs, n);
-		return -ENOMEM;
+	guard_own(kvs, n, key, *mine, published);
+	pthread_mutex_lock(&f->mu);
+	if (f->local.n) {
+		local.listens = malloc(f->local.n * sizeof(*local.listens));
+		if (local.listens) {
+			memcpy(local.listens, f->local.listens,
+			       f->local.n * sizeof(*local.listens));
+			local.n = f->local.n;
+		}
 	}
+	pthread_mutex_unlock(&f->mu);
+	ok = snap_from_kvs(&f->conf, &local, kvs, n, *rev, prev, &s);
+	free(local.listens);
 	etcd_kvs_free(kvs, n);
-	/* Our key went missing (deleted by hand): publish it again. */
-	if (*published && !snap_has(&s, f->conf.name))
-		*published = 0;
+	if (!ok)
+		return -ENOMEM;
+	s.truncated = truncated;
+	prev_keep(prev, &s);
 	pthread_mutex_lock(&f->mu);
 	if (!f->etcd_ok)
 		rs_info("fleet: etcd reachable at revision %lld",
@@ -296,8 +565,10 @@ static void *fleet_thread(void *arg)
 	char key[RS_FLEET_PREFIX_MAX + RS_NAME_MAX + 16],
 		prefix[RS_FLEET_PREFIX_MAX + 2];
 	int64_t lease = 0, rev = 0, seen = 0;
+	struct fleet_snap prev = {0};
 	uint64_t published = 0;
 	double next_ka = 0;
+	char *mine = NULL;
 	struct rs_etcd e;
 
 	/* 2 s: a busy etcd was seen to need more than 1 s (make test). */
@@ -310,7 +581,7 @@ static void *fleet_thread(void *arg)
 		long wait;
 
 		if (thread_round(f, &e, key, prefix, &lease, &published,
-				 &next_ka, &rev)) {
+				 &next_ka, &rev, &prev, &mine)) {
 			thread_failed(f, &e);
 			continue;
 		}
@@ -324,6 +595,8 @@ static void *fleet_thread(void *arg)
 		seen = rev;
 	}
 	etcd_close(&e);
+	snap_free(&prev);
+	free(mine);
 	return NULL;
 }
 
@@ -465,6 +738,31 @@ static void jobs_answer(struct fleet_rt *f, struct drain_job *j)
 	}
 }
 
+/* Records rejected in @next and not in @cur, logged once each. */
+static void log_rejections(const struct fleet_snap *cur,
+			   const struct fleet_snap *next)
+{
+	for (size_t i = 0; i < next->n_rejected; i++) {
+		const struct fleet_rejected *r = &next->rejected[i];
+		bool known = false;
+
+		for (size_t k = 0; k < cur->n_rejected && !known; k++)
+			known = !strcmp(cur->rejected[k].key, r->key) &&
+				!strcmp(cur->rejected[k].reason, r->reason);
+		if (!known)
+			rs_warn("fleet: record %s rejected: %s", r->key,
+				r->reason);
+	}
+	if (next->left_out && next->left_out != cur->left_out)
+		rs_warn("fleet: %zu valid members left out: the table holds "
+			"%d (members already in it and the oldest keys first)",
+			next->left_out, RS_FLEET_MAX_MEMBERS);
+	if (next->truncated && !cur->truncated)
+		rs_warn("fleet: more than %d keys under the prefix; the rest "
+			"are not read",
+			RS_ETCD_RANGE_KEYS_MAX);
+}
+
 static void on_async(struct ev_loop *loop, ev_async *w, int revents)
 {
 	struct fleet_rt *f = w->data;
@@ -478,6 +776,7 @@ static void on_async(struct ev_loop *loop, ev_async *w, int revents)
 	f->jobs_done = NULL;
 	fresh = f->incoming_new;
 	if (fresh) {
+		log_rejections(&f->snap, &f->incoming);
 		snap_free(&f->snap);
 		f->snap = f->incoming;
 		memset(&f->incoming, 0, sizeof(f->incoming));
@@ -612,8 +911,31 @@ static void fleet_free(struct daemon *d, struct fleet_rt *f)
 	free(f->slots);
 	free(f->publish);
 	free(f->published_local);
+	free(f->local.listens);
 	fleet_quic_state_free(&f->quic);
 	free(f);
+}
+
+/* This host's listens, for the fleet thread's checks of member records. */
+static void local_listens_set(struct daemon *d, struct fleet_rt *f)
+{
+	struct rs_listen *l;
+	size_t n = 0;
+
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		n += d->cfg.services[s].n_listens;
+	l = calloc(n ? n : 1, sizeof(*l));
+	if (!l)
+		return;
+	n = 0;
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		for (size_t k = 0; k < d->cfg.services[s].n_listens; k++)
+			l[n++] = d->cfg.services[s].listens[k];
+	pthread_mutex_lock(&f->mu);
+	free(f->local.listens);
+	f->local.listens = l;
+	f->local.n = n;
+	pthread_mutex_unlock(&f->mu);
 }
 
 static bool any_fleet_service(const struct rs_config *cfg)
@@ -649,6 +971,7 @@ int daemon_fleet_apply(struct daemon *d)
 		return 0;
 	}
 	if (f) {
+		local_listens_set(d, f);
 		publish_capacity(d, f);
 		fleet_rebuild(d, f);
 		return 0;
@@ -667,6 +990,7 @@ int daemon_fleet_apply(struct daemon *d)
 	f->cap_timer.data = f;
 	ev_timer_start(d->loop, &f->cap_timer);
 	d->fleet = f;
+	local_listens_set(d, f);
 	publish_capacity(d, f);
 	if (pthread_create(&f->th, NULL, fleet_thread, f)) {
 		rs_err("fleet: cannot start the etcd thread");
@@ -819,6 +1143,24 @@ json_t *fleet_status_json(struct daemon *d)
 	if (out)
 		json_object_set_new(out, "cid_conflicts",
 				    fleet_quic_conflicts_json(&f->quic));
+	if (out) {
+		json_t *rej = json_array();
+
+		for (size_t i = 0; i < f->snap.n_rejected; i++)
+			json_array_append_new(
+				rej,
+				json_pack("{s:s, s:s}", "key",
+					  f->snap.rejected[i].key, "reason",
+					  f->snap.rejected[i].reason));
+		json_object_set_new(out, "rejected", rej);
+		json_object_set_new(
+			out, "rejected_total",
+			json_integer((json_int_t)f->snap.rejected_total));
+		json_object_set_new(out, "left_out",
+				    json_integer((json_int_t)f->snap.left_out));
+		json_object_set_new(out, "truncated",
+				    json_boolean(f->snap.truncated));
+	}
 	if (out && lease) {
 		char buf[24];
 
@@ -952,6 +1294,8 @@ void fleet_metrics_get(struct daemon *d, struct fleet_metrics *out)
 	out->members = (uint32_t)f->snap.n;
 	out->swaps = f->swaps;
 	out->cid_conflicts = (uint32_t)f->quic.n_conflicts;
+	out->rejected = f->snap.rejected_total;
+	out->left_out = f->snap.left_out;
 }
 
 const char *fleet_cid_owner(struct daemon *d, size_t svc, const uint8_t *id,

@@ -53,6 +53,8 @@ struct fleet_metrics {
 	uint32_t members;
 	uint64_t swaps;
 	uint32_t cid_conflicts; /* QUIC server IDs two members publish */
+	uint64_t rejected;	/* member records not believed */
+	uint64_t left_out;	/* valid members the table had no room for */
 };
 void fleet_metrics_get(struct daemon *d, struct fleet_metrics *out);
 

@@ -410,6 +410,15 @@ static void fleet_metrics(struct daemon *d, struct buf *b)
 	     "QUIC server IDs published by two members (neither gets their "
 	     "packets by cookie).");
 	put(b, "ringsteer_fleet_cid_conflicts %u\n", fm.cid_conflicts);
+	help(b, "ringsteer_fleet_rejected_records", "gauge",
+	     "Member records under the fleet prefix that were not believed "
+	     "(ringsteer fleet status lists them with the reason).");
+	put(b, "ringsteer_fleet_rejected_records %llu\n",
+	    (unsigned long long)fm.rejected);
+	help(b, "ringsteer_fleet_members_left_out", "gauge",
+	     "Valid members the fleet table had no room for.");
+	put(b, "ringsteer_fleet_members_left_out %llu\n",
+	    (unsigned long long)fm.left_out);
 	if (dp_fleet_stats(&d->dp, &st))
 		return;
 	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {

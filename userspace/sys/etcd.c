@@ -181,6 +181,16 @@ static int call(struct rs_etcd *e, const char *path, json_t *body,
 			free(b.data);
 			break;
 		}
+		if (rc == CURLE_WRITE_ERROR &&
+		    b.len + CURL_MAX_WRITE_SIZE > b.max) {
+			/* The endpoint answered; the reply is over the cap. */
+			snprintf(e->error, sizeof(e->error),
+				 "%.320s: reply over %zu bytes", url, b.max);
+			e->cur = i;
+			free(b.data);
+			ret = -EFBIG;
+			break;
+		}
 		if (rc != CURLE_OK || status != 200) {
 			snprintf(e->error, sizeof(e->error), "%.320s: %s", url,
 				 rc != CURLE_OK ? curl_easy_strerror(rc)
@@ -300,55 +310,185 @@ void etcd_kvs_free(struct rs_etcd_kv *kvs, size_t n)
 	free(kvs);
 }
 
-int etcd_range(struct rs_etcd *e, const char *prefix, struct rs_etcd_kv **kvs,
-	       size_t *n, int64_t *revision)
+/* One kv of a range reply into @out; false when it cannot be decoded. */
+static bool kv_take(json_t *kv, struct rs_etcd_kv *out)
 {
-	char *k = b64_str(prefix), *end = prefix_end(prefix);
-	json_t *r = NULL, *arr, *kv;
-	size_t i;
-	int err = -ENOMEM;
+	const char *kk = json_string_value(json_object_get(kv, "key"));
+	const char *vv = json_string_value(json_object_get(kv, "value"));
 
-	*kvs = NULL;
-	*n = 0;
-	if (k && end)
-		err = call(e, "/v3/kv/range",
-			   json_pack("{s:s, s:s}", "key", k, "range_end", end),
-			   e->timeout_ms, NULL, &r);
-	free(k);
-	free(end);
+	memset(out, 0, sizeof(*out));
+	out->key = kk ? b64_decode(kk) : NULL;
+	if (!out->key)
+		return false;
+	out->created = json_i64(json_object_get(kv, "create_revision"));
+	out->lease = json_i64(json_object_get(kv, "lease"));
+	/* The decoded length, from the base64: 3 bytes per 4, less padding. */
+	if (vv) {
+		size_t b = strlen(vv);
+
+		out->size = b / 4 * 3;
+		for (size_t k = 0; k < 2 && b > k && vv[b - 1 - k] == '='; k++)
+			out->size--;
+	}
+	if (out->size > RS_ETCD_VALUE_MAX)
+		return true;
+	out->value = b64_decode(vv ? vv : "");
+	if (!out->value) {
+		free(out->key);
+		return false;
+	}
+	out->size = strlen(out->value);
+	return true;
+}
+
+/*
+ * One page from @from (base64) to @end at @rev (0: now): up to @limit
+ * kvs appended to @kvs. *@more: keys follow; *@last: the last key read.
+ */
+static int range_page(struct rs_etcd *e, const char *from, const char *end,
+		      int64_t *rev, long limit, bool keys_only,
+		      struct rs_etcd_kv *kvs, size_t *n, bool *more)
+{
+	json_t *req = json_pack("{s:s, s:s, s:I, s:I, s:b}", "key", from,
+				"range_end", end, "limit", (json_int_t)limit,
+				"revision", (json_int_t)*rev, "keys_only",
+				keys_only),
+	       *r = NULL, *kv;
+	size_t i;
+	int err;
+
+	if (!req)
+		return -ENOMEM;
+	err = call(e, "/v3/kv/range", req, e->timeout_ms, NULL, &r);
 	if (err)
 		return err;
-	*revision = json_i64(
-		json_object_get(json_object_get(r, "header"), "revision"));
-	arr = json_object_get(r, "kvs");
-	if (json_array_size(arr)) {
-		*kvs = calloc(json_array_size(arr), sizeof(**kvs));
-		if (!*kvs) {
-			json_decref(r);
-			return -ENOMEM;
-		}
-	}
-	json_array_foreach(arr, i, kv)
+	if (!*rev)
+		*rev = json_i64(json_object_get(json_object_get(r, "header"),
+						"revision"));
+	*more = json_is_true(json_object_get(r, "more"));
+	json_array_foreach(json_object_get(r, "kvs"), i, kv)
 	{
-		const char *kk = json_string_value(json_object_get(kv, "key"));
-		const char *vv =
-			json_string_value(json_object_get(kv, "value"));
-
-		(*kvs)[*n].key = kk ? b64_decode(kk) : NULL;
-		(*kvs)[*n].value = b64_decode(vv ? vv : "");
-		if ((*kvs)[*n].key && (*kvs)[*n].value)
+		if (i >= (size_t)limit)
+			break;
+		if (kv_take(kv, &kvs[*n])) {
+			if (keys_only) {
+				free(kvs[*n].value);
+				kvs[*n].value = NULL;
+			}
 			(*n)++;
-		else {
-			free((*kvs)[*n].key);
-			free((*kvs)[*n].value);
 		}
 	}
 	json_decref(r);
-	if (*revision <= 0) {
-		snprintf(e->error, sizeof(e->error), "range: no revision");
-		return -EPROTO;
-	}
 	return 0;
+}
+
+/* The key just after @key, base64: where the next page starts. */
+static char *key_after(const char *key)
+{
+	size_t len = strlen(key);
+	uint8_t *k = malloc(len + 1);
+	char *out;
+
+	if (!k)
+		return NULL;
+	memcpy(k, key, len);
+	k[len] = 0;
+	out = b64_encode(k, len + 1);
+	free(k);
+	return out;
+}
+
+/*
+ * A page over the read cap, again one key at a time: its keys first
+ * (keys only), then each value on its own.
+ */
+static int range_page_by_key(struct rs_etcd *e, const char *from,
+			     const char *end, int64_t *rev,
+			     struct rs_etcd_kv *kvs, size_t *n, bool *more)
+{
+	size_t first = *n;
+	int err =
+		range_page(e, from, end, rev, RS_ETCD_PAGE, true, kvs, n, more);
+
+	for (size_t i = first; i < *n && !err; i++) {
+		char *k = b64_str(kvs[i].key), *k_end = key_after(kvs[i].key);
+		struct rs_etcd_kv one[1];
+		size_t got = 0;
+		bool m;
+
+		err = k && k_end ? range_page(e, k, k_end, rev, 1, false, one,
+					      &got, &m)
+				 : -ENOMEM;
+		free(k);
+		free(k_end);
+		if (err == -EFBIG) {
+			/* Over the cap on its own: known by name only. */
+			kvs[i].size = SIZE_MAX;
+			err = 0;
+			continue;
+		}
+		if (!err && got == 1) {
+			kvs[i].value = one[0].value;
+			kvs[i].size = one[0].size;
+			kvs[i].created = one[0].created;
+			kvs[i].lease = one[0].lease;
+			free(one[0].key);
+		}
+	}
+	return err;
+}
+
+int etcd_range(struct rs_etcd *e, const char *prefix, struct rs_etcd_kv **kvs,
+	       size_t *n, int64_t *revision, bool *truncated)
+{
+	char *from = b64_str(prefix), *end = prefix_end(prefix);
+	bool more = true;
+	int err = 0;
+
+	*kvs = calloc(RS_ETCD_RANGE_KEYS_MAX, sizeof(**kvs));
+	*n = 0;
+	*revision = 0;
+	*truncated = false;
+	if (!from || !end || !*kvs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (more && !err) {
+		size_t first = *n;
+		char *next;
+
+		if (*n + RS_ETCD_PAGE > RS_ETCD_RANGE_KEYS_MAX) {
+			*truncated = true;
+			break;
+		}
+		err = range_page(e, from, end, revision, RS_ETCD_PAGE, false,
+				 *kvs, n, &more);
+		if (err == -EFBIG)
+			err = range_page_by_key(e, from, end, revision, *kvs, n,
+						&more);
+		if (err || *n == first)
+			break;
+		next = key_after((*kvs)[*n - 1].key);
+		if (!next) {
+			err = -ENOMEM;
+			break;
+		}
+		free(from);
+		from = next;
+	}
+	if (!err && *revision <= 0) {
+		snprintf(e->error, sizeof(e->error), "range: no revision");
+		err = -EPROTO;
+	}
+out:
+	free(from);
+	free(end);
+	if (err) {
+		etcd_kvs_free(*kvs, *n);
+		*kvs = NULL;
+		*n = 0;
+	}
+	return err;
 }
 
 int etcd_watch(struct rs_etcd *e, const char *prefix, int64_t from,

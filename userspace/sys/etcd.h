@@ -10,6 +10,7 @@
 #ifndef RS_ETCD_H
 #define RS_ETCD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,8 +26,22 @@ struct rs_etcd {
 
 struct rs_etcd_kv {
 	char *key;
-	char *value;
+	char *value;	 /* NULL when over RS_ETCD_VALUE_MAX: see size */
+	size_t size;	 /* the value's length in bytes */
+	int64_t created; /* create_revision: older keys have lower ones */
+	int64_t lease;	 /* 0: the key has no lease */
 };
+
+/*
+ * Bounds of a range read: values longer than this are not kept (the kv
+ * has value NULL and its size), keys past RS_ETCD_RANGE_KEYS_MAX are not
+ * read; the range says so in *truncated. Pages of RS_ETCD_PAGE keys at one
+ * revision; a page whose reply is over the read cap is read again one key
+ * at a time, so one huge value never hides the others.
+ */
+#define RS_ETCD_VALUE_MAX      (64u << 10)
+#define RS_ETCD_RANGE_KEYS_MAX 8192
+#define RS_ETCD_PAGE	       32
 
 /* 0 or -ENOMEM. @timeout_ms bounds every call but watch. */
 int etcd_open(struct rs_etcd *e, const struct rs_fleet_conf *fc,
@@ -41,9 +56,13 @@ int etcd_lease_keepalive(struct rs_etcd *e, int64_t id);
 int etcd_put(struct rs_etcd *e, const char *key, const char *value,
 	     int64_t lease);
 int etcd_delete(struct rs_etcd *e, const char *key);
-/* Every key under @prefix, sorted by key; free with etcd_kvs_free(). */
+/*
+ * Every key under @prefix, sorted by key, at one revision, within the
+ * bounds above (@truncated: keys were left out); free with
+ * etcd_kvs_free().
+ */
 int etcd_range(struct rs_etcd *e, const char *prefix, struct rs_etcd_kv **kvs,
-	       size_t *n, int64_t *revision);
+	       size_t *n, int64_t *revision, bool *truncated);
 void etcd_kvs_free(struct rs_etcd_kv *kvs, size_t n);
 /*
  * Wait up to @timeout_ms for a change under @prefix at or after revision

@@ -1,0 +1,200 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# End to end, fleet mode (issue 20, first part): a host believes no member
+# record it has not checked. Three hosts behind ECMP and an etcd, made
+# here; hostile writers put records under the fleet prefix:
+#   - addresses 127.0.0.1, 255.255.255.255, 0.0.0.0, 224.0.0.1, one of the
+#     service addresses, host-1's address under another name, a record
+#     that is not JSON, a bad capacity: rejected with their reason, listed
+#     by `fleet status`, counted in the metrics, logged once; no host gives
+#     them keys and no client fails;
+#   - four values of 1 MB (past the 4 MiB read cap when read at once):
+#     etcd stays up, the hosts stay ready, a drain is still applied;
+#   - host-2's own record overwritten with an unused address (and so
+#     without its lease): the others keep its last valid record, host-2
+#     puts its record back within seconds, nobody moves;
+#   - 300 leased fake members whose names sort first: the three hosts keep
+#     their places in the table.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. scripts/netns.sh
+. scripts/fleet-netns.sh
+. tests/e2e/lib.sh
+. tests/e2e/fleet_lib.sh
+
+e2e_fleet_setup frc
+PREFIX=/ringsteer-$RS_RUNID
+ETCD=http://$RS_FLEET_ETCD_IP:2379
+
+b64() { printf '%s' "$1" | base64 -w0; }
+etcd_call() { # etcd_call PATH JSON
+	nsenter --net="/run/netns/$RS_NS_EDGE" -- curl -sf -m 5 -X POST \
+		-d "$2" "$ETCD$1"
+}
+etcd_put() { # etcd_put KEY VALUE [LEASE]
+	etcd_call /v3/kv/put "{\"key\":\"$(b64 "$1")\",\"value\":\"$(b64 "$2")\",\"lease\":\"${3:-0}\"}" >/dev/null
+}
+etcd_put_file() { # etcd_put_file KEY FILE LEASE: a value too big for the command line
+	{
+		printf '{"key":"%s","value":"' "$(b64 "$1")"
+		base64 -w0 <"$2"
+		printf '","lease":"%s"}' "$3"
+	} >"$OUT/put.json"
+	nsenter --net="/run/netns/$RS_NS_EDGE" -- curl -sf -m 10 -X POST \
+		--data-binary "@$OUT/put.json" "$ETCD/v3/kv/put" >/dev/null
+}
+etcd_get() { # etcd_get KEY: its value
+	etcd_call /v3/kv/range "{\"key\":\"$(b64 "$1")\"}" |
+		jq -r '.kvs[0].value // empty' | base64 -d
+}
+etcd_del_prefix() { # etcd_del_prefix PREFIX
+	local end last
+	# The range end: the prefix with its last character incremented.
+	last=$(printf '%d' "'${1: -1}")
+	# shellcheck disable=SC2059 # the format is the escape itself
+	end=${1%?}$(printf "\\x$(printf %x $((last + 1)))")
+	etcd_call /v3/kv/deleterange "{\"key\":\"$(b64 "$1")\",\"range_end\":\"$(b64 "$end")\"}" >/dev/null
+}
+
+clients() { # clients NAME COUNT ROUNDS
+	rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
+		--src-base 198.18.1.1 --count "$2" --rounds "$3" \
+		--concurrency 16 >"$OUT/$1" 2>/dev/null || true
+}
+rejected_of() { # rejected_of I KEY: host I's reason for KEY, if rejected
+	ctl "$1" -j fleet status | jq -r --arg k "$PREFIX/members/$2" \
+		'.rejected[] | select(.key == $k) | .reason'
+}
+wait_rejected() { # wait_rejected KEY: every host lists KEY as rejected
+	local t i ok
+	for ((t = 0; t < 100; t++)); do
+		ok=1
+		for i in 1 2 3; do [[ -n $(rejected_of "$i" "$1") ]] || ok=""; done
+		[[ -n $ok ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+metric_of() { # metric_of I NAME
+	rs_in_host "$1" curl -sf "http://127.0.0.1:946$1/metrics" |
+		awk -v m="$2" '$1 == m { print $2 }'
+}
+
+for i in 1 2 3; do
+	rs_fleet_conf "$i" "$BPFFS-h$i" "$OUT/h$i.sock" "metrics = 127.0.0.1:946$i" >"$OUT/h$i.conf"
+	rs_fleet_start_host "$i" "$OUT/h$i.conf" build/tools/rs_backend --hold
+	e2e_wait_for "$(rs_bg_err "d$i")" "sk_lookup link" 10
+done
+e2e_check "all three hosts agree on three members" \
+	wait_members host-1,host-2,host-3 1 2 3
+clients base 200 2
+e2e_eq "before: no failed connections" "$(e2e_errors "$OUT/base")" 0
+
+echo "# hostile member records"
+lease=$(etcd_call /v3/lease/grant '{"TTL": 120}' | jq -r .ID)
+rec() { # rec ADDRESS: a record with capacity, as a member would write it
+	printf '{"address":"%s","services":{"web":{"capacity":2}}}' "$1"
+}
+declare -A want=(
+	[aa-loopback]="address 127.0.0.1: loopback address"
+	[aa-broadcast]="address 255.255.255.255: broadcast address"
+	[aa-zero]="address 0.0.0.0: address in 0.0.0.0/8 (this network)"
+	[aa-multicast]="address 224.0.0.1: multicast address"
+	[aa-service]="address 198.18.0.10 is one of this host's service addresses"
+	[aa-copy]="address is member host-1's"
+	[aa-json]="not a JSON object"
+	[aa-capacity]="capacity of service web is not 0..1000000"
+	[aa-nolease]="no lease (not written by a live member)"
+)
+etcd_put "$PREFIX/members/aa-loopback" "$(rec 127.0.0.1)" "$lease"
+etcd_put "$PREFIX/members/aa-broadcast" "$(rec 255.255.255.255)" "$lease"
+etcd_put "$PREFIX/members/aa-zero" "$(rec 0.0.0.0)" "$lease"
+etcd_put "$PREFIX/members/aa-multicast" "$(rec 224.0.0.1)" "$lease"
+etcd_put "$PREFIX/members/aa-service" "$(rec 198.18.0.10)" "$lease"
+etcd_put "$PREFIX/members/aa-copy" "$(rec "$(rs_fleet_addr 1)")" "$lease"
+etcd_put "$PREFIX/members/aa-json" "{address: 198.18.77.1" "$lease"
+etcd_put "$PREFIX/members/aa-capacity" \
+	'{"address":"198.18.77.2","services":{"web":{"capacity":-5}}}' "$lease"
+etcd_put "$PREFIX/members/aa-nolease" "$(rec 198.18.77.3)"
+for k in "${!want[@]}"; do
+	if wait_rejected "$k"; then
+		got=$(rejected_of 2 "$k")
+		if [[ $got == *"${want[$k]}"* ]]; then
+			e2e_pass "$k rejected by every host: $got"
+		else
+			e2e_fail "$k rejected for '$got', want '${want[$k]}'"
+		fi
+	else
+		e2e_fail "$k not rejected by every host"
+	fi
+done
+e2e_check "members unchanged on every host" wait_members host-1,host-2,host-3 1 2 3
+e2e_check "each rejection logged once" \
+	test "$(grep -c 'record .*/members/aa-loopback rejected' "$(rs_bg_err d1)")" -eq 1
+e2e_check "metric counts the rejected records" \
+	test "$(metric_of 1 ringsteer_fleet_rejected_records)" -ge 9
+clients hostile 200 2
+e2e_eq "with them: no failed connections" "$(e2e_errors "$OUT/hostile")" 0
+e2e_eq "with them: clients keep their backends" \
+	"$(cat "$OUT/base" "$OUT/hostile" | e2e_unstable /dev/stdin)" 0
+
+echo "# four 1 MB values under the prefix"
+head -c 1000000 /dev/zero | tr '\0' 'x' >"$OUT/big"
+for n in 1 2 3 4; do etcd_put_file "$PREFIX/members/big-$n" "$OUT/big" "$lease"; done
+e2e_check "a 1 MB value is rejected" wait_rejected big-4
+e2e_eq "by its size" "$(rejected_of 1 big-4)" \
+	"value of 1000000 bytes, over the 16384-byte limit"
+e2e_eq "etcd still up on host-1" "$(ctl 1 -j fleet status | jq -r .etcd)" up
+e2e_check "host-3 still ready" ctl 3 fleet ready 5
+e2e_check "drain host-3 is applied" ctl 1 fleet drain host-3
+e2e_check "every host sees host-3 drained" wait_members host-1,host-2 1 2 3
+e2e_check "undrain host-3" ctl 1 fleet undrain host-3
+e2e_check "host-3 back" wait_members host-1,host-2,host-3 1 2 3
+etcd_del_prefix "$PREFIX/members/big-"
+
+echo "# host-2's record overwritten"
+clients before2 200 1
+etcd_put "$PREFIX/members/host-2" "$(rec 198.18.99.99)"
+put_back=""
+for ((t = 0; t < 50; t++)); do
+	if etcd_get "$PREFIX/members/host-2" | grep -q "\"$(rs_fleet_addr 2)\""; then
+		put_back=1
+		break
+	fi
+	sleep 0.1
+done
+e2e_check "host-2 put its record back within 5 s" test -n "$put_back"
+e2e_check "host-2 logged it" grep -q "this host's record .*host-2 was changed" "$(rs_bg_err d2)"
+e2e_eq "the others still forward host-2's keys to its address" \
+	"$(ctl 1 -j fleet status | jq -r '.members[] | select(.name == "host-2") | .address')" \
+	"$(rs_fleet_addr 2)"
+clients after2 200 1
+e2e_eq "no failed connections" "$(e2e_errors "$OUT/after2")" 0
+e2e_eq "nobody moved" "$(cat "$OUT/before2" "$OUT/after2" | e2e_unstable /dev/stdin)" 0
+
+echo "# 300 leased fake members that sort first"
+for ((n = 0; n < 300; n += 100)); do
+	ops=""
+	for ((k = n; k < n + 100; k++)); do
+		ops+="{\"requestPut\":{\"key\":\"$(b64 "$PREFIX/members/a$(printf %04d "$k")")\",\"value\":\"$(b64 "$(rec "198.18.$((100 + k / 200)).$((1 + k % 200))")")\",\"lease\":\"$lease\"}},"
+	done
+	etcd_call /v3/kv/txn "{\"success\":[${ops%,}]}" >/dev/null
+done
+for ((t = 0; t < 100; t++)); do
+	[[ $(ctl 1 -j fleet status | jq .left_out) -gt 0 ]] && break
+	sleep 0.1
+done
+e2e_check "host-1 reports valid members left out" \
+	test "$(ctl 1 -j fleet status | jq .left_out)" -gt 0
+for i in 1 2 3; do
+	e2e_eq "host-$i keeps the three hosts in its table" \
+		"$(ctl "$i" -j fleet status | jq '[.members[] | select(.name | startswith("host-"))] | length')" 3
+done
+e2e_check "and all agree" bash -c "ctl() { build/ringsteer -s \"$OUT/h\$1.sock\" \"\${@:2}\"; }; for i in 1 2 3; do ctl \$i -j fleet status | jq -e .agrees >/dev/null || exit 1; done"
+etcd_call /v3/lease/revoke "{\"ID\":\"$lease\"}" >/dev/null
+etcd_del_prefix "$PREFIX/members/a"
+e2e_check "after the fakes go: three members again" \
+	wait_members host-1,host-2,host-3 1 2 3
+
+e2e_summary

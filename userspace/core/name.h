@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one rule for names: services, backends and fleet members, whether
+ * from the configuration or read from etcd. 1..RS_NAME_MAX-1 characters
+ * of letters, digits, '.', '_' and '-', so a name is safe in a log line,
+ * a metric label, an etcd key and a bpftool dump alike.
+ */
+#ifndef RS_NAME_H
+#define RS_NAME_H
+
+#include <stdbool.h>
+
+bool rs_name_ok(const char *s);
+
+#endif /* RS_NAME_H */
