@@ -18,7 +18,7 @@ PACKAGES=(
 	libinih-dev libcunit1-dev libev-dev libcurl4-openssl-dev libjansson-dev
 	libmicrohttpd-dev
 	iproute2 util-linux procps memcached clang-format cppcheck jq socat curl
-	qemu-system-x86 busybox-static cpio kmod etcd-server
+	qemu-system-x86 busybox-static cpio kmod etcd-server openssl
 )
 
 check=""

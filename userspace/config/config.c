@@ -292,6 +292,12 @@ void rs_config_fleet_ipv6_notes(const struct rs_config *cfg,
 {
 	char line[320];
 
+	if (cfg->fleet.enabled && !cfg->fleet.etcd_cert[0] &&
+	    !cfg->fleet.etcd_user[0])
+		say("[fleet] reaches etcd without a client certificate or an "
+		    "etcd user: it trusts the network, and whoever reaches "
+		    "etcd can change this PoP's membership (docs/fleet.md, "
+		    "\"etcd over TLS\")");
 	if (!cfg->fleet.enabled || cfg->fleet.has_addr6)
 		return;
 	for (size_t s = 0; s < cfg->n_services; s++) {

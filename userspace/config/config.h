@@ -139,6 +139,17 @@ struct rs_fleet_conf {
 	uint32_t lease_ttl; /* seconds */
 	uint16_t port;	    /* UDP port of forwarded packets */
 	char prefix[RS_FLEET_PREFIX_MAX]; /* etcd key prefix, no trailing / */
+	/*
+	 * etcd over TLS with RBAC (docs/fleet.md, "etcd over TLS"): files,
+	 * "" when not set. The key and the password file are readable by
+	 * their owner only; the password is read when connecting, never
+	 * kept here.
+	 */
+	char etcd_ca[PATH_MAX];
+	char etcd_cert[PATH_MAX];
+	char etcd_key[PATH_MAX];
+	char etcd_user[RS_NAME_MAX * 2];
+	char etcd_password_file[PATH_MAX];
 };
 
 struct rs_config {
@@ -234,7 +245,8 @@ void rs_config_empty_services(const struct rs_config *cfg,
 /*
  * Fleet services of @cfg that listen on IPv6 while [fleet] has no
  * address6: their IPv6 clients whose key another host owns are steered
- * here instead (docs/fleet.md). Legal, said through @say.
+ * here instead (docs/fleet.md). Legal, said through @say. So is a [fleet]
+ * that reaches etcd with neither a client certificate nor a user.
  */
 void rs_config_fleet_ipv6_notes(const struct rs_config *cfg,
 				void (*say)(const char *line));

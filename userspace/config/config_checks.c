@@ -493,6 +493,45 @@ static void check_ring_sizes(const struct cfg_entries *e, struct cfg_report *r)
 }
 
 /*
+ * etcd over TLS with RBAC: a certificate comes with its key, a user with
+ * its password file, and TLS files with https:// endpoints only.
+ */
+static void check_fleet_etcd_auth(const struct fleet_entry *f,
+				  struct cfg_report *r)
+{
+	const struct rs_fleet_conf *c = &f->conf;
+	static const struct {
+		int have, need;
+		const char *have_name, *need_name;
+	} pairs[] = {
+		{FL_ETCD_CERT, FL_ETCD_KEY, "etcd_cert", "etcd_key"},
+		{FL_ETCD_KEY, FL_ETCD_CERT, "etcd_key", "etcd_cert"},
+		{FL_ETCD_USER, FL_ETCD_PASSWORD_FILE, "etcd_user",
+		 "etcd_password_file"},
+		{FL_ETCD_PASSWORD_FILE, FL_ETCD_USER, "etcd_password_file",
+		 "etcd_user"},
+	};
+
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+		if (f->key_line[pairs[i].have] && !f->key_line[pairs[i].need])
+			cfg_report(r, f->key_line[pairs[i].have], "fleet",
+				   pairs[i].have_name, "needs %s too",
+				   pairs[i].need_name);
+	if (!c->etcd_ca[0] && !c->etcd_cert[0])
+		return;
+	for (size_t i = 0; i < c->n_etcd; i++)
+		if (strncmp(c->etcd[i], "https://", 8))
+			cfg_report(r,
+				   f->key_line[c->etcd_ca[0] ? FL_ETCD_CA
+							     : FL_ETCD_CERT],
+				   "fleet",
+				   c->etcd_ca[0] ? "etcd_ca" : "etcd_cert",
+				   "TLS files are for https:// endpoints, and "
+				   "%s is not one",
+				   c->etcd[i]);
+}
+
+/*
  * [fleet] names its etcd, this host and its address or is refused; a
  * service with fleet = on needs [fleet] and interfaces for the TC program,
  * and no QUIC cookie (not carried across hosts: docs/fleet.md).
@@ -512,6 +551,7 @@ static void check_fleet(const struct cfg_entries *e, struct cfg_report *r)
 			cfg_report(r, f->line, "fleet", NULL,
 				   "missing required key '%s'",
 				   required[i].name);
+	check_fleet_etcd_auth(f, r);
 	for (size_t i = 0; i < e->n_svcs; i++) {
 		const struct svc_entry *s = &e->svcs[i];
 		int line = s->key_line[SVC_FLEET];

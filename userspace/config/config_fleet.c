@@ -6,7 +6,9 @@
  * complete, and the services' `fleet = on`, are config_checks.c's business.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config_keys.h"
 
@@ -157,14 +159,94 @@ static void set_prefix(const struct cfg_key *k, void *obj, const char *v)
 	strcpy(f->conf.prefix, v);
 }
 
+/*
+ * A file ringsteerd reads (@secret: a key or password, which group and
+ * others must not be able to read or write).
+ */
+static void set_file(const struct cfg_key *k, char *dst, size_t len,
+		     const char *v, bool secret)
+{
+	struct stat st;
+
+	if (v[0] != '/' || strlen(v) >= len) {
+		cfg_bad_value(k, "expected an absolute path");
+		return;
+	}
+	if (stat(v, &st)) {
+		cfg_key_error(k, "%s: %s", v, strerror(errno));
+		return;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		cfg_key_error(k, "%s: not a regular file", v);
+		return;
+	}
+	if (secret && (st.st_mode & (S_IRWXG | S_IRWXO))) {
+		cfg_key_error(k,
+			      "%s can be read or written by group or others "
+			      "(mode %04o): a secret is refused unless only "
+			      "its owner can (chmod 600 %s)",
+			      v, (unsigned)(st.st_mode & 07777), v);
+		return;
+	}
+	strcpy(dst, v);
+}
+
+static void set_etcd_ca(const struct cfg_key *k, void *obj, const char *v)
+{
+	struct fleet_entry *f = obj;
+
+	set_file(k, f->conf.etcd_ca, sizeof(f->conf.etcd_ca), v, false);
+}
+
+static void set_etcd_cert(const struct cfg_key *k, void *obj, const char *v)
+{
+	struct fleet_entry *f = obj;
+
+	set_file(k, f->conf.etcd_cert, sizeof(f->conf.etcd_cert), v, false);
+}
+
+static void set_etcd_key(const struct cfg_key *k, void *obj, const char *v)
+{
+	struct fleet_entry *f = obj;
+
+	set_file(k, f->conf.etcd_key, sizeof(f->conf.etcd_key), v, true);
+}
+
+static void set_etcd_password_file(const struct cfg_key *k, void *obj,
+				   const char *v)
+{
+	struct fleet_entry *f = obj;
+
+	set_file(k, f->conf.etcd_password_file,
+		 sizeof(f->conf.etcd_password_file), v, true);
+}
+
+static void set_etcd_user(const struct cfg_key *k, void *obj, const char *v)
+{
+	struct fleet_entry *f = obj;
+	size_t n = strlen(v);
+
+	if (!n || n >= sizeof(f->conf.etcd_user) || !printable_token(v, n)) {
+		cfg_bad_value(k, "expected an etcd user name (no blanks)");
+		return;
+	}
+	strcpy(f->conf.etcd_user, v);
+}
+
 const struct key_def cfg_fleet_keys[] = {
 	[FL_ETCD] = {"etcd", "etcd endpoints", set_etcd, false},
 	[FL_NAME] = {"name", "name", set_name, false},
 	[FL_ADDRESS] = {"address", "address", set_address, false},
-	{"address6", "address6", set_address6, false},
-	{"lease_ttl", "lease_ttl", set_lease_ttl, false},
-	{"port", "port", set_port, false},
-	{"prefix", "prefix", set_prefix, false},
+	[FL_ADDRESS6] = {"address6", "address6", set_address6, false},
+	[FL_LEASE_TTL] = {"lease_ttl", "lease_ttl", set_lease_ttl, false},
+	[FL_PORT] = {"port", "port", set_port, false},
+	[FL_PREFIX] = {"prefix", "prefix", set_prefix, false},
+	[FL_ETCD_CA] = {"etcd_ca", "path", set_etcd_ca, false},
+	[FL_ETCD_CERT] = {"etcd_cert", "path", set_etcd_cert, false},
+	[FL_ETCD_KEY] = {"etcd_key", "path", set_etcd_key, false},
+	[FL_ETCD_USER] = {"etcd_user", "etcd user", set_etcd_user, false},
+	[FL_ETCD_PASSWORD_FILE] = {"etcd_password_file", "path",
+				   set_etcd_password_file, false},
 	{NULL, NULL, NULL, false},
 };
 

@@ -104,6 +104,7 @@ struct fleet_rt {
 	struct fleet_quic_state quic; /* server ID conflicts of the table */
 	struct fleet_local local;     /* under mu: read by the thread */
 	uint64_t rejected_logged;     /* records logged as rejected */
+	uint64_t etcd_tokens;	      /* under mu: etcd auth tokens obtained */
 };
 
 static void snap_free(struct fleet_snap *s)
@@ -549,6 +550,7 @@ static int thread_round(struct fleet_rt *f, struct rs_etcd *e, const char *key,
 			(long long)*rev);
 	f->etcd_ok = true;
 	f->error[0] = '\0';
+	f->etcd_tokens = e->authentications;
 	f->latest_rev = *rev;
 	f->lease = *lease;
 	snap_free(&f->incoming);
@@ -572,8 +574,18 @@ static void *fleet_thread(void *arg)
 	struct rs_etcd e;
 
 	/* 2 s: a busy etcd was seen to need more than 1 s (make test). */
-	if (etcd_open(&e, &f->conf, 2000))
+	if (etcd_open(&e, &f->conf, 2000)) {
+		/* Said once; status shows it until a reload fixes the file. */
+		rs_err("fleet: cannot use etcd: %s",
+		       e.error[0] ? e.error : "out of memory");
+		pthread_mutex_lock(&f->mu);
+		f->etcd_ok = false;
+		snprintf(f->error, sizeof(f->error), "%s",
+			 e.error[0] ? e.error : "out of memory");
+		pthread_mutex_unlock(&f->mu);
+		etcd_close(&e);
 		return NULL;
+	}
 	snprintf(key, sizeof(key), "%s/members/%s", f->conf.prefix,
 		 f->conf.name);
 	snprintf(prefix, sizeof(prefix), "%s/", f->conf.prefix);
@@ -1060,11 +1072,13 @@ json_t *fleet_status_json(struct daemon *d)
 	size_t with6 = 0;
 	bool etcd_ok, installed;
 	int64_t latest, lease;
+	uint64_t tokens;
 	char error[512];
 
 	if (!f)
 		return NULL;
 	pthread_mutex_lock(&f->mu);
+	tokens = f->etcd_tokens;
 	etcd_ok = f->etcd_ok;
 	latest = f->latest_rev;
 	lease = f->lease;
@@ -1100,6 +1114,17 @@ json_t *fleet_status_json(struct daemon *d)
 			"member", self_index(f) >= 0);
 	if (out && error[0])
 		json_object_set_new(out, "error", json_string(error));
+	/* How this host reaches etcd: TLS files and its RBAC user. */
+	if (out)
+		json_object_set_new(
+			out, "etcd_auth",
+			json_pack("{s:b, s:b, s:s?, s:I}", "tls",
+				  !strncmp(f->conf.etcd[0], "https://", 8),
+				  "client_certificate",
+				  f->conf.etcd_cert[0] != 0, "user",
+				  f->conf.etcd_user[0] ? f->conf.etcd_user
+						       : NULL,
+				  "tokens", (json_int_t)tokens));
 	/* IPv6 keys of members without address6 stay where they enter. */
 	if (out && with6 && with6 < f->snap.n)
 		json_object_set_new(
@@ -1176,9 +1201,10 @@ static void *drain_thread(void *arg)
 	struct fleet_rt *f = j->f;
 	struct rs_etcd e;
 
-	if (etcd_open(&e, &f->conf, 2000)) {
-		j->err = -ENOMEM;
-		snprintf(j->error, sizeof(j->error), "out of memory");
+	j->err = etcd_open(&e, &f->conf, 2000);
+	if (j->err) {
+		snprintf(j->error, sizeof(j->error), "%s",
+			 j->err == -ENOMEM ? "out of memory" : e.error);
 	} else {
 		j->err = j->drain ? etcd_put(&e, j->key, "1", 0)
 				  : etcd_delete(&e, j->key);

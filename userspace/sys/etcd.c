@@ -90,19 +90,58 @@ static char *prefix_end(const char *prefix)
 	return out;
 }
 
+/* The first line of @path into @out; the file's checks are config's. */
+static int read_password(const char *path, char *out, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	if (!fgets(out, (int)len, f)) {
+		fclose(f);
+		return -ENODATA;
+	}
+	fclose(f);
+	n = strcspn(out, "\r\n");
+	if (n == len - 1)
+		return -ENAMETOOLONG;
+	out[n] = '\0';
+	return n ? 0 : -ENODATA;
+}
+
 int etcd_open(struct rs_etcd *e, const struct rs_fleet_conf *fc,
 	      long timeout_ms)
 {
+	int err;
+
 	memset(e, 0, sizeof(*e));
 	e->n = fc->n_etcd;
 	memcpy(e->endpoints, fc->etcd, sizeof(e->endpoints));
 	e->timeout_ms = timeout_ms;
+	e->ca = fc->etcd_ca;
+	e->cert = fc->etcd_cert;
+	e->key = fc->etcd_key;
+	snprintf(e->user, sizeof(e->user), "%s", fc->etcd_user);
+	if (e->user[0]) {
+		err = read_password(fc->etcd_password_file, e->password,
+				    sizeof(e->password));
+		if (err) {
+			snprintf(e->error, sizeof(e->error),
+				 "etcd_password_file %.300s: %s",
+				 fc->etcd_password_file,
+				 err == -ENODATA ? "empty" : strerror(-err));
+			return -EACCES;
+		}
+	}
 	e->curl = curl_easy_init();
 	return e->curl ? 0 : -ENOMEM;
 }
 
 void etcd_close(struct rs_etcd *e)
 {
+	explicit_bzero(e->password, sizeof(e->password));
+	explicit_bzero(e->auth_header, sizeof(e->auth_header));
 	if (e->curl)
 		curl_easy_cleanup(e->curl);
 	e->curl = NULL;
@@ -140,10 +179,12 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
 
 /*
  * POST @body to @path on the first endpoint that answers. *@out gets the
- * reply (NULL for a watch that was stopped or timed out).
+ * reply (NULL for a watch that was stopped or timed out). -EACCES: etcd
+ * refused our token or credentials (HTTP 401, or its "invalid auth
+ * token" / "user name is empty" answers).
  */
-static int call(struct rs_etcd *e, const char *path, json_t *body,
-		long timeout_ms, const char *stop_at, json_t **out)
+static int call_once(struct rs_etcd *e, const char *path, json_t *body,
+		     long timeout_ms, const char *stop_at, json_t **out)
 {
 	char *text = json_dumps(body, JSON_COMPACT),
 	     url[RS_FLEET_ENDPOINT_MAX + 64];
@@ -154,6 +195,8 @@ static int call(struct rs_etcd *e, const char *path, json_t *body,
 	if (!text)
 		return -ENOMEM;
 	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+	if (e->auth_header[0])
+		hdrs = curl_slist_append(hdrs, e->auth_header);
 	for (size_t t = 0; t < e->n; t++) {
 		size_t i = (e->cur + t) % e->n;
 		struct reply_buf b = {.max = 4u << 20, .stop_at = stop_at};
@@ -170,6 +213,12 @@ static int call(struct rs_etcd *e, const char *path, json_t *body,
 				 e->timeout_ms < timeout_ms ? e->timeout_ms
 							    : timeout_ms);
 		curl_easy_setopt(e->curl, CURLOPT_NOSIGNAL, 1L);
+		if (e->ca && e->ca[0])
+			curl_easy_setopt(e->curl, CURLOPT_CAINFO, e->ca);
+		if (e->cert && e->cert[0]) {
+			curl_easy_setopt(e->curl, CURLOPT_SSLCERT, e->cert);
+			curl_easy_setopt(e->curl, CURLOPT_SSLKEY, e->key);
+		}
 		curl_easy_setopt(e->curl, CURLOPT_WRITEFUNCTION, on_data);
 		curl_easy_setopt(e->curl, CURLOPT_WRITEDATA, &b);
 		rc = curl_easy_perform(e->curl);
@@ -189,6 +238,19 @@ static int call(struct rs_etcd *e, const char *path, json_t *body,
 			e->cur = i;
 			free(b.data);
 			ret = -EFBIG;
+			break;
+		}
+		if (rc == CURLE_OK &&
+		    (status == 401 ||
+		     (b.data && (strstr(b.data, "invalid auth token") ||
+				 strstr(b.data, "user name is empty") ||
+				 strstr(b.data, "authentication failed"))))) {
+			snprintf(e->error, sizeof(e->error),
+				 "%.320s: HTTP %ld: %.120s", url, status,
+				 b.data ? b.data : "");
+			e->cur = i;
+			free(b.data);
+			ret = -EACCES;
 			break;
 		}
 		if (rc != CURLE_OK || status != 200) {
@@ -216,8 +278,74 @@ static int call(struct rs_etcd *e, const char *path, json_t *body,
 	}
 	curl_slist_free_all(hdrs);
 	free(text);
-	json_decref(body);
 	return ret;
+}
+
+/* A token for e->user: "Authorization: TOKEN" in e->auth_header. */
+static int authenticate(struct rs_etcd *e)
+{
+	json_t *req = json_pack("{s:s, s:s}", "name", e->user, "password",
+				e->password),
+	       *r = NULL;
+	const char *token;
+	int err;
+
+	if (!req)
+		return -ENOMEM;
+	e->auth_header[0] = '\0';
+	err = call_once(e, "/v3/auth/authenticate", req, e->timeout_ms, NULL,
+			&r);
+	/* The request held the password: wipe it before it is freed. */
+	json_object_set_new(req, "password", json_string(""));
+	json_decref(req);
+	if (err) {
+		char why[sizeof(e->error)];
+
+		snprintf(why, sizeof(why), "%s", e->error);
+		snprintf(e->error, sizeof(e->error),
+			 "authenticating as etcd user %.100s: %.380s", e->user,
+			 why);
+		return err;
+	}
+	token = json_string_value(json_object_get(r, "token"));
+	if (!token || !*token || strlen(token) + 16 >= sizeof(e->auth_header)) {
+		snprintf(e->error, sizeof(e->error),
+			 "authenticating as etcd user %s: no token in the "
+			 "reply",
+			 e->user);
+		json_decref(r);
+		return -EPROTO;
+	}
+	snprintf(e->auth_header, sizeof(e->auth_header), "Authorization: %s",
+		 token);
+	e->authentications++;
+	json_decref(r);
+	return 0;
+}
+
+/*
+ * call_once() as the etcd user when there is one: authenticated first if
+ * there is no token yet, and once more when etcd refuses the token (it
+ * expires: --auth-token-ttl, 5 minutes by default).
+ */
+static int call(struct rs_etcd *e, const char *path, json_t *body,
+		long timeout_ms, const char *stop_at, json_t **out)
+{
+	int err = 0;
+
+	*out = NULL;
+	if (e->user[0] && !e->auth_header[0])
+		err = authenticate(e);
+	if (!err)
+		err = call_once(e, path, body, timeout_ms, stop_at, out);
+	if (err == -EACCES && e->user[0]) {
+		err = authenticate(e);
+		if (!err)
+			err = call_once(e, path, body, timeout_ms, stop_at,
+					out);
+	}
+	json_decref(body);
+	return err;
 }
 
 /* An int64 as the gateway writes it: a string, or a number. */

@@ -22,6 +22,12 @@ struct rs_etcd {
 	void *curl;    /* CURL * */
 	long timeout_ms;
 	char error[512]; /* the last failure, for status */
+	/* TLS files ("" when not set) and the RBAC user, from [fleet]. */
+	const char *ca, *cert, *key;
+	char user[RS_NAME_MAX * 2];
+	char password[256];	/* read from etcd_password_file; never logged */
+	char auth_header[1024]; /* "Authorization: TOKEN", "" before auth */
+	uint64_t authentications; /* tokens obtained (renewals included) */
 };
 
 struct rs_etcd_kv {
@@ -43,7 +49,13 @@ struct rs_etcd_kv {
 #define RS_ETCD_RANGE_KEYS_MAX 8192
 #define RS_ETCD_PAGE	       32
 
-/* 0 or -ENOMEM. @timeout_ms bounds every call but watch. */
+/*
+ * 0, -ENOMEM, or -EACCES when the password file cannot be read (said in
+ * e->error). @timeout_ms bounds every call but watch. With a user, the
+ * first call authenticates (/v3/auth/authenticate) and every call sends
+ * the token; a call refused for an expired or invalid token gets a new
+ * one and is tried again once.
+ */
 int etcd_open(struct rs_etcd *e, const struct rs_fleet_conf *fc,
 	      long timeout_ms);
 void etcd_close(struct rs_etcd *e);
