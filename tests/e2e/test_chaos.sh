@@ -525,7 +525,11 @@ a_reload() {
 		fi
 		sum=$((sum + nhw[j]))
 	done
-	# Too many points: fewer vnodes.
+	# Too many points: fewer vnodes. The file's weights count too: the
+	# configuration check refuses a file whose own ring would be too big.
+	local fsum=0
+	for ((j = 1; j <= NB; j++)); do fsum=$((fsum + nfw[j])); done
+	((fsum > sum)) && sum=$fsum
 	if ((sum * nv > POINTS_MAX)); then
 		nv=$((POINTS_MAX / sum))
 		what+=" (vnodes capped to $nv)"
