@@ -16,7 +16,7 @@ PACKAGES=(
 	make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
 	libxxhash-dev libnl-3-dev libnl-route-3-dev libnl-idiag-3-dev
 	libinih-dev libcunit1-dev libev-dev libcurl4-openssl-dev libjansson-dev
-	libmicrohttpd-dev
+	libmicrohttpd-dev libssl-dev
 	iproute2 util-linux procps memcached clang-format cppcheck jq socat curl
 	qemu-system-x86 busybox-static cpio kmod etcd-server openssl
 )

@@ -17,6 +17,7 @@ e2e_fleet_setup() {
 	for i in 1 2 3; do rs_fleet_add_host "$i"; done
 	rs_fleet_ecmp 1 2 3
 	rs_fleet_etcd_start etcd "$OUT/etcd"
+	PREFIX=/ringsteer-$RS_RUNID
 }
 
 ctl() { # ctl I ARGS...: ringsteer on host I
@@ -95,4 +96,53 @@ check_drain() {
 		test "$(load_attempts load-drain)" -gt 100
 	e2e_eq "long-lived ${label}connections survive drain and undrain" \
 		"$(idle_open)" 100
+}
+
+# The etcd of e2e_fleet_setup, through its JSON gateway (no etcdctl on
+# Debian's etcd-server): PREFIX is the hosts' [fleet] prefix.
+ETCD=http://$RS_FLEET_ETCD_IP:2379
+b64() { printf '%s' "$1" | base64 -w0; }
+etcd_call() { # etcd_call PATH JSON
+	nsenter --net="/run/netns/$RS_NS_EDGE" -- curl -sf -m 5 -X POST \
+		-d "$2" "$ETCD$1"
+}
+etcd_put() { # etcd_put KEY VALUE [LEASE]
+	etcd_call /v3/kv/put "{\"key\":\"$(b64 "$1")\",\"value\":\"$(b64 "$2")\",\"lease\":\"${3:-0}\"}" >/dev/null
+}
+etcd_put_file() { # etcd_put_file KEY FILE LEASE: a value too big for the command line
+	{
+		printf '{"key":"%s","value":"' "$(b64 "$1")"
+		base64 -w0 <"$2"
+		printf '","lease":"%s"}' "$3"
+	} >"$OUT/put.json"
+	nsenter --net="/run/netns/$RS_NS_EDGE" -- curl -sf -m 10 -X POST \
+		--data-binary "@$OUT/put.json" "$ETCD/v3/kv/put" >/dev/null
+}
+etcd_get() { # etcd_get KEY: its value
+	etcd_call /v3/kv/range "{\"key\":\"$(b64 "$1")\"}" |
+		jq -r '.kvs[0].value // empty' | base64 -d
+}
+etcd_del_prefix() { # etcd_del_prefix PREFIX
+	local end last
+	# The range end: the prefix with its last character incremented.
+	last=$(printf '%d' "'${1: -1}")
+	# shellcheck disable=SC2059 # the format is the escape itself
+	end=${1%?}$(printf "\\x$(printf %x $((last + 1)))")
+	etcd_call /v3/kv/deleterange "{\"key\":\"$(b64 "$1")\",\"range_end\":\"$(b64 "$end")\"}" >/dev/null
+}
+
+# rejected_of I KEY: host I's reason for PREFIX/members/KEY, if rejected.
+rejected_of() {
+	ctl "$1" -j fleet status | jq -r --arg k "$PREFIX/members/$2" \
+		'.rejected[] | select(.key == $k) | .reason'
+}
+wait_rejected() { # wait_rejected KEY: every host lists KEY as rejected
+	local t i ok
+	for ((t = 0; t < 100; t++)); do
+		ok=1
+		for i in 1 2 3; do [[ -n $(rejected_of "$i" "$1") ]] || ok=""; done
+		[[ -n $ok ]] && return 0
+		sleep 0.1
+	done
+	return 1
 }

@@ -77,7 +77,6 @@ start_etcd() {
 	return 1
 }
 
-b64() { printf '%s' "$1" | base64 -w0; }
 # etcd_as CERT PATH JSON [TOKEN]: a gateway call with CERT's certificate.
 etcd_as() {
 	local hdr=()

@@ -150,6 +150,12 @@ struct rs_fleet_conf {
 	char etcd_key[PATH_MAX];
 	char etcd_user[RS_NAME_MAX * 2];
 	char etcd_password_file[PATH_MAX];
+	/*
+	 * The fleet key file (docs/fleet.md, "Signed member records"), ""
+	 * without one. Its keys are read when the fleet starts and at each
+	 * reload; only the path is kept here.
+	 */
+	char key_file[PATH_MAX];
 };
 
 struct rs_config {

@@ -10,7 +10,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <openssl/crypto.h>
+
 #include "config_keys.h"
+#include "fleet_keys.h"
 
 static bool printable_token(const char *s, size_t n)
 {
@@ -221,6 +224,23 @@ static void set_etcd_password_file(const struct cfg_key *k, void *obj,
 		 sizeof(f->conf.etcd_password_file), v, true);
 }
 
+/* Owner-only, and a list of keys that reads (checked, then forgotten). */
+static void set_key_file(const struct cfg_key *k, void *obj, const char *v)
+{
+	struct fleet_entry *f = obj;
+	struct rs_fleet_keys keys;
+	char why[PATH_MAX + 128];
+
+	set_file(k, f->conf.key_file, sizeof(f->conf.key_file), v, true);
+	if (!f->conf.key_file[0])
+		return;
+	if (rs_fleet_keys_read(v, &keys, why, sizeof(why))) {
+		cfg_key_error(k, "%s", why);
+		f->conf.key_file[0] = '\0';
+	}
+	OPENSSL_cleanse(&keys, sizeof(keys));
+}
+
 static void set_etcd_user(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct fleet_entry *f = obj;
@@ -247,6 +267,7 @@ const struct key_def cfg_fleet_keys[] = {
 	[FL_ETCD_USER] = {"etcd_user", "etcd user", set_etcd_user, false},
 	[FL_ETCD_PASSWORD_FILE] = {"etcd_password_file", "path",
 				   set_etcd_password_file, false},
+	[FL_KEY_FILE] = {"key_file", "path", set_key_file, false},
 	{NULL, NULL, NULL, false},
 };
 

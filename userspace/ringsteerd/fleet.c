@@ -19,12 +19,15 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/crypto.h>
+
 #include "addr.h"
 #include "binds.h"
 #include "control.h"
 #include "etcd.h"
 #include "fleet.h"
 #include "fleet_quic.h"
+#include "fleet_keys.h"
 #include "fleet_record.h"
 #include "fleet_table.h"
 #include "hash.h"
@@ -105,6 +108,7 @@ struct fleet_rt {
 	struct fleet_local local;     /* under mu: read by the thread */
 	uint64_t rejected_logged;     /* records logged as rejected */
 	uint64_t etcd_tokens;	      /* under mu: etcd auth tokens obtained */
+	struct rs_fleet_keys keys;    /* under mu; n = 0: no key_file */
 };
 
 static void snap_free(struct fleet_snap *s)
@@ -158,8 +162,40 @@ static bool is_local_listen(const struct fleet_local *l, int family,
  * (docs/fleet.md, "What a host believes"): false with @why when any of
  * it is wrong, so that no half-believed record gets keys.
  */
+/*
+ * With fleet keys, @j must carry "sig", the MAC of one of them over its
+ * etcd key and its JSON without "sig" (which is taken out of @j).
+ */
+static bool record_verified(const struct rs_fleet_keys *keys, const char *key,
+			    json_t *j, char *why, size_t len)
+{
+	char mac[RS_FLEET_MAC_HEX], *canon;
+	const char *sig;
+	int k;
+
+	if (!keys->n)
+		return true;
+	sig = json_string_value(json_object_get(j, "sig"));
+	if (!sig) {
+		snprintf(why, len,
+			 "unsigned (this fleet signs its records: key_file)");
+		return false;
+	}
+	snprintf(mac, sizeof(mac), "%s", sig);
+	json_object_del(j, "sig");
+	canon = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+	k = canon ? rs_fleet_record_verify(keys, key, canon, mac) : -1;
+	free(canon);
+	if (k < 0)
+		snprintf(why, len,
+			 "signature matches no fleet key (signed with another "
+			 "key, altered, or copied under another name)");
+	return k >= 0;
+}
+
 static bool parse_member(const struct rs_fleet_conf *c,
-			 const struct fleet_local *local, const char *name,
+			 const struct fleet_local *local,
+			 const struct rs_fleet_keys *keys, const char *name,
 			 const struct rs_etcd_kv *kv,
 			 struct rs_fleet_member_info *m, char *why, size_t len)
 {
@@ -196,6 +232,10 @@ static bool parse_member(const struct rs_fleet_conf *c,
 	if (!json_is_object(j)) {
 		snprintf(why, len, "not a JSON object: %.100s",
 			 j ? "another JSON value" : jerr.text);
+		json_decref(j);
+		return false;
+	}
+	if (!record_verified(keys, kv->key, j, why, len)) {
 		json_decref(j);
 		return false;
 	}
@@ -322,6 +362,7 @@ static const struct rs_fleet_member_info *snap_addr_owner(
  */
 static bool snap_from_kvs(const struct rs_fleet_conf *c,
 			  const struct fleet_local *local,
+			  const struct rs_fleet_keys *keys,
 			  const struct rs_etcd_kv *kvs, size_t n, int64_t rev,
 			  const struct fleet_snap *prev, struct fleet_snap *out)
 {
@@ -354,8 +395,8 @@ static bool snap_from_kvs(const struct rs_fleet_conf *c,
 		why[0] = 0;
 		if (strncmp(kvs[i].key, members, lm))
 			continue;
-		if (parse_member(c, local, name, &kvs[i], &valid[nvalid], why,
-				 sizeof(why)) &&
+		if (parse_member(c, local, keys, name, &kvs[i], &valid[nvalid],
+				 why, sizeof(why)) &&
 		    (last = snap_addr_owner(prev, valid[nvalid].addr, name))) {
 			/* An address of the table in force stays its owner's.
 			 */
@@ -480,6 +521,7 @@ static int thread_round(struct fleet_rt *f, struct rs_etcd *e, const char *key,
 	struct rs_etcd_kv *kvs = NULL;
 	struct fleet_snap s;
 	struct fleet_local local = {0};
+	struct rs_fleet_keys keys;
 	bool truncated, ok;
 	uint64_t gen;
 	size_t n = 0;
@@ -528,6 +570,7 @@ static int thread_round(struct fleet_rt *f, struct rs_etcd *e, const char *key,
 		return err;
 	guard_own(kvs, n, key, *mine, published);
 	pthread_mutex_lock(&f->mu);
+	keys = f->keys;
 	if (f->local.n) {
 		local.listens = malloc(f->local.n * sizeof(*local.listens));
 		if (local.listens) {
@@ -537,7 +580,8 @@ static int thread_round(struct fleet_rt *f, struct rs_etcd *e, const char *key,
 		}
 	}
 	pthread_mutex_unlock(&f->mu);
-	ok = snap_from_kvs(&f->conf, &local, kvs, n, *rev, prev, &s);
+	ok = snap_from_kvs(&f->conf, &local, &keys, kvs, n, *rev, prev, &s);
+	OPENSSL_cleanse(&keys, sizeof(keys));
 	free(local.listens);
 	etcd_kvs_free(kvs, n);
 	if (!ok)
@@ -828,6 +872,66 @@ static uint32_t capacity_of(struct daemon *d, size_t s)
 	return cap;
 }
 
+/* This host's record's etcd key. */
+static void own_key(const struct fleet_rt *f, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/members/%s", f->conf.prefix, f->conf.name);
+}
+
+/*
+ * With a fleet key, the record @j gets "sig": the MAC of the first key
+ * over the record's etcd key and its canonical JSON (docs/fleet.md).
+ */
+static int record_sign(struct fleet_rt *f, json_t *j)
+{
+	char key[RS_FLEET_PREFIX_MAX + RS_NAME_MAX + 16], mac[RS_FLEET_MAC_HEX];
+	char *canon;
+	int err;
+
+	pthread_mutex_lock(&f->mu);
+	if (!f->keys.n) {
+		pthread_mutex_unlock(&f->mu);
+		return 0;
+	}
+	own_key(f, key, sizeof(key));
+	canon = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+	err = canon ? rs_fleet_record_mac(f->keys.key[0], key, canon, mac)
+		    : -ENOMEM;
+	pthread_mutex_unlock(&f->mu);
+	free(canon);
+	if (!err)
+		err = json_object_set_new(j, "sig", json_string(mac)) ? -ENOMEM
+								      : 0;
+	if (err)
+		rs_err("fleet: cannot sign this host's record: %s",
+		       strerror(-err));
+	return err;
+}
+
+/*
+ * The fleet key file, read again at every start and reload: the keys
+ * change in place, so a rotation moves nobody. A file that cannot be read
+ * now (it was when the configuration was checked) keeps the keys in force.
+ */
+static void keys_load(struct fleet_rt *f)
+{
+	struct rs_fleet_keys k = {0};
+	char why[PATH_MAX + 128];
+
+	if (f->conf.key_file[0] &&
+	    rs_fleet_keys_read(f->conf.key_file, &k, why, sizeof(why))) {
+		rs_err("fleet: %s; the fleet keys stay as they were", why);
+		return;
+	}
+	pthread_mutex_lock(&f->mu);
+	if (k.n != f->keys.n)
+		rs_info("fleet: %zu fleet key%s (the first signs)", k.n,
+			k.n == 1 ? "" : "s");
+	f->keys = k;
+	pthread_mutex_unlock(&f->mu);
+	OPENSSL_cleanse(&k, sizeof(k));
+}
+
 static void publish_capacity(struct daemon *d, struct fleet_rt *f)
 {
 	char addr[INET_ADDRSTRLEN], addr6[INET6_ADDRSTRLEN];
@@ -866,6 +970,10 @@ static void publish_capacity(struct daemon *d, struct fleet_rt *f)
 	j = json_pack("{s:s, s:o}", "address", addr, "services", svcs);
 	if (j && f->conf.has_addr6)
 		json_object_set_new(j, "address6", json_string(addr6));
+	if (j && record_sign(f, j)) {
+		json_decref(j);
+		return;
+	}
 	text = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(j);
 	if (!text)
@@ -924,6 +1032,7 @@ static void fleet_free(struct daemon *d, struct fleet_rt *f)
 	free(f->publish);
 	free(f->published_local);
 	free(f->local.listens);
+	OPENSSL_cleanse(&f->keys, sizeof(f->keys));
 	fleet_quic_state_free(&f->quic);
 	free(f);
 }
@@ -966,12 +1075,22 @@ void daemon_fleet_stop(struct daemon *d)
 	d->fleet = NULL;
 }
 
+/* [fleet] as it was but for the key file, whose keys change in place. */
+static bool fleet_conf_same(const struct rs_fleet_conf *a,
+			    const struct rs_fleet_conf *b)
+{
+	struct rs_fleet_conf x = *a;
+
+	memcpy(x.key_file, b->key_file, sizeof(x.key_file));
+	return !memcmp(&x, b, sizeof(x));
+}
+
 int daemon_fleet_apply(struct daemon *d)
 {
 	struct fleet_rt *f = d->fleet;
 	bool want = d->cfg.fleet.enabled && any_fleet_service(&d->cfg);
 
-	if (f && (!want || memcmp(&f->conf, &d->cfg.fleet, sizeof(f->conf)))) {
+	if (f && (!want || !fleet_conf_same(&f->conf, &d->cfg.fleet))) {
 		rs_info("fleet: [fleet] changed; leaving with the old "
 			"settings");
 		daemon_fleet_stop(d);
@@ -983,7 +1102,10 @@ int daemon_fleet_apply(struct daemon *d)
 		return 0;
 	}
 	if (f) {
+		memcpy(f->conf.key_file, d->cfg.fleet.key_file,
+		       sizeof(f->conf.key_file));
 		local_listens_set(d, f);
+		keys_load(f);
 		publish_capacity(d, f);
 		fleet_rebuild(d, f);
 		return 0;
@@ -1003,6 +1125,7 @@ int daemon_fleet_apply(struct daemon *d)
 	ev_timer_start(d->loop, &f->cap_timer);
 	d->fleet = f;
 	local_listens_set(d, f);
+	keys_load(f);
 	publish_capacity(d, f);
 	if (pthread_create(&f->th, NULL, fleet_thread, f)) {
 		rs_err("fleet: cannot start the etcd thread");

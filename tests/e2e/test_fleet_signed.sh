@@ -1,0 +1,122 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# End to end, fleet mode with a fleet key (issue 20): three hosts sign
+# their member records, each checks the others'.
+#   - an unsigned record, one signed with another key, and host-1's
+#     record copied under another name are rejected with their reason and
+#     get no keys; no client fails;
+#   - the key is rotated under connection load as docs/fleet.md says
+#     (the new key added as a second line on every host, moved first,
+#     the old one removed, a reload per host per step): no connection
+#     fails, the members never change, no host's record is rejected.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. scripts/netns.sh
+. scripts/fleet-netns.sh
+. tests/e2e/lib.sh
+. tests/e2e/fleet_lib.sh
+
+e2e_fleet_setup fsg
+OLD=00112233445566778899aabbccddeeff
+NEW=f0e1d2c3b4a5968778695a4b3c2d1e0f
+
+# keys I LINE...: host I's key file.
+keys() {
+	local i=$1
+	shift
+	printf '%s\n' "# fleet keys: the first signs" "$@" >"$OUT/h$i.key"
+	chmod 600 "$OUT/h$i.key"
+}
+for i in 1 2 3; do
+	keys "$i" "$OLD"
+	rs_fleet_conf "$i" "$BPFFS-h$i" "$OUT/h$i.sock" |
+		sed "s|^prefix = .*|&\nkey_file = $OUT/h$i.key|" >"$OUT/h$i.conf"
+	rs_fleet_start_host "$i" "$OUT/h$i.conf" build/tools/rs_backend --hold
+	e2e_wait_for "$(rs_bg_err "d$i")" "sk_lookup link" 10
+done
+e2e_check "signed: all three hosts agree on three members" \
+	wait_members host-1,host-2,host-3 1 2 3
+e2e_check "host-1's record is signed" \
+	bash -c "$(declare -f b64 etcd_call etcd_get); ETCD='$ETCD' RS_NS_EDGE='$RS_NS_EDGE' etcd_get '$PREFIX/members/host-1' | jq -e '.sig | length == 32' >/dev/null"
+chmod 644 "$OUT/h1.key"
+out=$(build/ringsteerd --check -c "$OUT/h1.conf" 2>&1 || true)
+e2e_check "a key file others can read is refused, naming key_file" \
+	grep -q "\[fleet\] key_file: .* (mode 0644)" <<<"$out"
+chmod 600 "$OUT/h1.key"
+
+echo "# records the fleet key does not vouch for"
+lease=$(etcd_call /v3/lease/grant '{"TTL": 120}' | jq -r .ID)
+etcd_put "$PREFIX/members/aa-unsigned" \
+	'{"address":"198.18.77.1","services":{"web":{"capacity":2}}}' "$lease"
+etcd_put "$PREFIX/members/aa-otherkey" \
+	'{"address":"198.18.77.2","services":{"web":{"capacity":2}},"sig":"0123456789abcdef0123456789abcdef"}' "$lease"
+# host-1's record word for word, under another name.
+etcd_put "$PREFIX/members/aa-copy" "$(etcd_get "$PREFIX/members/host-1" |
+	jq -c '.address = "198.18.77.3"')" "$lease"
+etcd_put "$PREFIX/members/aa-copy2" "$(etcd_get "$PREFIX/members/host-2")" "$lease"
+for k in aa-unsigned aa-otherkey aa-copy aa-copy2; do
+	e2e_check "$k rejected by every host" wait_rejected "$k"
+done
+e2e_check "reason: unsigned" grep -q "^unsigned" <<<"$(rejected_of 2 aa-unsigned)"
+e2e_check "reason: no fleet key matches" \
+	grep -q "signature matches no fleet key" <<<"$(rejected_of 2 aa-otherkey)"
+e2e_check "an altered copy fails its signature" \
+	grep -q "signature matches no fleet key" <<<"$(rejected_of 3 aa-copy)"
+e2e_check "an exact copy under another name fails too" \
+	grep -q "signature matches no fleet key\|address is member host-2's" <<<"$(rejected_of 3 aa-copy2)"
+e2e_check "members unchanged" wait_members host-1,host-2,host-3 1 2 3
+rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
+	--src-base 198.18.1.1 --count 200 --rounds 2 --concurrency 16 \
+	>"$OUT/base" 2>/dev/null || true
+e2e_eq "no failed connections" "$(e2e_errors "$OUT/base")" 0
+etcd_call /v3/lease/revoke "{\"ID\":\"$lease\"}" >/dev/null
+
+echo "# rotating the key under load"
+rs_bg_start load rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
+	--src-base 198.18.1.1 --count 200 --concurrency 8 --loop-seconds 600
+# hosts_ok: every host has the three members, agreeing, at once; and
+# within 5 s none of their records is rejected anywhere (a host re-signs
+# its record just after its reload: until then a host that dropped the
+# old key keeps its last valid record, so nobody moves meanwhile).
+hosts_ok() {
+	local i t n
+	wait_members host-1,host-2,host-3 1 2 3 || return 1
+	for ((t = 0; t < 50; t++)); do
+		n=0
+		for i in 1 2 3; do
+			n=$((n + $(ctl "$i" -j fleet status | jq '[.rejected[] | select(.key | test("/members/host-"))] | length')))
+		done
+		((n == 0)) && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# step NAME LINE...: every host's key file, one reload at a time.
+step() {
+	local name=$1 i
+	shift
+	for i in 1 2 3; do
+		keys "$i" "$@"
+		ctl "$i" reload >/dev/null
+		hosts_ok || {
+			e2e_fail "$name: after host-$i's reload"
+			return 0
+		}
+	done
+	e2e_pass "$name: members kept, no host rejected"
+}
+step "the new key added second" "$OLD" "$NEW"
+step "the new key moved first" "$NEW" "$OLD"
+step "the old key removed" "$NEW"
+e2e_check "records are signed with the new key now" bash -c \
+	"$(declare -f b64 etcd_call etcd_get); ETCD='$ETCD' RS_NS_EDGE='$RS_NS_EDGE' etcd_get '$PREFIX/members/host-3' | jq -e .sig >/dev/null"
+kill -USR1 "${RS_BG_PID[load]}"
+wait "${RS_BG_PID[load]}" || true
+e2e_check "connections made during the rotation" \
+	test "$(sed -n 's/^attempts=\([0-9]*\).*/\1/p' "$(rs_bg_out load)")" -gt 100
+e2e_eq "no failed connection during the rotation" \
+	"$(sed -n 's/.*failed=\([0-9]*\).*/\1/p' "$(rs_bg_out load)")" 0
+e2e_check "host-1 said it has 2 keys, then 1" grep -q "fleet: 2 fleet keys" "$(rs_bg_err d1)"
+
+e2e_summary

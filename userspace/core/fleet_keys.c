@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#include "fleet_keys.h"
+#include "hex.h"
+
+/* Domain separation: a MAC made for something else never verifies. */
+#define MAC_CONTEXT "ringsteer fleet record 1\n"
+
+int rs_fleet_keys_read(const char *path, struct rs_fleet_keys *k, char *why,
+		       size_t len)
+{
+	char line[256];
+	int lineno = 0, err = 0;
+	FILE *f = fopen(path, "r");
+
+	memset(k, 0, sizeof(*k));
+	if (!f) {
+		err = -errno;
+		snprintf(why, len, "%s: %s", path, strerror(-err));
+		return err;
+	}
+	while (!err && fgets(line, sizeof(line), f)) {
+		char *p = line, *end;
+		size_t got = 0;
+
+		lineno++;
+		line[strcspn(line, "#\r\n")] = '\0';
+		while (*p == ' ' || *p == '\t')
+			p++;
+		end = p + strlen(p);
+		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+			*--end = '\0';
+		if (!*p)
+			continue;
+		if (k->n == RS_FLEET_KEYS_MAX) {
+			snprintf(why, len, "%s:%d: more than %d keys", path,
+				 lineno, RS_FLEET_KEYS_MAX);
+			err = -E2BIG;
+		} else if (strlen(p) != 2 * RS_FLEET_KEY_LEN ||
+			   strspn(p, "0123456789abcdefABCDEF") !=
+				   2 * RS_FLEET_KEY_LEN ||
+			   rs_hex_parse(p, k->key[k->n], RS_FLEET_KEY_LEN,
+					&got) ||
+			   got != RS_FLEET_KEY_LEN) {
+			snprintf(why, len,
+				 "%s:%d: expected 32 hex digits (openssl rand "
+				 "-hex 16)",
+				 path, lineno);
+			err = -EINVAL;
+		} else {
+			k->n++;
+		}
+	}
+	fclose(f);
+	if (!err && !k->n) {
+		snprintf(why, len, "%s: no key in it", path);
+		err = -EINVAL;
+	}
+	if (err)
+		OPENSSL_cleanse(k, sizeof(*k));
+	return err;
+}
+
+int rs_fleet_record_mac(const uint8_t key[RS_FLEET_KEY_LEN],
+			const char *keyname, const char *canon,
+			char out[RS_FLEET_MAC_HEX])
+{
+	size_t lc = strlen(MAC_CONTEXT), lk = strlen(keyname),
+	       lr = strlen(canon), mdlen = 0;
+	unsigned char md[EVP_MAX_MD_SIZE];
+	char *buf = malloc(lc + lk + 1 + lr);
+
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, MAC_CONTEXT, lc);
+	memcpy(buf + lc, keyname, lk);
+	buf[lc + lk] = '\n';
+	memcpy(buf + lc + lk + 1, canon, lr);
+	if (!EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, key,
+		       RS_FLEET_KEY_LEN, (unsigned char *)buf, lc + lk + 1 + lr,
+		       md, sizeof(md), &mdlen) ||
+	    mdlen < 16) {
+		free(buf);
+		return -ENOMEM;
+	}
+	free(buf);
+	rs_hex_bytes(out, RS_FLEET_MAC_HEX, md, 16, "");
+	return 0;
+}
+
+int rs_fleet_record_verify(const struct rs_fleet_keys *k, const char *keyname,
+			   const char *canon, const char *mac)
+{
+	char want[RS_FLEET_MAC_HEX];
+
+	if (strlen(mac) != RS_FLEET_MAC_HEX - 1)
+		return -1;
+	for (size_t i = 0; i < k->n; i++)
+		if (!rs_fleet_record_mac(k->key[i], keyname, canon, want) &&
+		    !CRYPTO_memcmp(want, mac, RS_FLEET_MAC_HEX - 1))
+			return (int)i;
+	return -1;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fleet key (docs/fleet.md, "Signed member records"): a file of 128-bit
+ * keys, the first of which signs, every one of which verifies, so that a
+ * key can be rotated host by host without a moment in which two hosts
+ * reject each other. A member record carries an HMAC-SHA256 over its etcd
+ * key name and its canonical JSON, so it cannot be forged, altered, nor
+ * copied under another member's name.
+ */
+#ifndef RS_FLEET_KEYS_H
+#define RS_FLEET_KEYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RS_FLEET_KEYS_MAX 8
+#define RS_FLEET_KEY_LEN  16
+/* The MAC as a record carries it: 32 hex digits (128 bits). */
+#define RS_FLEET_MAC_HEX 33
+
+struct rs_fleet_keys {
+	uint8_t key[RS_FLEET_KEYS_MAX][RS_FLEET_KEY_LEN];
+	size_t n;
+};
+
+/*
+ * Read @path: one key per line as 32 hex digits (`openssl rand -hex 16`),
+ * '#' starts a comment, blank lines are skipped. 0, or a negative errno
+ * with "PATH:LINE: problem" (or "PATH: problem") in @why. The permission
+ * check is the caller's (the configuration's).
+ */
+int rs_fleet_keys_read(const char *path, struct rs_fleet_keys *k, char *why,
+		       size_t len);
+
+/*
+ * The MAC of record @canon (its JSON, compact with sorted keys, without
+ * "sig") stored under etcd key @keyname, with @key: 32 hex digits and a
+ * NUL into @out. -ENOMEM when OpenSSL fails.
+ */
+int rs_fleet_record_mac(const uint8_t key[RS_FLEET_KEY_LEN],
+			const char *keyname, const char *canon,
+			char out[RS_FLEET_MAC_HEX]);
+
+/* Index of the key of @k whose MAC is @mac, or -1 (constant-time compare). */
+int rs_fleet_record_verify(const struct rs_fleet_keys *k, const char *keyname,
+			   const char *canon, const char *mac);
+
+#endif /* RS_FLEET_KEYS_H */
