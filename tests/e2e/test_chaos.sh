@@ -244,21 +244,45 @@ load_rotate() {
 
 # connect_from FILE SRC...: one connection from each SRC, in parallel;
 # "SRC BACKEND|ERR:..." lines in FILE, in the order given.
+# wait_done DIR N: until DIR holds the N markers 0.done..N-1.done that
+# short background jobs leave when they end (at most 30 s). Not `wait
+# PID`: over thousands of jobs the kernel reuses PIDs, and a PID whose
+# job bash has reaped and forgotten can be a long-running child's by then
+# (a load client), which that wait would wait for (a hang seen in a long
+# run).
+wait_done() {
+	local dir=$1 n=$2 t k missing
+	for ((t = 0; t < 600; t++)); do
+		missing=0
+		for ((k = 0; k < n; k++)); do
+			[[ -e $dir/$k.done ]] || {
+				missing=1
+				break
+			}
+		done
+		((missing)) || return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 connect_from() {
-	local out=$1 k=0 s target pids=()
+	local out=$1 k=0 s target
 	shift
 	mkdir -p "$OUT/c"
 	rm -f "$OUT"/c/*
 	for s in "$@"; do
 		target=198.18.0.10:80
 		[[ $s == *:* ]] && target="[2001:db8::10]:80"
-		rs_in_client build/tools/rs_client --target "$target" --src-base "$s" \
-			--count 1 --timeout-ms 3000 >"$OUT/c/$k" 2>/dev/null &
-		pids+=($!)
+		{
+			rs_in_client build/tools/rs_client --target "$target" \
+				--src-base "$s" --count 1 --timeout-ms 3000 \
+				>"$OUT/c/$k" 2>/dev/null
+			: >"$OUT/c/$k.done"
+		} &
 		k=$((k + 1))
 	done
-	# Not a bare wait: that would wait for the backends and the daemon.
-	wait "${pids[@]}" || true
+	wait_done "$OUT/c" "$#" || true
 	for ((k = 0; k < $#; k++)); do
 		awk '{ print $1, $3 }' "$OUT/c/$k"
 	done >"$out"
@@ -301,19 +325,18 @@ lookup_one() {
 # control socket serves 32 clients at once); "BACKEND JSON" lines in the
 # order of FILE.
 lookups() {
-	local s _ k=0 pids=()
+	local s _ k=0
 	mkdir -p "$OUT/l"
 	rm -f "$OUT"/l/*
 	while read -r s _; do
-		lookup_one "$s" >"$OUT/l/$k" &
-		pids+=($!)
+		{
+			lookup_one "$s" >"$OUT/l/$k"
+			: >"$OUT/l/$k.done"
+		} &
 		k=$((k + 1))
-		if ((k % 16 == 0)); then
-			wait "${pids[@]}" || true
-			pids=()
-		fi
+		((k % 16 == 0)) && { wait_done "$OUT/l" "$k" || true; }
 	done <"$1"
-	((${#pids[@]} == 0)) || wait "${pids[@]}" || true
+	wait_done "$OUT/l" "$k" || true
 	for ((k = 0; k < $(wc -l <"$1"); k++)); do cat "$OUT/l/$k"; done
 }
 
