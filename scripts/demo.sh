@@ -11,7 +11,6 @@ cd "$(dirname "$0")/.."
 . scripts/netns.sh
 
 CONF=configs/demo.conf
-BPFFS=$(awk -F' *= *' '$1 == "bpffs" { print $2 }' "$CONF")
 SERVICE=198.18.0.10:11211
 NCLIENTS=300
 

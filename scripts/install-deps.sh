@@ -17,7 +17,8 @@ PACKAGES=(
 	libxxhash-dev libnl-3-dev libnl-route-3-dev libnl-idiag-3-dev
 	libinih-dev libcunit1-dev libev-dev libcurl4-openssl-dev libjansson-dev
 	libmicrohttpd-dev libssl-dev
-	iproute2 util-linux procps memcached clang-format cppcheck jq socat curl
+	iproute2 util-linux procps memcached clang-format cppcheck shellcheck jq
+	socat curl
 	qemu-system-x86 busybox-static cpio kmod etcd-server openssl
 )
 

@@ -1,5 +1,6 @@
 #!/bin/bash
-# clang-format check and cppcheck over the given C sources.
+# clang-format check and cppcheck over the given C sources, and the
+# shell suites and scripts through shellcheck (warnings and errors).
 set -u
 rc=0
 unformatted=()
@@ -25,5 +26,10 @@ if ! cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr \
 	echo "lint: cppcheck found problems"
 	rc=1
 fi
-[[ $rc -eq 0 ]] && echo "lint: ok (${#} files)"
+shells=(tests/e2e/*.sh tests/bpf/*.sh tests/vm/*.sh scripts/*.sh .ci/run)
+if ! shellcheck -x -S warning "${shells[@]}"; then
+	echo "lint: shellcheck found problems"
+	rc=1
+fi
+[[ $rc -eq 0 ]] && echo "lint: ok (${#} C files, ${#shells[@]} shell files)"
 exit $rc

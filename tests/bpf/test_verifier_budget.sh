@@ -5,7 +5,7 @@
 # tests/bpf/verifier_budget.txt, or when a program has no budget, or does
 # not load at all.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 budget_file=tests/bpf/verifier_budget.txt
 info=$(build/bpf_info build/bpf/*.bpf.o)
 rc=$?

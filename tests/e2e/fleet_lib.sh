@@ -1,4 +1,6 @@
 # shellcheck shell=bash
+# Variables are set here for the scripts that source this file.
+# shellcheck disable=SC2034
 # SPDX-License-Identifier: MIT
 #
 # Helpers of the fleet suites (test_fleet.sh, test_fleet6.sh,

@@ -1,4 +1,6 @@
 # shellcheck shell=bash
+# Variables are set here for the scripts that source this file.
+# shellcheck disable=SC2034
 # SPDX-License-Identifier: MIT
 # Assertions and helpers shared by the end-to-end suites. Source after
 # scripts/netns.sh.

@@ -81,6 +81,7 @@ wait_health() { # BACKEND WANT TIMEOUT_S
 # web-3 flaps below the thresholds: never 3 failures, never 2 passes in a row.
 for i in 1 2 3 4; do
 	extra=(--status-file "$OUT/status-$i")
+	# shellcheck disable=SC2054 # one argument: the pattern is comma-separated
 	[[ $i == 3 ]] && extra=(--status-pattern 200,503,503)
 	rs_bg_start "web$i" rs_in_edge build/tools/rs_backend --name "cache-$i" \
 		--tcp "127.0.0.1:808$i" --http "127.0.0.1:909$i" "${extra[@]}"

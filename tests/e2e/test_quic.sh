@@ -114,8 +114,8 @@ has_from() { awk -v b="$2" '$3 == b' "$OUT/$1" | wc -l; }
 # off_affinity NAME SERVICE: replies that are not the backend `ringsteer
 # lookup` gives the source address (IP affinity); p-N is process q-N.
 off_affinity() {
-	local name=$1 svc=$2 n=0 src port be want
-	while read -r src port be; do
+	local name=$1 svc=$2 n=0 src be want
+	while read -r src _ be; do
 		want=$(rsjson lookup "$svc" "$src" | jq -r .backend)
 		want=${want/#p-/q-}
 		[[ $be == "$want" ]] || n=$((n + 1))
