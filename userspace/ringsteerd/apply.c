@@ -479,8 +479,19 @@ int daemon_start(struct daemon *d)
 				(unsigned long long)d->svcs[s].generation,
 				d->svcs[s].ring.npoints);
 	if (err) {
-		rs_err("applying %s to the data plane failed: %s",
-		       d->config_path, strerror(-err));
+		/*
+		 * The pins stay as they were or half written, which steering
+		 * reads as the old mapping or the new one; the next start
+		 * repairs them the same way. If it cannot either, the way out
+		 * is the one that always works: start from nothing.
+		 */
+		rs_err("applying %s to the data plane under %s failed: %s (the "
+		       "line above names the map); steering goes on from the "
+		       "pins. If starting again fails the same way, "
+		       "`ringsteerd --detach -c %s` removes them (steering "
+		       "stops until the next start builds everything anew)",
+		       d->config_path, d->cfg.bpffs, strerror(-err),
+		       d->config_path);
 		goto out;
 	}
 	retire(d, p);
