@@ -200,6 +200,9 @@ e2e_eq "undrained: no longer all out" "$(rsj status | jq '.services[0].all_out')
 mapping m3
 write_conf 0 8 24 0
 sed -i 's/^address = 127.0.0.1:808[1-3]$/&\nweight = 0/' "$CONF"
+# The same file moves web-4 to an address nothing listens on: a refused
+# reload must not have taken its socket out meanwhile.
+sed -i 's/^address = 127.0.0.1:8084$/address = 127.0.0.1:8099/' "$CONF"
 if out=$(rs reload 2>&1); then
 	e2e_fail "a reload setting every weight to 0 accepted"
 else
@@ -210,6 +213,8 @@ e2e_eq "refused reload: web-4's weight unchanged" \
 	"$(rsj backends | jq '.backends[] | select(.name == "web-4") | .weight')" 1
 mapping m4
 e2e_eq "refused reload: nobody moved" "$(moved m3 m4)" 0
+e2e_eq "refused reload: web-4 kept its socket" \
+	"$(rsj backends | jq '.backends[] | select(.name == "web-4") | .has_socket')" true
 
 echo "# an operator weight above the file's survives a reload of vnodes"
 # The file gives web-2..4 weight 0; the operator gives web-3 weight 1 and

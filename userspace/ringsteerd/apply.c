@@ -398,6 +398,11 @@ static int apply_pipeline(struct daemon *d, const struct snapshot *before)
 {
 	int err;
 
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		if (d->bes[i].addrs_changed) {
+			sockets_clear_backend(&d->dp, d->bes[i].id);
+			d->bes[i].addrs_changed = false;
+		}
 	sockets_reconcile_all(d, false);
 	err = apply_config(d, before->bes);
 	return err ? err : lookups_push(d);

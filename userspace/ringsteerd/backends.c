@@ -438,8 +438,12 @@ void backends_carry(struct daemon *d, struct daemon *old)
 			be->sock = ob->sock;
 			be->has_socket = ob->has_socket;
 		} else {
-			/* New addresses: their sockets replace the old ones. */
-			sockets_clear_backend(&d->dp, be->id);
+			/*
+			 * New addresses: their sockets replace the old ones,
+			 * when the new state is applied (apply_pipeline()),
+			 * not while it is only being built.
+			 */
+			be->addrs_changed = true;
 		}
 		be->op = ob->op;
 		be->health = ob->health;

@@ -40,6 +40,8 @@ struct be_rt {
 	uint32_t uncounted;
 	struct rs_backend pushed; /* last written to rs_backends */
 	bool pushed_valid;
+	/* A reload changed its addresses: its old sockets leave at apply. */
+	bool addrs_changed;
 };
 
 struct svc_rt {
