@@ -209,7 +209,7 @@ chaos: deps bpffs
 	@$(MAKE) --no-print-directory build
 	@E2E_CHAOS_ACTIONS=$(or $(CHAOS_ACTIONS),2000) \
 		E2E_CHAOS_CHECK_EVERY=$(or $(CHAOS_CHECK_EVERY),5) \
-		$(if $(CHAOS_SEED),E2E_CHAOS_SEED=$(CHAOS_SEED)) \
+		E2E_CHAOS_SEED=$(or $(CHAOS_SEED),random) \
 		tests/e2e/test_chaos.sh
 
 # Order matters: cheap and local first, namespaces last.
