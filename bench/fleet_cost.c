@@ -17,6 +17,10 @@
  * The QUIC rows: a UDP fleet service with cookie = quic whose server IDs
  * the three members publish (core/fleet_cids.c), 1-RTT packets from a
  * client the table gives to this host.
+ *
+ * Every path runs twice: unsigned (no fleet key), then with a fleet key
+ * (forwarded packets tagged, received ones checked: docs/fleet.md,
+ * "Authenticated forwarding"); the difference is the tag's cost.
  */
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -31,12 +35,14 @@
 
 #include "dataplane.h"
 #include "fleet_cids.h"
+#include "fleet_keys.h"
 #include "fleet_table.h"
 #include "hash.h"
 #include "steer_tc.skel.h"
 
-#define SVC   0
-#define SVC_Q 1 /* udp 198.18.0.10:443, cookie = quic, 2-byte server IDs */
+#define SVC    0
+#define SVC_Q  1  /* udp 198.18.0.10:443, cookie = quic, 2-byte server IDs */
+#define ROUNDS 10 /* alternating blocks of unsigned and signed runs */
 
 static struct rs_fleet_member_info members[3];
 static uint8_t owners[RS_FLEET_BUCKETS], owners_q[RS_FLEET_BUCKETS];
@@ -51,6 +57,45 @@ static uint32_t ip4(const char *s)
 
 	inet_pton(AF_INET, s, &a);
 	return a.s_addr;
+}
+
+#define ENC sizeof(struct rs_fleet_encap)
+
+/* The forwarding key of the signed rows (NULL: unsigned). */
+static const struct rs_fleet_auth *signer;
+
+/*
+ * Sign the forwarded packet whose outer IP header is at @ip, our header
+ * at @e and @n bytes of inner packet behind it, as a member would.
+ */
+static void sign(const uint8_t *ip, int family, uint8_t *e, size_t n)
+{
+	struct rs_fleet_tag_msg m = {0};
+	struct rs_fleet_tag_meta meta = {.version = e[4], .hops = e[5]};
+	uint64_t t;
+	uint32_t w;
+
+	if (!signer)
+		return;
+	e[6] = signer->id;
+	meta.key_id = e[6];
+	meta.inner_len = (uint32_t)n;
+	if (family == AF_INET6) {
+		memcpy(&m.v6.src, ip + 8, 16);
+		memcpy(&m.v6.dst, ip + 24, 16);
+		m.v6.meta = meta;
+		memcpy(m.v6.inner, e + ENC, n < 64 ? n : 64);
+	} else {
+		memcpy(&m.v4.src, ip + 12, 4);
+		memcpy(&m.v4.dst, ip + 16, 4);
+		m.v4.meta = meta;
+		memcpy(m.v4.inner, e + ENC, n < 40 ? n : 40);
+	}
+	t = rs_fleet_tag(signer, &m, family == AF_INET6);
+	w = htonl((uint32_t)(t >> 32));
+	memcpy(e + 8, &w, 4);
+	w = htonl((uint32_t)t);
+	memcpy(e + 12, &w, 4);
 }
 
 static int setup(struct rs_dataplane *dp)
@@ -127,6 +172,10 @@ static int setup(struct rs_dataplane *dp)
 	       sizeof(owners_q));
 	rs_fleet_cids_place(slots + RS_FLEET_SLOT_CIDS, SVC_Q, o,
 			    rs_fleet_cid_owners(members, 3, "q", 2, o, 3));
+	memset(&slots[RS_FLEET_SLOT_KEYS], 0,
+	       RS_FLEET_AUTH_KEYS * sizeof(slots[0]));
+	if (signer)
+		slots[RS_FLEET_SLOT_KEYS].auth = *signer;
 	slots[0].hdr.version = 1;
 	slots[0].hdr.nmembers = 3;
 	slots[0].hdr.self = 0;
@@ -174,12 +223,13 @@ static size_t encap(uint8_t *f, const uint8_t *inner)
 	memcpy(f + 30, &self, 4);
 	f[36] = RS_FLEET_DEFAULT_PORT >> 8;
 	f[37] = RS_FLEET_DEFAULT_PORT & 0xff;
-	f[39] = (uint8_t)(n + 16);
+	f[39] = (uint8_t)(n + 8 + ENC);
 	memcpy(f + 42, "RSF1", 4);
 	f[46] = RS_FLEET_WIRE_VERSION;
 	f[47] = 1;
-	memcpy(f + 50, inner + 14, n);
-	return 50 + n;
+	memcpy(f + 42 + ENC, inner + 14, n);
+	sign(f + 14, AF_INET, f + 42, n);
+	return 42 + ENC + n;
 }
 
 /* Ethernet + IPv6 + TCP SYN from @src to the service: 74 bytes. */
@@ -210,19 +260,20 @@ static size_t encap6(uint8_t *f, const uint8_t *inner)
 	f[12] = 0x86;
 	f[13] = 0xdd;
 	f[14] = 0x60;
-	f[19] = (uint8_t)(n + 16);
+	f[19] = (uint8_t)(n + 8 + ENC);
 	f[20] = IPPROTO_UDP;
 	f[21] = 64;
 	inet_pton(AF_INET6, addrs6[1], f + 22);
 	inet_pton(AF_INET6, addrs6[0], f + 38);
 	f[56] = RS_FLEET_DEFAULT_PORT >> 8;
 	f[57] = RS_FLEET_DEFAULT_PORT & 0xff;
-	f[59] = (uint8_t)(n + 16);
+	f[59] = (uint8_t)(n + 8 + ENC);
 	memcpy(f + 62, "RSF1", 4);
 	f[66] = RS_FLEET_WIRE_VERSION;
 	f[67] = 1;
-	memcpy(f + 70, inner + 14, n);
-	return 70 + n;
+	memcpy(f + 62 + ENC, inner + 14, n);
+	sign(f + 14, AF_INET6, f + 62, n);
+	return 62 + ENC + n;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -232,14 +283,15 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Median ns of @runs single runs of @f; the verdict in *@verdict. */
-static double median_ns(int prog, const uint8_t *f, size_t n, int runs,
-			int *verdict)
+/*
+ * @runs single runs of @f, their ns appended at @d; the verdict in
+ * *@verdict. -1 when the kernel refuses a run.
+ */
+static int time_runs(int prog, const uint8_t *f, size_t n, int runs,
+		     uint32_t *d, int *verdict)
 {
-	uint32_t *d = calloc((size_t)runs, sizeof(*d));
 	struct __sk_buff ctx = {.ifindex = 1, .ingress_ifindex = 1};
 	uint8_t out[256];
-	double m;
 
 	for (int i = 0; i < runs; i++) {
 		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f,
@@ -252,10 +304,13 @@ static double median_ns(int prog, const uint8_t *f, size_t n, int runs,
 		d[i] = o.duration;
 		*verdict = (int)o.retval;
 	}
-	qsort(d, (size_t)runs, sizeof(*d), cmp_u32);
-	m = d[runs / 2];
-	free(d);
-	return m;
+	return 0;
+}
+
+static double median_of(uint32_t *d, size_t n)
+{
+	qsort(d, n, sizeof(*d), cmp_u32);
+	return d[n / 2];
 }
 
 /*
@@ -334,7 +389,14 @@ int main(int argc, char **argv)
 	uint8_t own6[80], other6[80], none6[80], enc6[160], ack6[80], a6[16];
 	uint8_t q_other[96], q_own[96], q_unknown[96];
 	uint32_t vip = ip4("198.18.0.10");
-	int runs = 20000, prog, c, v = 0;
+	int runs = 20000, prog, c, v = 0, verdict[2][13];
+	static const uint8_t raw_key[RS_FLEET_KEY_LEN] = {
+		0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+		0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
+	struct rs_fleet_auth key;
+	double ns[2][13];
+	uint32_t *d[2 * 13], t;
+	int per;
 	struct {
 		const char *what;
 		const uint8_t *f;
@@ -401,16 +463,51 @@ int main(int argc, char **argv)
 	paths[12].n =
 		quic_short(q_unknown, client_by(0, owners_q, fseed_q), vip, 9);
 	paths[12].f = q_unknown;
-	printf("| path | ns per packet (median of %d) | verdict |\n", runs);
-	printf("|---|---:|---:|\n");
-	/* The SYN of paths[3]'s connection, forwarded once: its flow entry. */
-	median_ns(prog, other, paths[2].n, 1, &v);
-	median_ns(prog, other6, paths[7].n, 1, &v);
+	/*
+	 * Unsigned and signed blocks alternate, ROUNDS of each, so that what
+	 * else the machine does meanwhile weighs on both columns alike.
+	 */
+	if (rs_fleet_auth_derive(raw_key, &key))
+		return 1;
+	per = runs / ROUNDS > 0 ? runs / ROUNDS : 1;
+	for (int i = 0; i < 2 * 13; i++)
+		d[i] = calloc((size_t)(per * ROUNDS), sizeof(uint32_t));
+	for (int r = 0; r < ROUNDS; r++)
+		for (int pass = 0; pass < 2; pass++) {
+			signer = pass ? &key : NULL;
+			if (setup(&dp))
+				return 1;
+			paths[4].n = encap(enc, own);
+			paths[9].n = encap6(enc6, own6);
+			/* The SYNs of paths[3] and [8]: their flows. */
+			time_runs(prog, other, paths[2].n, 1, &t, &v);
+			time_runs(prog, other6, paths[7].n, 1, &t, &v);
+			for (int i = 0; i < 13; i++)
+				if (!d[pass * 13 + i] ||
+				    time_runs(prog, paths[i].f, paths[i].n, per,
+					      d[pass * 13 + i] + r * per,
+					      &verdict[pass][i]))
+					return 1;
+		}
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < 13; i++) {
+			ns[pass][i] = median_of(d[pass * 13 + i],
+						(size_t)(per * ROUNDS));
+			free(d[pass * 13 + i]);
+		}
+	printf("| path | ns unsigned | ns signed (fleet key) | tag's cost, ns "
+	       "| "
+	       "verdict |\n");
+	printf("|---|---:|---:|---:|---:|\n");
 	for (int i = 0; i < 13; i++) {
-		double ns = median_ns(prog, paths[i].f, paths[i].n, runs, &v);
-
-		printf("| %s | %.0f | %d |\n", paths[i].what, ns, v);
+		printf("| %s | %.0f | %.0f | %+.0f | %d", paths[i].what,
+		       ns[0][i], ns[1][i], ns[1][i] - ns[0][i], verdict[1][i]);
+		if (verdict[0][i] != verdict[1][i])
+			printf(" (unsigned: %d)", verdict[0][i]);
+		printf(" |\n");
 	}
+	printf("\nMedians of %d runs each, in %d alternating blocks.\n",
+	       per * ROUNDS, ROUNDS);
 	dp_close(&dp);
 	return 0;
 }

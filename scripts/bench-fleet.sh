@@ -10,7 +10,9 @@
 #      198.18.1.0/24 has one owner O; the router sends the service address
 #      to O only ("direct") or to another host only ("forwarded"), in
 #      alternating rounds of bench_load (closed loop, one connection per
-#      request, rs_backend answering and closing).
+#      request, rs_backend answering and closing); and forwarded again
+#      with a fleet key on every host (tagged packets, checked at the
+#      owner: docs/fleet.md "Authenticated forwarding").
 # Knobs: ROUNDS (5), DURATION seconds per run (3), CONCURRENCY (16).
 # Writes docs/bench-fleet.md (make bench includes it in docs/benchmarks.md)
 # and puts it into docs/benchmarks.md as its last section now.
@@ -37,7 +39,10 @@ exec 3>"$REPORT.tmp"
 	echo "packet); the kernel's time per run, which includes the harness's"
 	echo "own cost: the first row is that floor. Verdict 7 is TC_ACT_REDIRECT."
 	echo "The IPv6 rows run the same paths for IPv6 clients (one key per /64,"
-	echo "forwarded in outer IPv6: 56 bytes of headers instead of 36)."
+	echo "forwarded in outer IPv6: 64 bytes of headers instead of 44)."
+	echo "Each path runs without a fleet key and with one (every forwarded"
+	echo "packet tagged, every received one checked), in alternating blocks;"
+	echo "the difference is the tag's cost (target: at most +60 ns)."
 	echo
 	build/bench/fleet_cost -n 20000
 } >&3
@@ -53,10 +58,23 @@ run() {
 		--warmup 0.5 --duration "$DURATION" --timeout-ms 2000
 }
 
+# keys_on 0|1: every host without, or with, the fleet key (a reload each;
+# the key is in the table when the reload returns).
+keys_on() {
+	local i
+	for i in 1 2 3; do
+		if (($1)); then
+			sed "s|^prefix = .*|&\nkey_file = $OUT/fleet.key|" "$OUT/h$i.plain" >"$OUT/h$i.conf"
+		else
+			cp "$OUT/h$i.plain" "$OUT/h$i.conf"
+		fi
+		build/ringsteer -s "$OUT/h$i.sock" reload >/dev/null
+	done
+}
 # rate TOPOLOGY: the PoP (RS_FLEET_LAN 1: one LAN, 0: a link per host),
 # ROUNDS of direct and forwarded runs, a table and a median into fd 3.
 rate() {
-	local lan=$1 i o x r d f ratio median ratios=()
+	local lan=$1 i o x r d f g ratio sratio median smedian ratios=() sratios=()
 	RS_FLEET_LAN=$lan
 	rs_ns_setup "fbench$lan$$"
 	OUT=$RS_BG_DIR
@@ -64,9 +82,11 @@ rate() {
 	for i in 1 2 3; do rs_fleet_add_host "$i"; done
 	rs_fleet_ecmp 1 2 3
 	rs_fleet_etcd_start "etcd$lan" "$OUT/etcd$lan"
+	(umask 077 && openssl rand -hex 16 >"$OUT/fleet.key")
 	for i in 1 2 3; do
 		rs_fleet_conf "$i" "$BPFFS-h$i" "$OUT/h$i.sock" |
-			sed 's/^fleet = on$/fleet = on\nprefix4 = 24/' >"$OUT/h$i.conf"
+			sed 's/^fleet = on$/fleet = on\nprefix4 = 24/' >"$OUT/h$i.plain"
+		cp "$OUT/h$i.plain" "$OUT/h$i.conf"
 		rs_fleet_start_host "$i" "$OUT/h$i.conf" build/bench/bench_backend
 	done
 	for i in 1 2 3; do
@@ -87,23 +107,31 @@ rate() {
 			echo "crosses the router a second time (routed, as the e2e tests' PoP)."
 		fi
 		echo
-		echo "| round | direct conn/s | forwarded conn/s | forwarded / direct | p99 µs direct | p99 µs forwarded | errors |"
-		echo "|---:|---:|---:|---:|---:|---:|---:|"
+		echo "| round | direct conn/s | forwarded conn/s | forwarded / direct | forwarded, signed conn/s | signed / unsigned | p99 µs direct | p99 µs forwarded | p99 µs signed | errors |"
+		echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	} >&3
 	for ((r = 1; r <= ROUNDS; r++)); do
+		keys_on 0
 		rs_fleet_ecmp "$o"
 		d=$(run)
 		rs_fleet_ecmp "$x"
 		f=$(run)
+		keys_on 1
+		g=$(run)
 		ratio=$(awk -v a="$(kv "$f" rate)" -v b="$(kv "$d" rate)" 'BEGIN { printf "%.3f", a / b }')
+		sratio=$(awk -v a="$(kv "$g" rate)" -v b="$(kv "$f" rate)" 'BEGIN { printf "%.3f", a / b }')
 		ratios+=("$ratio")
-		echo "| $r | $(kv "$d" rate) | $(kv "$f" rate) | $ratio | $(kv "$d" p99_us) | $(kv "$f" p99_us) | $(($(kv "$d" errors) + $(kv "$f" errors))) |" >&3
+		sratios+=("$sratio")
+		echo "| $r | $(kv "$d" rate) | $(kv "$f" rate) | $ratio | $(kv "$g" rate) | $sratio | $(kv "$d" p99_us) | $(kv "$f" p99_us) | $(kv "$g" p99_us) | $(($(kv "$d" errors) + $(kv "$f" errors) + $(kv "$g" errors))) |" >&3
 	done
 	median=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+	smedian=$(printf '%s\n' "${sratios[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
 	{
 		echo
 		echo "Median forwarded / direct: **$median** (target >= 0.85:" \
 			"$(awk -v m="$median" 'BEGIN { print (m >= 0.85 ? "met" : "not met") }')); packets forwarded by host-$x: $(build/ringsteer -s "$OUT/h$x.sock" -j fleet status | jq .packets.forwarded)."
+		echo "Median forwarded with a fleet key / without: **$smedian** (target >= 0.98:" \
+			"$(awk -v m="$smedian" 'BEGIN { print (m >= 0.98 ? "met" : "not met") }')); packets dropped as unauthenticated on the three hosts: $(for i in 1 2 3; do build/ringsteer -s "$OUT/h$i.sock" -j fleet status | jq .packets.unauthenticated; done | awk '{ s += $1 } END { print s }')."
 	} >&3
 	# This PoP down before the next one is built.
 	rs_bg_stop_all
@@ -111,7 +139,7 @@ rate() {
 		rs_in_host "$i" build/ringsteerd -q --detach -c "$OUT/h$i.conf" || true
 		rm -rf "$BPFFS-h$i"
 	done
-	rm -f "$OUT"/h?.conf
+	rm -f "$OUT"/h?.conf "$OUT"/h?.plain
 	rs_fleet_teardown
 	rs_ns_teardown
 }
@@ -123,7 +151,9 @@ rate() {
 	echo "prefix4 = 24, so all 200 client addresses have one owner host; the"
 	echo "router sends the service address to the owner only (direct) or to"
 	echo "another host only (forwarded: every client packet crosses one more"
-	echo "host), alternating; bench_load closed loop, concurrency $CONCURRENCY,"
+	echo "host), alternating, then forwarded again with a fleet key on every"
+	echo "host (every forwarded packet tagged and checked);"
+	echo "bench_load closed loop, concurrency $CONCURRENCY,"
 	echo "${DURATION} s per run, one connection per request. Every namespace"
 	echo "shares the machine's 2 vCPUs (with other work): the forwarded path's"
 	echo "extra hops are CPU here, not NIC and wire, and the rounds spread"

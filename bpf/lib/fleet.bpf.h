@@ -371,6 +371,149 @@ static __always_inline int fleet_route(struct __sk_buff *skb)
 }
 
 /*
+ * Authenticated forwarding (docs/fleet.md): with a fleet key, every
+ * forwarded packet carries a SipHash-2-4 tag (rs_fleet_tag()) under the
+ * table's first key, and a member takes in only packets whose tag one of
+ * the table's keys verifies. The keys live in the table, so a rotation is
+ * the one swap that installs it.
+ */
+struct fleet_sig {
+	__u64 tag;
+	__u8 key_id;
+};
+
+/*
+ * The message the tag of a packet with these outer addresses and @hops
+ * covers (the inner packet of @inner_len bytes at @inner_off), built in
+ * rs_fleet_scratch; NULL when the frame holds less than the inner
+ * packet's first bytes.
+ */
+static __always_inline struct rs_fleet_tag_msg *fleet_tag_msg(
+	struct __sk_buff *skb, __u8 family, const struct rs_fleet_addr *src,
+	const struct rs_fleet_addr *dst, __u8 hops, __u8 key_id,
+	__u32 inner_off, __u32 inner_len)
+{
+	struct rs_fleet_tag_meta meta = {.version = RS_FLEET_WIRE_VERSION,
+					 .hops = hops,
+					 .key_id = key_id,
+					 .inner_len = inner_len};
+	struct rs_fleet_tag_msg *m;
+	__u32 zero = 0, n = inner_len;
+
+	m = bpf_map_lookup_elem(&rs_fleet_scratch, &zero);
+	if (!m)
+		return m;
+	if (family == RS_AF_INET6) {
+		if (n > RS_FLEET_TAG_INNER6)
+			n = RS_FLEET_TAG_INNER6;
+		m->v6.src = *src;
+		m->v6.dst = *dst;
+		m->v6.meta = meta;
+		__builtin_memset(m->v6.inner, 0, sizeof(m->v6.inner));
+		if (n < 1 || n > RS_FLEET_TAG_INNER6 ||
+		    bpf_skb_load_bytes(skb, inner_off, m->v6.inner, n))
+			return (struct rs_fleet_tag_msg *)0;
+		return m;
+	}
+	if (n > RS_FLEET_TAG_INNER4)
+		n = RS_FLEET_TAG_INNER4;
+	m->v4.src = src->w[3];
+	m->v4.dst = dst->w[3];
+	m->v4.meta = meta;
+	__builtin_memset(m->v4.inner, 0, sizeof(m->v4.inner));
+	if (n < 1 || n > RS_FLEET_TAG_INNER4 ||
+	    bpf_skb_load_bytes(skb, inner_off, m->v4.inner, n))
+		return (struct rs_fleet_tag_msg *)0;
+	return m;
+}
+
+/*
+ * rs_fleet_tag() as a global function: the verifier checks it once, not
+ * once for each of the paths that sign or verify (entry, second chance,
+ * QUIC, receive), which would add about 25,000 verified instructions.
+ */
+__attribute__((noinline)) __u64 fleet_tag_of(const struct rs_fleet_auth *k,
+					     const struct rs_fleet_tag_msg *m,
+					     int ipv6)
+{
+	if (!k || !m)
+		return 0;
+	return rs_fleet_tag(k, m, ipv6);
+}
+
+static __always_inline struct rs_fleet_auth *fleet_key_slot(void *table,
+							    __u32 k)
+{
+	__u32 slot = RS_FLEET_CURRENT + RS_FLEET_SLOT_KEYS + k;
+	struct rs_fleet_slot *s = bpf_map_lookup_elem(table, &slot);
+
+	return s ? &s->auth : (struct rs_fleet_auth *)0;
+}
+
+/*
+ * The signature of a packet about to leave for @dst (its inner packet
+ * already behind the outer headers' room): key id 0 and no tag when this
+ * host has no fleet key.
+ */
+static __always_inline int fleet_sign(struct __sk_buff *skb,
+				      const struct fleet_host *fh, __u8 family,
+				      const struct rs_fleet_addr *dst,
+				      __u32 inner_len, __u8 hops,
+				      struct fleet_sig *sig)
+{
+	struct rs_fleet_auth *k = fleet_key_slot(fh->table, 0);
+	struct rs_fleet_tag_msg *m;
+
+	sig->tag = 0;
+	sig->key_id = 0;
+	if (!k || !k->id)
+		return 0;
+	m = fleet_tag_msg(skb, family, &fh->self, dst, hops, k->id,
+			  ETH_HLEN + fleet_encap_len(family), inner_len);
+	if (!m)
+		return -1;
+	sig->key_id = k->id;
+	sig->tag = fleet_tag_of(k, m, family == RS_AF_INET6);
+	return 0;
+}
+
+/*
+ * Whether a packet with our header @e from a member passes: this host has
+ * no fleet key, or the key the packet names is one of ours and its tag is
+ * right. Key ids are distinct within a key file (the daemon refuses one
+ * whose keys share an id), so the first key with the id is the only one.
+ */
+static __always_inline int fleet_verify(struct __sk_buff *skb,
+					const struct fleet_host *fh,
+					const struct fleet_pkt *outer,
+					const struct rs_fleet_encap *e)
+{
+	__u32 elen = fleet_encap_len(outer->family);
+	struct rs_fleet_auth *k = fleet_key_slot(fh->table, 0);
+	struct rs_fleet_tag_msg *m;
+	__u32 i;
+
+	if (!k || !k->id)
+		return 1;
+	if (!e->key_id)
+		return 0;
+	for (i = 0; i < RS_FLEET_AUTH_KEYS; i++) {
+		k = fleet_key_slot(fh->table, i);
+		if (!k || k->id == e->key_id)
+			break;
+	}
+	if (!k || k->id != e->key_id)
+		return 0;
+	m = fleet_tag_msg(skb, outer->family, &outer->saddr, &outer->daddr,
+			  e->hops, e->key_id, ETH_HLEN + elen,
+			  outer->len - elen);
+	if (!m)
+		return 0;
+	return fleet_tag_of(k, m, outer->family == RS_AF_INET6) ==
+	       ((__u64)bpf_ntohl(e->tag[0]) << 32 | bpf_ntohl(e->tag[1]));
+}
+
+/*
  * UDP, then our header: the flow's hash in the source port, so that ECMP
  * spreads forwarded flows. The checksum is 0 in both families: optional
  * over IPv4, and allowed over IPv6 for tunnels (RFC 6935, 6936): only
@@ -381,7 +524,8 @@ static __always_inline void fleet_udp_fill(struct udphdr *udp,
 					   struct rs_fleet_encap *encap,
 					   const struct rs_fleet_header *h,
 					   __u32 flow, __u32 inner_len,
-					   __u8 hops)
+					   __u8 hops,
+					   const struct fleet_sig *sig)
 {
 	udp->source = bpf_htons(49152 | (flow & 0x3fff));
 	udp->dest = bpf_htons(h->port);
@@ -391,14 +535,18 @@ static __always_inline void fleet_udp_fill(struct udphdr *udp,
 	encap->magic = bpf_htonl(RS_FLEET_MAGIC);
 	encap->version = RS_FLEET_WIRE_VERSION;
 	encap->hops = hops;
+	encap->key_id = sig->key_id;
 	encap->pad = 0;
+	encap->tag[0] = bpf_htonl((__u32)(sig->tag >> 32));
+	encap->tag[1] = bpf_htonl((__u32)sig->tag);
 }
 
 static __always_inline void fleet_outer_fill(struct fleet_outer *o,
 					     const struct rs_fleet_header *h,
 					     __u32 flow, __u32 dst,
 					     __u32 inner_len, __u8 tos,
-					     __u8 hops)
+					     __u8 hops,
+					     const struct fleet_sig *sig)
 {
 	o->ip.version = 4;
 	o->ip.ihl = 5;
@@ -410,15 +558,13 @@ static __always_inline void fleet_outer_fill(struct fleet_outer *o,
 	o->ip.daddr = dst;
 	o->ip.check = 0;
 	o->ip.check = ipv4_csum(&o->ip);
-	fleet_udp_fill(&o->udp, &o->encap, h, flow, inner_len, hops);
+	fleet_udp_fill(&o->udp, &o->encap, h, flow, inner_len, hops, sig);
 }
 
-static __always_inline void fleet_outer6_fill(struct fleet_outer6 *o,
-					      const struct fleet_host *fh,
-					      __u32 flow,
-					      const struct rs_fleet_addr *dst,
-					      __u32 inner_len, __u8 tclass,
-					      __u8 hops)
+static __always_inline void fleet_outer6_fill(
+	struct fleet_outer6 *o, const struct fleet_host *fh, __u32 flow,
+	const struct rs_fleet_addr *dst, __u32 inner_len, __u8 tclass,
+	__u8 hops, const struct fleet_sig *sig)
 {
 	o->ip6.version = 6;
 	o->ip6.priority = tclass >> 4;
@@ -431,7 +577,7 @@ static __always_inline void fleet_outer6_fill(struct fleet_outer6 *o,
 	o->ip6.hop_limit = 64;
 	__builtin_memcpy(&o->ip6.saddr, &fh->self, sizeof(fh->self));
 	__builtin_memcpy(&o->ip6.daddr, dst, sizeof(*dst));
-	fleet_udp_fill(&o->udp, &o->encap, &fh->h, flow, inner_len, hops);
+	fleet_udp_fill(&o->udp, &o->encap, &fh->h, flow, inner_len, hops, sig);
 }
 
 /*
@@ -449,14 +595,18 @@ static __always_inline int fleet_send(struct __sk_buff *skb,
 		struct fleet_outer6 o6;
 	} o = {};
 	__u32 flow = bpf_get_hash_recalc(skb);
+	struct fleet_sig sig;
 
+	if (fleet_sign(skb, fh, family, dst, inner_len, hops, &sig))
+		return TC_ACT_SHOT; /* it lies about its length */
 	if (family == RS_AF_INET6) {
-		fleet_outer6_fill(&o.o6, fh, flow, dst, inner_len, tos, hops);
+		fleet_outer6_fill(&o.o6, fh, flow, dst, inner_len, tos, hops,
+				  &sig);
 		if (bpf_skb_store_bytes(skb, ETH_HLEN, &o.o6, sizeof(o.o6), 0))
 			return TC_ACT_SHOT; /* half-built: never deliver it */
 	} else {
 		fleet_outer_fill(&o.o4, &fh->h, flow, dst->w[3], inner_len, tos,
-				 hops);
+				 hops, &sig);
 		if (bpf_skb_store_bytes(skb, ETH_HLEN, &o.o4, sizeof(o.o4), 0))
 			return TC_ACT_SHOT;
 	}
@@ -590,6 +740,10 @@ static __always_inline int fleet_receive(struct __sk_buff *skb,
 		FLEET_COUNT(forged);
 		return TC_ACT_SHOT;
 	}
+	if (!fleet_verify(skb, fh, outer, &e)) {
+		FLEET_COUNT(unauthenticated);
+		return TC_ACT_SHOT;
+	}
 	if (e.hops == 0 || e.hops > RS_FLEET_MAX_HOPS) {
 		FLEET_COUNT(hop_limit);
 		return TC_ACT_SHOT;
@@ -677,6 +831,13 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 	struct rs_bind *bind;
 	int tcp = p->proto == IPPROTO_TCP, syn, verdict;
 
+	/*
+	 * Shorter than its IP header says: not forwarded (the stack here
+	 * drops it), since the owner would drop it too and its tag could
+	 * not cover the bytes it claims.
+	 */
+	if (skb->len < ETH_HLEN + p->len)
+		return FLEET_CONTINUE;
 	bind = rs_match_bind(p->proto, p->family, p->dport, fleet_bind_addr(p));
 	if (!bind)
 		return FLEET_CONTINUE;

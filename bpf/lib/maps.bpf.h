@@ -236,6 +236,21 @@ struct {
 } rs_fleet_stats SEC(".maps");
 
 /*
+ * The message a forwarding tag covers (struct rs_fleet_tag_msg), built
+ * here: 104 bytes more on steer_tc's stack would pass its 512. Per CPU,
+ * and TC programs are not preempted, so one packet's message is never
+ * another's. Pinned like every map, so that all programs share one
+ * (dataplane_share.c), though nothing in it outlives a run.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rs_fleet_tag_msg);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_fleet_scratch SEC(".maps");
+
+/*
  * Never called. The map-in-map templates above name key and value types
  * that a program may use nowhere else; clang then emits only forward
  * declarations for them and libbpf cannot size the inner maps. Parameters

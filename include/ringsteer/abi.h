@@ -13,7 +13,7 @@
 /* "No backend" (and no service, no owner) wherever an id is expected. */
 #define RS_NONE 0xffffffffu
 
-#define RS_ABI_VERSION 7
+#define RS_ABI_VERSION 8
 
 #define RS_NAME_MAX	64
 #define RS_MAX_SERVICES 64
@@ -499,6 +499,11 @@ struct rs_handoff {
  *                              that the members its entries name are the
  *                              members of that table, swapped in the same
  *                              update (docs/fleet.md "QUIC").
+ *   RS_FLEET_SLOT_KEYS + k     forwarding keys (struct rs_fleet_auth):
+ *                              k = 0 signs, every one verifies; all
+ *                              empty: packets are neither signed nor
+ *                              checked. In the table so that a rotation
+ *                              is one swap, never a torn key.
  */
 #define RS_FLEET_MAX_MEMBERS   64
 #define RS_FLEET_BUCKET_BITS   12
@@ -520,7 +525,10 @@ struct rs_handoff {
 #define RS_FLEET_CID_SLOTS  2048
 #define RS_FLEET_CID_PROBES 8
 #define RS_FLEET_CID_SEED   0x51554943u /* "QUIC" */
-#define RS_FLEET_SLOTS	    (RS_FLEET_SLOT_CIDS + RS_FLEET_CID_SLOTS)
+#define RS_FLEET_SLOT_KEYS  (RS_FLEET_SLOT_CIDS + RS_FLEET_CID_SLOTS)
+/* Keys of a fleet key file (docs/fleet.md "Authenticated forwarding"). */
+#define RS_FLEET_AUTH_KEYS 8
+#define RS_FLEET_SLOTS	   (RS_FLEET_SLOT_KEYS + RS_FLEET_AUTH_KEYS)
 /* Base slots of the two tables in the one inner map. */
 #define RS_FLEET_CURRENT   0
 #define RS_FLEET_PREVIOUS  RS_FLEET_SLOTS
@@ -531,11 +539,12 @@ struct rs_handoff {
 #define RS_FLEET_MAX_HOPS     2
 #define RS_FLEET_DEFAULT_PORT 7440
 #define RS_FLEET_MAGIC	      0x52534631u /* "RSF1", network order on the wire */
-#define RS_FLEET_WIRE_VERSION 1
+/* 2: the header carries a key id and a tag (struct rs_fleet_encap). */
+#define RS_FLEET_WIRE_VERSION 2
 /* Outer IPv4 (no options) + UDP + struct rs_fleet_encap. */
-#define RS_FLEET_ENCAP_LEN (20 + 8 + 8)
+#define RS_FLEET_ENCAP_LEN (20 + 8 + 16)
 /* Outer IPv6 (no extension headers) + UDP + struct rs_fleet_encap. */
-#define RS_FLEET_ENCAP6_LEN (40 + 8 + 8)
+#define RS_FLEET_ENCAP6_LEN (40 + 8 + 16)
 
 /*
  * An address as the fleet maps hold it, network order: IPv6, or IPv4
@@ -601,8 +610,22 @@ struct rs_fleet_cid {
 	__u64 pad2;
 };
 
+/*
+ * A forwarding key: SipHash-2-4 key words derived from one line of the
+ * fleet key file (never the line itself, which also signs records), and
+ * the id a packet names it by. id 0: an empty slot.
+ */
+struct rs_fleet_auth {
+	__u64 k0;
+	__u64 k1;
+	__u8 id;
+	__u8 pad[7];
+	__u64 pad2;
+};
+
 struct rs_fleet_slot {
 	union {
+		struct rs_fleet_auth auth;
 		struct rs_fleet_header hdr;
 		struct rs_fleet_member member;
 		struct rs_fleet_addr6 addr6;
@@ -617,7 +640,51 @@ struct rs_fleet_encap {
 	__u32 magic;  /* RS_FLEET_MAGIC, network order */
 	__u8 version; /* RS_FLEET_WIRE_VERSION */
 	__u8 hops;    /* forwards so far, 1..RS_FLEET_MAX_HOPS */
-	__u16 pad;
+	__u8 key_id;  /* struct rs_fleet_auth id; 0: unsigned */
+	__u8 pad;
+	/*
+	 * rs_fleet_tag() with that key, high word first, each in network
+	 * order (0 when unsigned). Two words: the header follows 28 bytes of
+	 * IPv4 and UDP, where a 64-bit field would not be aligned.
+	 */
+	__u32 tag[2];
+};
+
+/*
+ * What a forwarded packet's tag covers (rs_fleet_tag() in rules.h): the
+ * outer addresses (so a packet sniffed on its way to one host is refused
+ * by any other), the header's version, hop count and key id, the inner
+ * packet's length and its first bytes (zero-padded): the inner IP header
+ * and the TCP or UDP header after it (20 + 20 bytes in IPv4, 40 + 24 in
+ * IPv6). The payload is not covered: TCP and QUIC protect their own. As
+ * few whole words as that takes, since each word costs two SipHash
+ * rounds per forwarded packet: 7 for IPv4, 13 for IPv6.
+ */
+#define RS_FLEET_TAG_INNER4 40
+#define RS_FLEET_TAG_INNER6 64
+struct rs_fleet_tag_meta {
+	__u8 version;
+	__u8 hops;
+	__u8 key_id;
+	__u8 pad;
+	__u32 inner_len;
+};
+
+struct rs_fleet_tag_msg {
+	union {
+		struct {
+			__u32 src; /* network order */
+			__u32 dst;
+			struct rs_fleet_tag_meta meta;
+			__u8 inner[RS_FLEET_TAG_INNER4];
+		} v4;
+		struct {
+			struct rs_fleet_addr src;
+			struct rs_fleet_addr dst;
+			struct rs_fleet_tag_meta meta;
+			__u8 inner[RS_FLEET_TAG_INNER6];
+		} v6;
+	};
 };
 
 /*
@@ -685,6 +752,11 @@ struct rs_fleet_stats {
 	 * issued their connection ID (docs/fleet.md "QUIC").
 	 */
 	__u64 cookie_forwarded;
+	/*
+	 * From a member's address with our header, but without a valid tag
+	 * under any key of ours (this host has a fleet key): dropped.
+	 */
+	__u64 unauthenticated;
 };
 
 /* Input/output of the hash self-test program (BPF_PROG_TEST_RUN). */
@@ -762,10 +834,15 @@ RS_ABI_SIZE(rs_fleet_cid, 32);
 RS_ABI_OFFSET(rs_fleet_cid, service, 16);
 RS_ABI_SIZE(rs_fleet_slot, 32);
 RS_ABI_SIZE(rs_fleet_addr6, 32);
-RS_ABI_SIZE(rs_fleet_encap, 8);
+RS_ABI_SIZE(rs_fleet_encap, 16);
+RS_ABI_SIZE(rs_fleet_auth, 32);
+RS_ABI_SIZE(rs_fleet_tag_msg, 104);
+RS_ABI_SIZE(rs_fleet_tag_meta, 8);
+_Static_assert(sizeof(((struct rs_fleet_tag_msg *)0)->v4) == 56,
+	       "an IPv4 tag covers 7 words");
 RS_ABI_SIZE(rs_fleet_addr, 16);
 RS_ABI_SIZE(rs_fleet_peer, 4);
-RS_ABI_SIZE(rs_fleet_stats, 88);
+RS_ABI_SIZE(rs_fleet_stats, 96);
 RS_ABI_SIZE(rs_fleet_flow_key, 36);
 RS_ABI_SIZE(rs_fleet_flow, 32);
 

@@ -146,4 +146,88 @@ static inline __u32 rs_fleet_row_slot(__u32 svc_id, __u32 b)
 	       b / RS_FLEET_ROW_OWNERS;
 }
 
+/* ---- the forwarding tag ---- */
+
+/*
+ * SipHash-2-4 (Aumasson and Bernstein) of @nwords 64-bit words, little
+ * endian as the algorithm reads its input, under key (@k0, @k1): a keyed
+ * MAC short enough to run per packet in BPF, as the kernel itself uses it
+ * for SYN cookies and socket hashes. Whole words only: the message is a
+ * fixed struct, so the length block carries no tail bytes.
+ */
+#define RS_ROTL64(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+#define RS_SIPROUND(v0, v1, v2, v3)                                            \
+	do {                                                                   \
+		v0 += v1;                                                      \
+		v1 = RS_ROTL64(v1, 13);                                        \
+		v1 ^= v0;                                                      \
+		v0 = RS_ROTL64(v0, 32);                                        \
+		v2 += v3;                                                      \
+		v3 = RS_ROTL64(v3, 16);                                        \
+		v3 ^= v2;                                                      \
+		v0 += v3;                                                      \
+		v3 = RS_ROTL64(v3, 21);                                        \
+		v3 ^= v0;                                                      \
+		v2 += v1;                                                      \
+		v1 = RS_ROTL64(v1, 17);                                        \
+		v1 ^= v2;                                                      \
+		v2 = RS_ROTL64(v2, 32);                                        \
+	} while (0)
+
+static inline __u64 rs_le64(__u64 w)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return __builtin_bswap64(w);
+#else
+	return w;
+#endif
+}
+
+/*
+ * The words of a message that is a struct of other types: may_alias, or
+ * an optimising compiler may read them before the struct's fields are
+ * written (strict aliasing; seen at -O2: tags over stale bytes).
+ */
+typedef __u64 __attribute__((__may_alias__)) rs_word_t;
+
+static inline __u64 rs_siphash24(__u64 k0, __u64 k1, const rs_word_t *w,
+				 __u32 nwords)
+{
+	__u64 v0 = k0 ^ 0x736f6d6570736575ull, v1 = k1 ^ 0x646f72616e646f6dull;
+	__u64 v2 = k0 ^ 0x6c7967656e657261ull, v3 = k1 ^ 0x7465646279746573ull;
+	__u64 m, b = (__u64)(nwords * 8) << 56;
+
+	for (__u32 i = 0; i < nwords; i++) {
+		m = rs_le64(w[i]);
+		v3 ^= m;
+		RS_SIPROUND(v0, v1, v2, v3);
+		RS_SIPROUND(v0, v1, v2, v3);
+		v0 ^= m;
+	}
+	v3 ^= b;
+	RS_SIPROUND(v0, v1, v2, v3);
+	RS_SIPROUND(v0, v1, v2, v3);
+	v0 ^= b;
+	v2 ^= 0xff;
+	RS_SIPROUND(v0, v1, v2, v3);
+	RS_SIPROUND(v0, v1, v2, v3);
+	RS_SIPROUND(v0, v1, v2, v3);
+	RS_SIPROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/*
+ * The tag of a forwarded packet (struct rs_fleet_tag_msg says what it
+ * covers; @ipv6: its v6 member, else v4) under forwarding key @k. Whether
+ * a packet is signed at all is its key id (0: unsigned), never the tag's
+ * value.
+ */
+static inline __u64 rs_fleet_tag(const struct rs_fleet_auth *k,
+				 const struct rs_fleet_tag_msg *msg, int ipv6)
+{
+	return rs_siphash24(k->k0, k->k1, (const rs_word_t *)msg,
+			    ipv6 ? sizeof(msg->v6) / sizeof(__u64)
+				 : sizeof(msg->v4) / sizeof(__u64));
+}
+
 #endif /* RINGSTEER_RULES_H */

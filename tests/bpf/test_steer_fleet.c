@@ -10,6 +10,11 @@
  * client whose owner has no IPv6 address stays here, counted. QUIC
  * datagrams of a fleet service follow their connection ID's server ID to
  * the member that issued it (bpf/lib/fleet_quic.bpf.h).
+ *
+ * Every test runs twice: unsigned (no fleet key), then with a fleet key
+ * in the table, every frame it sends signed and every packet it sees
+ * forwarded checked for its tag. Then the tag's own cases: unsigned,
+ * wrong key, altered, replayed to another host, rotation.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,6 +33,7 @@
 #include "replica.h"
 #include "bpf_fixture.h"
 #include "fleet_cids.h"
+#include "fleet_keys.h"
 #include "fleet_table.h"
 #include "frames.h"
 #include "hash.h"
@@ -156,6 +162,106 @@ static size_t eth(uint8_t *f)
 	return 14;
 }
 
+#define ENC ((uint16_t)sizeof(struct rs_fleet_encap))
+
+/*
+ * Forwarding keys: table_keys go into the table install_table() writes
+ * (none: this host neither signs nor checks); frames built below are
+ * signed with *signer when it is set.
+ */
+static struct rs_fleet_auth table_keys[RS_FLEET_AUTH_KEYS];
+static const struct rs_fleet_auth *signer;
+
+/* The addresses of the outer header at @ip as the table holds them. */
+static void outer_addrs(const uint8_t *ip, int family, struct rs_fleet_addr *s,
+			struct rs_fleet_addr *d)
+{
+	if (family == AF_INET6) {
+		memcpy(s, ip + 8, 16);
+		memcpy(d, ip + 24, 16);
+		return;
+	}
+	memset(s, 0, sizeof(*s));
+	memset(d, 0, sizeof(*d));
+	s->w[2] = d->w[2] = htonl(0xffff);
+	memcpy(&s->w[3], ip + 12, 4);
+	memcpy(&d->w[3], ip + 16, 4);
+}
+
+/* The tag of the packet whose outer IP header is at @ip (userspace's). */
+static uint64_t tag_of(const uint8_t *ip, int family, const uint8_t *e,
+		       const uint8_t *inner, size_t n,
+		       const struct rs_fleet_auth *k)
+{
+	struct rs_fleet_tag_msg m = {0};
+	struct rs_fleet_tag_meta meta = {.version = e[4],
+					 .hops = e[5],
+					 .key_id = e[6],
+					 .inner_len = (uint32_t)n};
+	struct rs_fleet_addr s, d;
+
+	outer_addrs(ip, family, &s, &d);
+	if (family == AF_INET6) {
+		m.v6.src = s;
+		m.v6.dst = d;
+		m.v6.meta = meta;
+		memcpy(m.v6.inner, inner, n < 64 ? n : 64);
+	} else {
+		m.v4.src = s.w[3];
+		m.v4.dst = d.w[3];
+		m.v4.meta = meta;
+		memcpy(m.v4.inner, inner, n < 40 ? n : 40);
+	}
+	return rs_fleet_tag(k, &m, family == AF_INET6);
+}
+
+static uint64_t tag_in(const uint8_t *e)
+{
+	uint32_t hi, lo;
+
+	memcpy(&hi, e + 8, 4);
+	memcpy(&lo, e + 12, 4);
+	return (uint64_t)ntohl(hi) << 32 | ntohl(lo);
+}
+
+static void frame_sign(const uint8_t *ip, int family, uint8_t *e,
+		       const uint8_t *inner, size_t n)
+{
+	uint64_t t;
+	uint32_t w;
+
+	if (!signer)
+		return;
+	e[6] = signer->id;
+	t = tag_of(ip, family, e, inner, n, signer);
+	w = htonl((uint32_t)(t >> 32));
+	memcpy(e + 8, &w, 4);
+	w = htonl((uint32_t)t);
+	memcpy(e + 12, &w, 4);
+}
+
+/*
+ * A packet this host forwarded (@len bytes from its outer IP header at
+ * @ip): signed with the table's first key and its tag what userspace
+ * computes; unsigned, key id 0 and tag 0, when the table has no key.
+ */
+static void check_tag(const uint8_t *ip, int family, size_t len)
+{
+	size_t elen =
+		family == AF_INET6 ? RS_FLEET_ENCAP6_LEN : RS_FLEET_ENCAP_LEN;
+	const uint8_t *e = ip + elen - ENC;
+
+	CU_ASSERT_FATAL(len > elen);
+	if (!table_keys[0].id) {
+		CU_ASSERT_EQUAL(e[6], 0);
+		CU_ASSERT_EQUAL(tag_in(e), 0);
+		return;
+	}
+	CU_ASSERT_EQUAL(e[6], table_keys[0].id);
+	CU_ASSERT_EQUAL(tag_in(e), tag_of(ip, family, e, ip + elen, len - elen,
+					  &table_keys[0]));
+}
+
 /* @inner (@n bytes) as a member at @from sends it to this host. */
 static size_t encap_frame(uint8_t *f, uint32_t from, uint8_t hops,
 			  const uint8_t *inner, size_t n)
@@ -178,12 +284,13 @@ static size_t encap_frame(uint8_t *f, uint32_t from, uint8_t hops,
 	udp[0] = 0xc0;
 	udp[2] = RS_FLEET_DEFAULT_PORT >> 8;
 	udp[3] = RS_FLEET_DEFAULT_PORT & 0xff;
-	udp[4] = (uint8_t)((n + 16) >> 8);
-	udp[5] = (uint8_t)(n + 16);
+	udp[4] = (uint8_t)((n + 8 + ENC) >> 8);
+	udp[5] = (uint8_t)(n + 8 + ENC);
 	memcpy(e, "RSF1", 4);
 	e[4] = RS_FLEET_WIRE_VERSION;
 	e[5] = hops;
-	memcpy(e + 8, inner, n);
+	memcpy(e + ENC, inner, n);
+	frame_sign(ip, AF_INET, e, inner, n);
 	return 14 + RS_FLEET_ENCAP_LEN + n;
 }
 
@@ -192,7 +299,7 @@ static size_t encap6_frame(uint8_t *f, const char *from, uint8_t hops,
 			   const uint8_t *inner, size_t n)
 {
 	uint8_t *ip = f + eth6(f), *udp = ip + 40, *e = udp + 8;
-	uint16_t pl = (uint16_t)(n + 16);
+	uint16_t pl = (uint16_t)(n + 8 + ENC);
 
 	memset(ip, 0, RS_FLEET_ENCAP6_LEN);
 	ip[0] = 0x60;
@@ -210,7 +317,8 @@ static size_t encap6_frame(uint8_t *f, const char *from, uint8_t hops,
 	memcpy(e, "RSF1", 4);
 	e[4] = RS_FLEET_WIRE_VERSION;
 	e[5] = hops;
-	memcpy(e + 8, inner, n);
+	memcpy(e + ENC, inner, n);
+	frame_sign(ip, AF_INET6, e, inner, n);
 	return 14 + RS_FLEET_ENCAP6_LEN + n;
 }
 
@@ -323,6 +431,8 @@ static int install_table(void)
 	if (rs_fleet_buckets(members, NMEMBERS, "web", fleet_seed, owners) !=
 	    NMEMBERS)
 		return -1;
+	for (int k = 0; k < RS_FLEET_AUTH_KEYS; k++)
+		slots[RS_FLEET_SLOT_KEYS + k].auth = table_keys[k];
 	slots[0].hdr.version = 7;
 	slots[0].hdr.nmembers = NMEMBERS;
 	slots[0].hdr.self = 0;
@@ -453,6 +563,7 @@ static void test_owner_agrees_with_replica(void)
 				RS_FLEET_DEFAULT_PORT);
 		CU_ASSERT_EQUAL(memcmp(r.out + 14 + 28, "RSF1", 4), 0);
 		CU_ASSERT_EQUAL(r.out[14 + 28 + 5], 1); /* hops */
+		check_tag(r.out + 14, AF_INET, r.out_len - 14);
 		/* The client's packet behind it, unchanged. */
 		CU_ASSERT_EQUAL(
 			memcmp(r.out + 14 + RS_FLEET_ENCAP_LEN, f + 14, n - 14),
@@ -521,7 +632,7 @@ static void test_forged_and_hop_limit(void)
 	f[14 + 28] = 'X';
 	expect_drop(f, n, "bad magic", false);
 	n = encap_frame(f, members[1].addr, 1, inner, in);
-	f[14 + 28 + 4] = 2;
+	f[14 + 28 + 4] = 1; /* the wire before tags */
 	expect_drop(f, n, "other version", false);
 	/* An inner packet for no service here. */
 	in = tcp_packet(inner, ip4("198.18.1.7"), ip4("198.18.0.99"), 1234, 80,
@@ -606,7 +717,7 @@ static void check_outer6(const struct run *r, const char *from, const char *to,
 	CU_ASSERT_EQUAL_FATAL(r->out_len, 14 + RS_FLEET_ENCAP6_LEN + n);
 	CU_ASSERT_EQUAL(r->out[12] << 8 | r->out[13], 0x86dd);
 	CU_ASSERT_EQUAL(r->out[14] >> 4, 6);
-	CU_ASSERT_EQUAL(r->out[14 + 4] << 8 | r->out[14 + 5], n + 16);
+	CU_ASSERT_EQUAL(r->out[14 + 4] << 8 | r->out[14 + 5], n + 8 + ENC);
 	CU_ASSERT_EQUAL(r->out[14 + 6], IPPROTO_UDP);
 	CU_ASSERT_EQUAL(r->out[14 + 7], 64);
 	ip6(from, a);
@@ -615,11 +726,13 @@ static void check_outer6(const struct run *r, const char *from, const char *to,
 	CU_ASSERT_EQUAL(memcmp(r->out + 14 + 24, a, 16), 0);
 	CU_ASSERT_EQUAL(r->out[14 + 40 + 2] << 8 | r->out[14 + 40 + 3],
 			RS_FLEET_DEFAULT_PORT);
-	CU_ASSERT_EQUAL(r->out[14 + 40 + 4] << 8 | r->out[14 + 40 + 5], n + 16);
+	CU_ASSERT_EQUAL(r->out[14 + 40 + 4] << 8 | r->out[14 + 40 + 5],
+			n + 8 + ENC);
 	CU_ASSERT_EQUAL(r->out[14 + 40 + 6] | r->out[14 + 40 + 7], 0);
 	CU_ASSERT_EQUAL(memcmp(r->out + 14 + 48, "RSF1", 4), 0);
 	CU_ASSERT_EQUAL(r->out[14 + 48 + 4], RS_FLEET_WIRE_VERSION);
 	CU_ASSERT_EQUAL(r->out[14 + 48 + 5], hops);
+	check_tag(r->out + 14, AF_INET6, r->out_len - 14);
 	CU_ASSERT_EQUAL(memcmp(r->out + 14 + RS_FLEET_ENCAP6_LEN, inner, n), 0);
 }
 
@@ -740,7 +853,7 @@ static void test_forged_and_hop_limit6(void)
 	f[14 + 48] = 'X';
 	expect_drop(f, n, "IPv6: bad magic", false);
 	n = encap6_frame(f, addrs6[1], 1, inner, in);
-	f[14 + 48 + 4] = 2;
+	f[14 + 48 + 4] = 1;
 	expect_drop(f, n, "IPv6: other version", false);
 	in = tcp6_packet(inner, "2001:db8:1::7", "2001:db8::99", 1234, 80,
 			 0x02);
@@ -767,17 +880,24 @@ static void test_truncated6(void)
 	check_truncations(f, n, 14 + 40, 14 + 4, (uint16_t)(n - 14 - 40));
 }
 
-/* Member @m's IPv6 address in the table in force (NULL: none). */
-static int set_table_addr6(int m, const char *addr)
+/* An fd of the fleet table in force (its inner map), or -1. */
+static int table_fd(void)
 {
-	__u32 outer_key = 0, id, slot = RS_FLEET_SLOT_ADDR6 + 1 + (__u32)m;
-	struct rs_fleet_slot s = {0};
-	int fd, err;
+	__u32 outer_key = 0, id;
 
 	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.rs_fleet), &outer_key,
 				&id))
 		return -1;
-	fd = bpf_map_get_fd_by_id(id);
+	return bpf_map_get_fd_by_id(id);
+}
+
+/* Member @m's IPv6 address in the table in force (NULL: none). */
+static int set_table_addr6(int m, const char *addr)
+{
+	__u32 slot = RS_FLEET_SLOT_ADDR6 + 1 + (__u32)m;
+	struct rs_fleet_slot s = {0};
+	int fd = table_fd(), err;
+
 	if (fd < 0)
 		return -1;
 	if (addr)
@@ -906,6 +1026,7 @@ static int forwarded_to(const struct frame *f, const struct run *r)
 			RS_FLEET_DEFAULT_PORT);
 	CU_ASSERT_EQUAL(memcmp(r->out + 14 + 28, "RSF1", 4), 0);
 	CU_ASSERT_EQUAL(r->out[14 + 28 + 5], 1);
+	check_tag(r->out + 14, AF_INET, r->out_len - 14);
 	CU_ASSERT_EQUAL(memcmp(r->out + 14 + RS_FLEET_ENCAP_LEN, f->b + 14,
 			       f->len - 14),
 			0);
@@ -1140,6 +1261,223 @@ static void test_syn_retry_follows_first(void)
 	CU_ASSERT_EQUAL(outer_member(&r), 1);
 }
 
+/* The keys in the table in force: @n of @k (the first signs). */
+static int set_table_keys(const struct rs_fleet_auth *k, int n)
+{
+	int fd = table_fd(), err = 0;
+
+	memset(table_keys, 0, sizeof(table_keys));
+	for (int i = 0; i < n; i++)
+		table_keys[i] = k[i];
+	if (fd < 0)
+		return -1;
+	for (__u32 i = 0; i < RS_FLEET_AUTH_KEYS && !err; i++) {
+		__u32 slot = RS_FLEET_SLOT_KEYS + i;
+		struct rs_fleet_slot v = {.auth = table_keys[i]};
+
+		err = bpf_map_update_elem(fd, &slot, &v, BPF_ANY);
+	}
+	close(fd);
+	return err;
+}
+
+/* Fleet keys A, B (as lines of a key file would give them). */
+static struct rs_fleet_auth key_a, key_b;
+
+static void derive_keys(void)
+{
+	uint8_t a[RS_FLEET_KEY_LEN], b[RS_FLEET_KEY_LEN];
+
+	for (int i = 0; i < RS_FLEET_KEY_LEN; i++) {
+		a[i] = (uint8_t)(0x11 * i + 1);
+		b[i] = (uint8_t)(0x2d * i + 7);
+	}
+	CU_ASSERT_FATAL(!rs_fleet_auth_derive(a, &key_a));
+	CU_ASSERT_FATAL(!rs_fleet_auth_derive(b, &key_b));
+	CU_ASSERT_FATAL(key_a.id && key_b.id && key_a.id != key_b.id);
+}
+
+/* The second run: a fleet key in the table, every frame signed with it. */
+static void test_keys_on(void)
+{
+	derive_keys();
+	CU_ASSERT_EQUAL_FATAL(set_table_keys(&key_a, 1), 0);
+	signer = &key_a;
+}
+
+/* Taken in (received + 1) or dropped as unauthenticated: @ok says which. */
+static void expect_auth(const uint8_t *f, size_t n, const char *what, bool ok)
+{
+	struct rs_fleet_stats before = stats(), after;
+	struct run r;
+
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	after = stats();
+	if ((r.verdict == TC_ACT_SHOT) == ok)
+		fprintf(stderr, "\n%s: verdict %d\n", what, r.verdict);
+	CU_ASSERT_EQUAL(after.received - before.received, ok ? 1u : 0u);
+	CU_ASSERT_EQUAL(after.unauthenticated - before.unauthenticated,
+			ok ? 0u : 1u);
+	CU_ASSERT_EQUAL(after.forged, before.forged);
+	if (ok) {
+		CU_ASSERT_EQUAL(r.verdict, TC_ACT_UNSPEC);
+	} else {
+		CU_ASSERT_EQUAL(r.verdict, TC_ACT_SHOT);
+	}
+}
+
+static void fix_csum4(uint8_t *ip)
+{
+	uint16_t c;
+
+	ip[10] = ip[11] = 0;
+	c = csum16(ip, 20);
+	ip[10] = (uint8_t)(c >> 8);
+	ip[11] = (uint8_t)c;
+}
+
+/*
+ * With key A in the table: a packet signed with A is taken in; unsigned,
+ * signed with a key this host does not hold, with a key that claims A's
+ * id, altered after signing (inner flags, hop count), or captured on its
+ * way to another member and sent here: dropped, counted unauthenticated.
+ */
+static void test_auth_refusals(void)
+{
+	uint8_t f[FRAME_LEN], inner[80];
+	size_t in = tcp_packet(inner, ip4("198.18.1.7"), ip4("198.18.0.10"),
+			       1234, 80, 0x02);
+	struct rs_fleet_auth liar;
+	uint32_t host3 = members[2].addr;
+	size_t n;
+
+	derive_keys();
+	CU_ASSERT_EQUAL_FATAL(set_table_keys(&key_a, 1), 0);
+	signer = &key_a;
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	expect_auth(f, n, "signed with A", true);
+	signer = NULL;
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	expect_auth(f, n, "unsigned", false);
+	signer = &key_b;
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	expect_auth(f, n, "signed with B, not held", false);
+	liar = key_b;
+	liar.id = key_a.id;
+	signer = &liar;
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	expect_auth(f, n, "another key under A's id", false);
+	signer = &key_a;
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	f[14 + RS_FLEET_ENCAP_LEN + 20 + 13] = 0x04; /* SYN -> RST */
+	expect_auth(f, n, "inner flags altered", false);
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	f[14 + 28 + 5] = 2;
+	expect_auth(f, n, "hop count altered", false);
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	f[14 + 28 + 8] ^= 0x80;
+	expect_auth(f, n, "tag altered", false);
+	/* Signed for host-3, then sent to this host. */
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	memcpy(f + 14 + 16, &host3, 4);
+	frame_sign(f + 14, AF_INET, f + 14 + 28, inner, in);
+	memcpy(f + 14 + 16, &members[0].addr, 4);
+	fix_csum4(f + 14);
+	expect_auth(f, n, "replayed from host-3's path", false);
+	/* Sanity: the same frame signed for this host passes. */
+	frame_sign(f + 14, AF_INET, f + 14 + 28, inner, in);
+	expect_auth(f, n, "signed for this host", true);
+
+	/* IPv6 in IPv6: the same rules. */
+	in = tcp6_packet(inner, "2001:db8:1::7", vip6, 1234, 80, 0x02);
+	n = encap6_frame(f, addrs6[1], 1, inner, in);
+	expect_auth(f, n, "IPv6: signed with A", true);
+	signer = NULL;
+	n = encap6_frame(f, addrs6[1], 1, inner, in);
+	expect_auth(f, n, "IPv6: unsigned", false);
+	signer = &key_b;
+	n = encap6_frame(f, addrs6[1], 1, inner, in);
+	expect_auth(f, n, "IPv6: signed with B, not held", false);
+	signer = &key_a;
+	n = encap6_frame(f, addrs6[1], 1, inner, in);
+	ip6(addrs6[2], f + 14 + 24);
+	frame_sign(f + 14, AF_INET6, f + 14 + 48, inner, in);
+	ip6(addrs6[0], f + 14 + 24);
+	expect_auth(f, n, "IPv6: replayed from host-3's path", false);
+}
+
+/*
+ * A rotation: B added after A (A signs), then B first (B signs, A still
+ * verifies), then A removed. At every step each host's packets pass at
+ * the others, whichever step they are at: add everywhere, move
+ * everywhere, remove everywhere.
+ */
+static void test_auth_rotation(void)
+{
+	struct rs_fleet_auth ab[2], ba[2];
+	uint8_t f[FRAME_LEN], inner[80];
+	size_t in = tcp_packet(inner, ip4("198.18.1.7"), ip4("198.18.0.10"),
+			       1234, 80, 0x02);
+	size_t n;
+	struct run r;
+	uint32_t src;
+
+	derive_keys();
+	ab[0] = ba[1] = key_a;
+	ab[1] = ba[0] = key_b;
+	/* Step 1 here, hosts at step 0 or 1 sign with A. */
+	CU_ASSERT_EQUAL_FATAL(set_table_keys(ab, 2), 0);
+	signer = &key_a;
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	expect_auth(f, n, "A, B held: from a host signing with A", true);
+	/* Step 2 here: B signs; hosts at step 1 (A) or 2 (B) both pass. */
+	CU_ASSERT_EQUAL_FATAL(set_table_keys(ba, 2), 0);
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	expect_auth(f, n, "B, A held: from a host signing with A", true);
+	signer = &key_b;
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	expect_auth(f, n, "B, A held: from a host signing with B", true);
+	/* What this host forwards now is signed with B. */
+	for (src = 0xc6120100u;; src++) {
+		if (replica_owner(htonl(src)) > 0)
+			break;
+	}
+	n = eth(f);
+	n += tcp_packet(f + n, htonl(src), ip4("198.18.0.10"), 40000, 80, 0x02);
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(r.verdict, TC_ACT_REDIRECT);
+	CU_ASSERT_EQUAL(r.out[14 + 28 + 6], key_b.id);
+	check_tag(r.out + 14, AF_INET, r.out_len - 14);
+	/* Step 3: A gone; a host still signing with A is refused. */
+	CU_ASSERT_EQUAL_FATAL(set_table_keys(&key_b, 1), 0);
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	expect_auth(f, n, "B held: from a host signing with B", true);
+	signer = &key_a;
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	expect_auth(f, n, "B held: from a host signing with A", false);
+}
+
+/*
+ * Without a fleet key a host checks nothing (as before tags): a signed
+ * packet from a member is taken in, and what it forwards is unsigned.
+ */
+static void test_auth_off(void)
+{
+	uint8_t f[FRAME_LEN], inner[80];
+	size_t in = tcp_packet(inner, ip4("198.18.1.7"), ip4("198.18.0.10"),
+			       1234, 80, 0x02);
+	size_t n;
+
+	derive_keys();
+	CU_ASSERT_EQUAL_FATAL(set_table_keys(NULL, 0), 0);
+	signer = &key_a;
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	expect_auth(f, n, "no key here: signed packet", true);
+	signer = NULL;
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	expect_auth(f, n, "no key here: unsigned packet", true);
+}
+
 int main(void)
 {
 	static const struct fixture_test tests[] = {
@@ -1178,7 +1516,27 @@ int main(void)
 		 "never again",
 		 test_quic_malformed_and_decap},
 	};
+	static const struct fixture_test auth[] = {
+		{"tags: unsigned, wrong key, altered, replayed are dropped",
+		 test_auth_refusals},
+		{"tags: a key rotation loses nothing", test_auth_rotation},
+		{"tags: a host without a key checks nothing", test_auth_off},
+	};
+	enum { N = ARRAY_SIZE(tests), NA = ARRAY_SIZE(auth) };
+	static struct fixture_test all[2 * N + 1 + NA];
+	static char names[N][160];
 
-	return fixture_main("steer_fleet", setup, teardown, tests,
-			    ARRAY_SIZE(tests));
+	for (size_t i = 0; i < N; i++) {
+		all[i] = tests[i];
+		snprintf(names[i], sizeof(names[i]), "signed: %s",
+			 tests[i].name);
+		all[N + 1 + i] = (struct fixture_test){names[i], tests[i].fn};
+	}
+	all[N] = (struct fixture_test){"a fleet key in the table: every "
+				       "test again, signed",
+				       test_keys_on};
+	for (size_t i = 0; i < NA; i++)
+		all[2 * N + 1 + i] = auth[i];
+	return fixture_main("steer_fleet", setup, teardown, all,
+			    ARRAY_SIZE(all));
 }

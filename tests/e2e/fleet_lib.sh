@@ -63,6 +63,13 @@ stat_of() { # stat_of I FIELD: a packet counter of host I's fleet step
 	ctl "$1" -j fleet status | jq ".packets.$2"
 }
 
+# metric_of I NAME: a Prometheus sample of host I (its configuration
+# says metrics = 127.0.0.1:946I).
+metric_of() {
+	rs_in_host "$1" curl -sf "http://127.0.0.1:946$1/metrics" |
+		awk -v m="$2" '$1 == m { print $2 }'
+}
+
 # rs_client --loop-seconds prints "attempts=N ok=N failed=N" first.
 load_failed() { sed -n 's/.*failed=\([0-9]*\).*/\1/p' "$(rs_bg_out "$1")" | head -1; }
 load_attempts() { sed -n 's/^attempts=\([0-9]*\).*/\1/p' "$(rs_bg_out "$1")" | head -1; }
@@ -147,4 +154,31 @@ wait_rejected() { # wait_rejected KEY: every host lists KEY as rejected
 		sleep 0.1
 	done
 	return 1
+}
+
+# encap_header HOPS: our wire header (version 2, unsigned: key id 0,
+# tag 0), as bytes.
+encap_header() {
+	printf 'RSF1\x02'
+	printf "\\x$(printf %02x "$1")"
+	printf '\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00'
+}
+
+# encap HOPS: that header around a TCP SYN to the service.
+encap() {
+	encap_header "$1"
+	# IPv4, 40 bytes, TCP, 198.18.1.77 -> 198.18.0.10 (checksum unchecked
+	# by us), then a TCP SYN header from port 4000 to 80.
+	printf '\x45\x00\x00\x28\x00\x00\x40\x00\x40\x06\x00\x00'
+	printf '\xc6\x12\x01\x4d\xc6\x12\x00\x0a'
+	printf '\x0f\xa0\x00\x50\x00\x00\x00\x01\x00\x00\x00\x00'
+	printf '\x50\x02\x20\x00\x00\x00\x00\x00'
+}
+
+# send_encap NS SRC HOPS: one encapsulated packet to host 1's fleet port.
+send_encap() {
+	# From a file: socat sends what one read gets as one datagram.
+	encap "$3" >"$OUT/pkt"
+	nsenter --net="/run/netns/$1" -- socat -u "OPEN:$OUT/pkt" \
+		"UDP4-SENDTO:198.18.11.2:7440,bind=$2" 2>/dev/null || true
 }

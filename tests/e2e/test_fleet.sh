@@ -30,27 +30,6 @@ clients() {
 		--concurrency 16 >"$OUT/$1" 2>/dev/null || true
 }
 
-# encap HOPS: our wire header around a TCP SYN to the service, as bytes.
-encap() {
-	printf 'RSF1\x01'
-	printf "\\x$(printf %02x "$1")"
-	printf '\x00\x00'
-	# IPv4, 40 bytes, TCP, 198.18.1.77 -> 198.18.0.10 (checksum unchecked
-	# by us), then a TCP SYN header from port 4000 to 80.
-	printf '\x45\x00\x00\x28\x00\x00\x40\x00\x40\x06\x00\x00'
-	printf '\xc6\x12\x01\x4d\xc6\x12\x00\x0a'
-	printf '\x0f\xa0\x00\x50\x00\x00\x00\x01\x00\x00\x00\x00'
-	printf '\x50\x02\x20\x00\x00\x00\x00\x00'
-}
-
-# send_encap NS SRC HOPS: one encapsulated packet to host 1's fleet port.
-send_encap() {
-	# From a file: socat sends what one read gets as one datagram.
-	encap "$3" >"$OUT/pkt"
-	nsenter --net="/run/netns/$1" -- socat -u "OPEN:$OUT/pkt" \
-		"UDP4-SENDTO:198.18.11.2:7440,bind=$2" 2>/dev/null || true
-}
-
 for i in 1 2 3; do start_host "$i"; done
 e2e_check "ringsteerd --check accepts the fleet config" \
 	build/ringsteerd --check -c "$OUT/h1.conf"

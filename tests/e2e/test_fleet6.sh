@@ -46,9 +46,7 @@ stat_sum() { # stat_sum FIELD: over the three hosts
 
 # encap6 HOPS: our wire header around an IPv6 TCP SYN to the service.
 encap6() {
-	printf 'RSF1\x01'
-	printf "\\x$(printf %02x "$1")"
-	printf '\x00\x00'
+	encap_header "$1"
 	# IPv6, payload 20, TCP, hop limit 64, 2001:db8:1::77 -> 2001:db8::10
 	printf '\x60\x00\x00\x00\x00\x14\x06\x40'
 	printf '\x20\x01\x0d\xb8\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x77'

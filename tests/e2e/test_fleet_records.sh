@@ -29,10 +29,6 @@ clients() { # clients NAME COUNT ROUNDS
 		--src-base 198.18.1.1 --count "$2" --rounds "$3" \
 		--concurrency 16 >"$OUT/$1" 2>/dev/null || true
 }
-metric_of() { # metric_of I NAME
-	rs_in_host "$1" curl -sf "http://127.0.0.1:946$1/metrics" |
-		awk -v m="$2" '$1 == m { print $2 }'
-}
 
 for i in 1 2 3; do
 	rs_fleet_conf "$i" "$BPFFS-h$i" "$OUT/h$i.sock" "metrics = 127.0.0.1:946$i" >"$OUT/h$i.conf"

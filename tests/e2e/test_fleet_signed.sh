@@ -6,10 +6,15 @@
 #   - an unsigned record, one signed with another key, and host-1's
 #     record copied under another name are rejected with their reason and
 #     get no keys; no client fails;
+#   - a packet to the fleet port from a member's own address without a
+#     valid tag (what anyone who can spoof that address sends) is dropped
+#     and counted as unauthenticated: its SYN never reaches a backend;
 #   - the key is rotated under connection load as docs/fleet.md says
 #     (the new key added as a second line on every host, moved first,
 #     the old one removed, a reload per host per step): no connection
-#     fails, the members never change, no host's record is rejected.
+#     fails, the members never change, no host's record is rejected,
+#     connections are forwarded between hosts all along and no host
+#     drops a forwarded packet as unauthenticated.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/netns.sh
@@ -30,7 +35,7 @@ keys() {
 }
 for i in 1 2 3; do
 	keys "$i" "$OLD"
-	rs_fleet_conf "$i" "$BPFFS-h$i" "$OUT/h$i.sock" |
+	rs_fleet_conf "$i" "$BPFFS-h$i" "$OUT/h$i.sock" "metrics = 127.0.0.1:946$i" |
 		sed "s|^prefix = .*|&\nkey_file = $OUT/h$i.key|" >"$OUT/h$i.conf"
 	rs_fleet_start_host "$i" "$OUT/h$i.conf" build/tools/rs_backend --hold
 	e2e_wait_for "$(rs_bg_err "d$i")" "sk_lookup link" 10
@@ -72,7 +77,30 @@ rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
 e2e_eq "no failed connections" "$(e2e_errors "$OUT/base")" 0
 etcd_call /v3/lease/revoke "{\"ID\":\"$lease\"}" >/dev/null
 
+echo "# packets from a member's address without a valid tag"
+# What a spoofer sends: our header, unsigned, around a SYN from
+# 198.18.1.77, from host-2's own address (sent from host-2's namespace,
+# as a spoofed source would arrive).
+u0=$(stat_of 1 unauthenticated)
+r0=$(stat_of 1 received)
+send_encap "$(rs_fleet_ns 2)" 198.18.12.2 1
+for ((t = 0; t < 50; t++)); do
+	(($(stat_of 1 unauthenticated) > u0)) && break
+	sleep 0.1
+done
+e2e_eq "an unsigned packet from host-2's address is dropped as unauthenticated" \
+	"$(($(stat_of 1 unauthenticated) - u0))" 1
+e2e_eq "it was not taken in" "$(($(stat_of 1 received) - r0))" 0
+e2e_eq "its SYN reached no backend (no handshake from 198.18.1.77)" \
+	"$(rs_in_host 1 ss -Htn state syn-recv '( src 198.18.1.77 or dst 198.18.1.77 )' | wc -l)" 0
+e2e_check "fleet status shows the counter" \
+	grep -q "unauthenticated 1" <<<"$(ctl 1 fleet status)"
+e2e_eq "Prometheus shows it" \
+	"$(metric_of 1 ringsteer_fleet_unauthenticated_packets_total)" 1
+
 echo "# rotating the key under load"
+fwd0=0
+for i in 1 2 3; do fwd0=$((fwd0 + $(stat_of "$i" forwarded))); done
 rs_bg_start load rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
 	--src-base 198.18.1.1 --count 200 --concurrency 8 --loop-seconds 600
 # hosts_ok: every host has the three members, agreeing, at once; and
@@ -118,5 +146,14 @@ e2e_check "connections made during the rotation" \
 e2e_eq "no failed connection during the rotation" \
 	"$(sed -n 's/.*failed=\([0-9]*\).*/\1/p' "$(rs_bg_out load)")" 0
 e2e_check "host-1 said it has 2 keys, then 1" grep -q "fleet: 2 fleet keys" "$(rs_bg_err d1)"
+fwd=0 unauth=0
+for i in 1 2 3; do
+	fwd=$((fwd + $(stat_of "$i" forwarded)))
+	unauth=$((unauth + $(stat_of "$i" unauthenticated)))
+done
+e2e_check "connections were forwarded between hosts during the rotation ($((fwd - fwd0)) packets)" \
+	test $((fwd - fwd0)) -gt 100
+e2e_eq "no host dropped a member's packet as unauthenticated (the one spoofed above aside)" \
+	"$unauth" 1
 
 e2e_summary

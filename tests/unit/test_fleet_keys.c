@@ -2,7 +2,9 @@
 /*
  * The fleet key file and record MACs (userspace/core/fleet_keys.c): keys
  * read as operators write them, and a MAC that binds a record to its etcd
- * key, so that no record can be altered or copied under another name.
+ * key, so that no record can be altered or copied under another name;
+ * the forwarding keys derived from them and the SipHash-2-4 the data
+ * plane tags packets with (include/ringsteer/rules.h), against OpenSSL's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,11 @@
 #include <unistd.h>
 
 #include <CUnit/Basic.h>
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+
+#include <ringsteer/rules.h>
 
 #include "fleet_keys.h"
 
@@ -93,6 +100,156 @@ static void test_mac_binds_name_and_record(void)
 		-1);
 }
 
+/* OpenSSL's SipHash-2-4 (64-bit output) of @n bytes under @key. */
+static uint64_t openssl_siphash(const uint8_t key[16], const uint8_t *msg,
+				size_t n)
+{
+	EVP_MAC *mac = EVP_MAC_fetch(NULL, "SIPHASH", NULL);
+	EVP_MAC_CTX *ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
+	size_t size = 8, outl = 0;
+	OSSL_PARAM params[] = {
+		OSSL_PARAM_construct_size_t(OSSL_MAC_PARAM_SIZE, &size),
+		OSSL_PARAM_construct_end()};
+	uint8_t out[8];
+	uint64_t v = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
+	CU_ASSERT_FATAL(EVP_MAC_init(ctx, key, 16, params) == 1);
+	CU_ASSERT_FATAL(EVP_MAC_update(ctx, msg, n) == 1);
+	CU_ASSERT_FATAL(EVP_MAC_final(ctx, out, &outl, sizeof(out)) == 1);
+	CU_ASSERT_EQUAL_FATAL(outl, 8);
+	EVP_MAC_CTX_free(ctx);
+	EVP_MAC_free(mac);
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | out[i];
+	return v;
+}
+
+static uint64_t le64_of(const uint8_t *b)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | b[i];
+	return v;
+}
+
+/*
+ * rs_siphash24() is SipHash-2-4: the paper's test vector (key 00..0f,
+ * message 00..0e is a tail length; whole words here: 00..07 and 00..0f)
+ * and OpenSSL's result for random keys and messages of every word count
+ * up to the tag's 13.
+ */
+static void test_siphash_is_siphash(void)
+{
+	uint8_t key[16], msg[8 * 13];
+	__u64 w[13];
+
+	srand(7);
+	for (int round = 0; round < 200; round++) {
+		for (size_t i = 0; i < sizeof(key); i++)
+			key[i] = round ? (uint8_t)rand() : (uint8_t)i;
+		for (size_t i = 0; i < sizeof(msg); i++)
+			msg[i] = round ? (uint8_t)rand() : (uint8_t)i;
+		memcpy(w, msg, sizeof(msg));
+		for (uint32_t nw = 0; nw <= 13; nw++)
+			CU_ASSERT_EQUAL(rs_siphash24(le64_of(key),
+						     le64_of(key + 8), w, nw),
+					openssl_siphash(key, msg, 8 * nw));
+	}
+	/* The paper's vector for 8 bytes 00..07 under key 00..0f. */
+	for (size_t i = 0; i < sizeof(key); i++)
+		key[i] = (uint8_t)i;
+	for (size_t i = 0; i < 8; i++)
+		msg[i] = (uint8_t)i;
+	memcpy(w, msg, 8);
+	CU_ASSERT_EQUAL(rs_siphash24(le64_of(key), le64_of(key + 8), w, 1),
+			0x93f5f5799a932462ull);
+}
+
+/*
+ * rs_fleet_tag() over a message built field by field, as the data plane
+ * and the tests build it: SipHash-2-4 of its 7 (IPv4) or 13 (IPv6) words.
+ * (Read through a plain __u64 pointer, an optimising compiler was free to
+ * read the words before the fields were written: strict aliasing.)
+ */
+static void test_tag_of_a_built_message(void)
+{
+	uint8_t key[16];
+	struct rs_fleet_auth k = {.id = 7};
+
+	for (size_t i = 0; i < sizeof(key); i++)
+		key[i] = (uint8_t)(3 * i + 1);
+	k.k0 = le64_of(key);
+	k.k1 = le64_of(key + 8);
+	for (int round = 0; round < 50; round++) {
+		struct rs_fleet_tag_msg m;
+
+		memset(&m, 0, sizeof(m));
+		m.v4.src = (uint32_t)rand();
+		m.v4.dst = (uint32_t)rand();
+		m.v4.meta.hops = (uint8_t)(round % 3);
+		m.v4.meta.inner_len = 40;
+		for (size_t i = 0; i < sizeof(m.v4.inner); i++)
+			m.v4.inner[i] = (uint8_t)rand();
+		CU_ASSERT_EQUAL(rs_fleet_tag(&k, &m, 0),
+				openssl_siphash(key, (const uint8_t *)&m, 56));
+		memset(&m, 0, sizeof(m));
+		m.v6.src.w[0] = (uint32_t)rand();
+		m.v6.dst.w[3] = (uint32_t)rand();
+		m.v6.meta.key_id = 7;
+		m.v6.meta.inner_len = 60;
+		for (size_t i = 0; i < sizeof(m.v6.inner); i++)
+			m.v6.inner[i] = (uint8_t)rand();
+		CU_ASSERT_EQUAL(rs_fleet_tag(&k, &m, 1),
+				openssl_siphash(key, (const uint8_t *)&m, 104));
+	}
+}
+
+/*
+ * Forwarding keys: the same line gives the same key and id on every host,
+ * other lines other keys; neither is the line itself. A file with two
+ * lines of one id is refused, naming both lines.
+ */
+static void test_forwarding_keys(void)
+{
+	uint8_t a[16] = {1, 2, 3}, b[16] = {1, 2, 4};
+	struct rs_fleet_auth ka, ka2, kb;
+	struct rs_fleet_keys k;
+	char text[256], why[256], hx[2][33];
+	int found = 0;
+
+	CU_ASSERT_EQUAL_FATAL(rs_fleet_auth_derive(a, &ka), 0);
+	CU_ASSERT_EQUAL_FATAL(rs_fleet_auth_derive(a, &ka2), 0);
+	CU_ASSERT_EQUAL_FATAL(rs_fleet_auth_derive(b, &kb), 0);
+	CU_ASSERT_EQUAL(memcmp(&ka, &ka2, sizeof(ka)), 0);
+	CU_ASSERT_NOT_EQUAL(ka.k0, kb.k0);
+	CU_ASSERT_NOT_EQUAL(ka.k1, kb.k1);
+	CU_ASSERT(ka.id >= 1 && kb.id >= 1);
+	CU_ASSERT_NOT_EQUAL(ka.k0, le64_of(a));
+	/* Two keys of one id (1 pair in 255: found within a few hundred). */
+	srand(11);
+	for (int tries = 0; tries < 5000 && !found; tries++) {
+		for (int i = 0; i < 16; i++)
+			b[i] = (uint8_t)rand();
+		CU_ASSERT_EQUAL_FATAL(rs_fleet_auth_derive(b, &kb), 0);
+		found = kb.id == ka.id && memcmp(a, b, 16);
+	}
+	CU_ASSERT_FATAL(found);
+	for (int i = 0; i < 16; i++) {
+		snprintf(hx[0] + 2 * i, 3, "%02x", a[i]);
+		snprintf(hx[1] + 2 * i, 3, "%02x", b[i]);
+	}
+	snprintf(text, sizeof(text), "# rotation\n%s\n\n%s\n", hx[0], hx[1]);
+	CU_ASSERT_NOT_EQUAL(read_text(text, &k, why), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, ":4: this key's forwarding id is "
+					   "that of the key on line 2"));
+	/* Each alone is fine, and read keys carry their forwarding keys. */
+	snprintf(text, sizeof(text), "%s\n", hx[1]);
+	CU_ASSERT_EQUAL(read_text(text, &k, why), 0);
+	CU_ASSERT_EQUAL(memcmp(&k.auth[0], &kb, sizeof(kb)), 0);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -109,6 +266,14 @@ int main(void)
 		    test_key_file);
 	CU_add_test(s, "a MAC binds the record to its key name",
 		    test_mac_binds_name_and_record);
+	CU_add_test(s, "the forwarding tag's SipHash-2-4 is OpenSSL's",
+		    test_siphash_is_siphash);
+	CU_add_test(s, "a tag over a message built field by field",
+		    test_tag_of_a_built_message);
+	CU_add_test(s,
+		    "forwarding keys: stable, distinct, ids unique in a "
+		    "file",
+		    test_forwarding_keys);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failed = CU_get_number_of_failures();

@@ -11,13 +11,67 @@
 #include "hex.h"
 
 /* Domain separation: a MAC made for something else never verifies. */
-#define MAC_CONTEXT "ringsteer fleet record 1\n"
+#define MAC_CONTEXT	"ringsteer fleet record 1\n"
+#define FORWARD_CONTEXT "ringsteer fleet forwarding 1\n"
+
+static uint64_t le64(const unsigned char *b)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | b[i];
+	return v;
+}
+
+int rs_fleet_auth_derive(const uint8_t key[RS_FLEET_KEY_LEN],
+			 struct rs_fleet_auth *out)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	size_t mdlen = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, key,
+		       RS_FLEET_KEY_LEN, (const unsigned char *)FORWARD_CONTEXT,
+		       strlen(FORWARD_CONTEXT), md, sizeof(md), &mdlen) ||
+	    mdlen < 17)
+		return -ENOMEM;
+	out->k0 = le64(md);
+	out->k1 = le64(md + 8);
+	out->id = (uint8_t)(md[16] % 255 + 1);
+	OPENSSL_cleanse(md, sizeof(md));
+	return 0;
+}
+
+/* Derive the forwarding keys of @k; refuse two that share an id. */
+static int keys_derive(const char *path, struct rs_fleet_keys *k,
+		       const int *lines, char *why, size_t len)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		if (rs_fleet_auth_derive(k->key[i], &k->auth[i])) {
+			snprintf(why, len,
+				 "%s: cannot derive the forwarding "
+				 "keys (OpenSSL)",
+				 path);
+			return -ENOMEM;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (k->auth[j].id == k->auth[i].id) {
+				snprintf(why, len,
+					 "%s:%d: this key's forwarding id is "
+					 "that of the key on line %d; replace "
+					 "one of them (openssl rand -hex 16)",
+					 path, lines[i], lines[j]);
+				return -EINVAL;
+			}
+	}
+	return 0;
+}
 
 int rs_fleet_keys_read(const char *path, struct rs_fleet_keys *k, char *why,
 		       size_t len)
 {
 	char line[256];
-	int lineno = 0, err = 0;
+	int lineno = 0, err = 0, lines[RS_FLEET_KEYS_MAX];
 	FILE *f = fopen(path, "r");
 
 	memset(k, 0, sizeof(*k));
@@ -55,7 +109,7 @@ int rs_fleet_keys_read(const char *path, struct rs_fleet_keys *k, char *why,
 				 path, lineno);
 			err = -EINVAL;
 		} else {
-			k->n++;
+			lines[k->n++] = lineno;
 		}
 	}
 	fclose(f);
@@ -63,6 +117,8 @@ int rs_fleet_keys_read(const char *path, struct rs_fleet_keys *k, char *why,
 		snprintf(why, len, "%s: no key in it", path);
 		err = -EINVAL;
 	}
+	if (!err)
+		err = keys_derive(path, k, lines, why, len);
 	if (err)
 		OPENSSL_cleanse(k, sizeof(*k));
 	return err;

@@ -13,19 +13,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RS_FLEET_KEYS_MAX 8
+#include <ringsteer/abi.h>
+
+/* One forwarding key per line: the table holds RS_FLEET_AUTH_KEYS. */
+#define RS_FLEET_KEYS_MAX RS_FLEET_AUTH_KEYS
 #define RS_FLEET_KEY_LEN  16
 /* The MAC as a record carries it: 32 hex digits (128 bits). */
 #define RS_FLEET_MAC_HEX 33
 
 struct rs_fleet_keys {
 	uint8_t key[RS_FLEET_KEYS_MAX][RS_FLEET_KEY_LEN];
+	/* Each key's forwarding key (rs_fleet_auth_derive()), in order. */
+	struct rs_fleet_auth auth[RS_FLEET_KEYS_MAX];
 	size_t n;
 };
 
 /*
+ * The forwarding key of fleet key @key: SipHash key words and id from
+ * HMAC-SHA256 of @key over a context of their own, so that neither a
+ * record's MAC nor a packet's tag tells anything about the other. The id
+ * (1..255) lets a member find the key a packet was signed with; the same
+ * line gives the same id on every host. -ENOMEM when OpenSSL fails.
+ */
+int rs_fleet_auth_derive(const uint8_t key[RS_FLEET_KEY_LEN],
+			 struct rs_fleet_auth *out);
+
+/*
  * Read @path: one key per line as 32 hex digits (`openssl rand -hex 16`),
- * '#' starts a comment, blank lines are skipped. 0, or a negative errno
+ * '#' starts a comment, blank lines are skipped. Two keys whose
+ * forwarding ids are the same (1 pair in 255) are refused: a member
+ * could not tell which one signed a packet. 0, or a negative errno
  * with "PATH:LINE: problem" (or "PATH: problem") in @why. The permission
  * check is the caller's (the configuration's).
  */

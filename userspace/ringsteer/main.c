@@ -653,14 +653,14 @@ static void fleet_table(json_t *r)
 		printf("packets: forwarded %lld (%lld after their SYN, %lld by "
 		       "QUIC connection ID), "
 		       "received %lld, second chance %lld, hop limit %lld, "
-		       "forged %lld, local socket %lld, stray %lld, errors "
-		       "%lld, no address6 %lld\n",
+		       "forged %lld, unauthenticated %lld, local socket %lld, "
+		       "stray %lld, errors %lld, no address6 %lld\n",
 		       jint(v, "forwarded"), jint(v, "flow_hits"),
 		       jint(v, "cookie_forwarded"), jint(v, "received"),
 		       jint(v, "second_chance"), jint(v, "hop_limit"),
-		       jint(v, "forged"), jint(v, "local_socket"),
-		       jint(v, "stray"), jint(v, "errors"),
-		       jint(v, "no_address6"));
+		       jint(v, "forged"), jint(v, "unauthenticated"),
+		       jint(v, "local_socket"), jint(v, "stray"),
+		       jint(v, "errors"), jint(v, "no_address6"));
 	if (json_is_string(json_object_get(r, "ipv6_warning")))
 		printf("warning: %s\n", jstr(r, "ipv6_warning"));
 	printf("%-24s %-16s %-24s %9s %8s %s\n", "MEMBER", "ADDRESS",

@@ -695,6 +695,11 @@ static int build_slots(struct daemon *d, struct fleet_rt *f,
 		 * whole. */
 		memcpy(m->name, f->snap.m[i].name, sizeof(m->name) - 1);
 	}
+	/* Under mu: the etcd thread reads the keys too. */
+	pthread_mutex_lock(&f->mu);
+	for (size_t k = 0; k < f->keys.n; k++)
+		slots[RS_FLEET_SLOT_KEYS + k].auth = f->keys.auth[k];
+	pthread_mutex_unlock(&f->mu);
 	for (size_t s = 0; s < d->cfg.n_services; s++) {
 		const struct rs_service_conf *sc = &d->cfg.services[s];
 		uint32_t id = d->svcs[s].id;
@@ -751,9 +756,10 @@ static void fleet_rebuild(struct daemon *d, struct fleet_rt *f)
 	       !memcmp(&slots[0].hdr.nmembers, &f->slots[0].hdr.nmembers,
 		       sizeof(slots[0].hdr) -
 			       offsetof(struct rs_fleet_header, nmembers));
+	/* Keys alike: a rotation is the same table with other keys. */
 	if (same && slots[0].hdr.version == f->slots[0].hdr.version &&
 	    !memcmp(&slots[RS_FLEET_SLOT_CIDS], &f->slots[RS_FLEET_SLOT_CIDS],
-		    RS_FLEET_CID_SLOTS * sizeof(*slots))) {
+		    (RS_FLEET_SLOTS - RS_FLEET_SLOT_CIDS) * sizeof(*slots))) {
 		free(slots);
 		return;
 	}
@@ -1272,7 +1278,7 @@ json_t *fleet_status_json(struct daemon *d)
 			json_object_set_new(
 				out, "packets",
 				json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-					  "s:I, s:I, s:I, s:I}",
+					  "s:I, s:I, s:I, s:I, s:I}",
 					  "stray", (json_int_t)st.stray,
 					  "forwarded", (json_int_t)st.forwarded,
 					  "flow_hits", (json_int_t)st.flow_hits,
@@ -1286,7 +1292,9 @@ json_t *fleet_status_json(struct daemon *d)
 					  (json_int_t)st.errors, "no_address6",
 					  (json_int_t)st.no_address6,
 					  "cookie_forwarded",
-					  (json_int_t)st.cookie_forwarded));
+					  (json_int_t)st.cookie_forwarded,
+					  "unauthenticated",
+					  (json_int_t)st.unauthenticated));
 	}
 	if (out)
 		json_object_set_new(out, "cid_conflicts",

@@ -364,6 +364,10 @@ static void fleet_metrics(struct daemon *d, struct buf *b)
 		 "Encapsulated packets dropped: not from a member or "
 		 "malformed.",
 		 offsetof(struct rs_fleet_stats, forged)},
+		{"unauthenticated",
+		 "Encapsulated packets dropped: from a member's address "
+		 "without a valid tag under any fleet key of this host.",
+		 offsetof(struct rs_fleet_stats, unauthenticated)},
 		{"local_socket",
 		 "Packets owned elsewhere kept here for a connection of this "
 		 "host.",
