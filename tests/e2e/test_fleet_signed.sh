@@ -49,6 +49,27 @@ out=$(build/ringsteerd --check -c "$OUT/h1.conf" 2>&1 || true)
 e2e_check "a key file others can read is refused, naming key_file" \
 	grep -q "\[fleet\] key_file: .* (mode 0644)" <<<"$out"
 chmod 600 "$OUT/h1.key"
+# Hostile key files at a reload: a FIFO (an open would wait for a
+# writer), a 1 TiB sparse file. Refused at once with the key named, the
+# running keys and members kept, the daemon answering.
+cp "$OUT/h1.conf" "$OUT/h1.conf.good"
+for hostile in fifo sparse; do
+	rm -f "$OUT/hostile.key"
+	if [[ $hostile == fifo ]]; then mkfifo -m 600 "$OUT/hostile.key"; else
+		truncate -s 1T "$OUT/hostile.key"
+		chmod 600 "$OUT/hostile.key"
+	fi
+	sed -i "s|^key_file = .*|key_file = $OUT/hostile.key|" "$OUT/h1.conf"
+	rc=0
+	out=$(timeout 20 build/ringsteer -s "$OUT/h1.sock" reload 2>&1) || rc=$?
+	e2e_check "a $hostile key file: the reload is refused, naming key_file ($out)" \
+		grep -q "key_file" <<<"$out"
+	e2e_check "a $hostile key file: refused at once (exit $rc, 124 = timed out)" \
+		test "$rc" -ne 0 -a "$rc" -ne 124
+	cp "$OUT/h1.conf.good" "$OUT/h1.conf"
+done
+rm -f "$OUT/hostile.key"
+e2e_check "host-1 still answers, with its three members" wait_members host-1,host-2,host-3 1
 
 echo "# records the fleet key does not vouch for"
 lease=$(etcd_call /v3/lease/grant '{"TTL": 120}' | jq -r .ID)

@@ -12,6 +12,7 @@
 
 #include <openssl/crypto.h>
 
+#include "secret_file.h"
 #include "config_keys.h"
 #include "fleet_keys.h"
 
@@ -181,6 +182,13 @@ static void set_file(const struct cfg_key *k, char *dst, size_t len,
 	}
 	if (!S_ISREG(st.st_mode)) {
 		cfg_key_error(k, "%s: not a regular file", v);
+		return;
+	}
+	if (secret && (unsigned long long)st.st_size > RS_SECRET_FILE_MAX) {
+		cfg_key_error(k,
+			      "%s: %lld bytes, more than a key or password "
+			      "file holds (%d)",
+			      v, (long long)st.st_size, RS_SECRET_FILE_MAX);
 		return;
 	}
 	if (secret && (st.st_mode & (S_IRWXG | S_IRWXO))) {

@@ -9,6 +9,7 @@
 
 #include "fleet_keys.h"
 #include "hex.h"
+#include "secret_file.h"
 
 /* Domain separation: a MAC made for something else never verifies. */
 #define MAC_CONTEXT	"ringsteer fleet record 1\n"
@@ -70,22 +71,27 @@ static int keys_derive(const char *path, struct rs_fleet_keys *k,
 int rs_fleet_keys_read(const char *path, struct rs_fleet_keys *k, char *why,
 		       size_t len)
 {
-	char line[256];
-	int lineno = 0, err = 0, lines[RS_FLEET_KEYS_MAX];
-	FILE *f = fopen(path, "r");
+	int lineno = 0, err, lines[RS_FLEET_KEYS_MAX];
+	char *text, *p, *next;
+	size_t size;
 
 	memset(k, 0, sizeof(*k));
-	if (!f) {
-		err = -errno;
-		snprintf(why, len, "%s: %s", path, strerror(-err));
+	err = rs_secret_file_read(path, RS_SECRET_FILE_MAX, &text, &size, why,
+				  len);
+	if (err)
 		return err;
+	if (memchr(text, '\0', size)) {
+		snprintf(why, len, "%s: a NUL byte: not a key file", path);
+		err = -EINVAL;
 	}
-	while (!err && fgets(line, sizeof(line), f)) {
-		char *p = line, *end;
+	for (p = text; !err && p < text + size; p = next) {
+		char *end;
 		size_t got = 0;
 
+		next = strchr(p, '\n');
+		next = next ? next + 1 : text + size;
 		lineno++;
-		line[strcspn(line, "#\r\n")] = '\0';
+		p[strcspn(p, "#\r\n")] = '\0';
 		while (*p == ' ' || *p == '\t')
 			p++;
 		end = p + strlen(p);
@@ -112,7 +118,8 @@ int rs_fleet_keys_read(const char *path, struct rs_fleet_keys *k, char *why,
 			lines[k->n++] = lineno;
 		}
 	}
-	fclose(f);
+	OPENSSL_cleanse(text, size);
+	free(text);
 	if (!err && !k->n) {
 		snprintf(why, len, "%s: no key in it", path);
 		err = -EINVAL;

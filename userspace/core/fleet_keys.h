@@ -43,8 +43,10 @@ int rs_fleet_auth_derive(const uint8_t key[RS_FLEET_KEY_LEN],
  * '#' starts a comment, blank lines are skipped. Two keys whose
  * forwarding ids are the same (1 pair in 255) are refused: a member
  * could not tell which one signed a packet. 0, or a negative errno
- * with "PATH:LINE: problem" (or "PATH: problem") in @why. The permission
- * check is the caller's (the configuration's).
+ * with "PATH:LINE: problem" (or "PATH: problem") in @why. The file must
+ * be a regular file only its owner can read, of at most
+ * RS_SECRET_FILE_MAX bytes (rs_secret_file_read()), whatever the
+ * configuration's check found earlier.
  */
 int rs_fleet_keys_read(const char *path, struct rs_fleet_keys *k, char *why,
 		       size_t len);

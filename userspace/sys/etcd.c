@@ -14,6 +14,7 @@
 
 #include "etcd.h"
 #include "log.h"
+#include "secret_file.h"
 
 static const char b64chars[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -90,24 +91,37 @@ static char *prefix_end(const char *prefix)
 	return out;
 }
 
-/* The first line of @path into @out; the file's checks are config's. */
-static int read_password(const char *path, char *out, size_t len)
+/*
+ * The first line of @path into @out (rs_secret_file_read(): a regular
+ * file only its owner can read, and never more than a password file
+ * holds, whatever the path became since the configuration was checked).
+ */
+static int read_password(const char *path, char *out, size_t len, char *why,
+			 size_t why_len)
 {
-	FILE *f = fopen(path, "r");
-	size_t n;
+	char *text;
+	size_t size, n;
+	int err = rs_secret_file_read(path, RS_SECRET_FILE_MAX, &text, &size,
+				      why, why_len);
 
-	if (!f)
-		return -errno;
-	if (!fgets(out, (int)len, f)) {
-		fclose(f);
-		return -ENODATA;
+	if (err)
+		return err;
+	n = strcspn(text, "\r\n");
+	if (!n) {
+		snprintf(why, why_len, "%.300s: no password on its first line",
+			 path);
+		err = -ENODATA;
+	} else if (n >= len) {
+		snprintf(why, why_len,
+			 "%.300s: a password of %zu bytes or more", path, len);
+		err = -ENAMETOOLONG;
+	} else {
+		memcpy(out, text, n);
+		out[n] = '\0';
 	}
-	fclose(f);
-	n = strcspn(out, "\r\n");
-	if (n == len - 1)
-		return -ENAMETOOLONG;
-	out[n] = '\0';
-	return n ? 0 : -ENODATA;
+	explicit_bzero(text, size);
+	free(text);
+	return err;
 }
 
 int etcd_open(struct rs_etcd *e, const struct rs_fleet_conf *fc,
@@ -124,13 +138,13 @@ int etcd_open(struct rs_etcd *e, const struct rs_fleet_conf *fc,
 	e->key = fc->etcd_key;
 	snprintf(e->user, sizeof(e->user), "%s", fc->etcd_user);
 	if (e->user[0]) {
+		char why[sizeof(e->error) - 32];
+
 		err = read_password(fc->etcd_password_file, e->password,
-				    sizeof(e->password));
+				    sizeof(e->password), why, sizeof(why));
 		if (err) {
 			snprintf(e->error, sizeof(e->error),
-				 "etcd_password_file %.300s: %s",
-				 fc->etcd_password_file,
-				 err == -ENODATA ? "empty" : strerror(-err));
+				 "etcd_password_file %s", why);
 			return -EACCES;
 		}
 	}
