@@ -84,6 +84,26 @@ lookup_mismatches() {
 	echo "$n"
 }
 
+# sockmap_cookie SLOT: the cookie of the socket in rs_sockets slot SLOT,
+# read from the kernel (hex without leading zeros, as ss prints it); empty
+# if the slot holds no socket. The daemon's has_socket is only what it
+# believes it wrote; this is what the data plane will use.
+sockmap_cookie() {
+	local s=$1
+	# The key is the slot as 4 little-endian bytes; a missing entry makes
+	# bpftool print null and fail.
+	bpftool -j map lookup pinned "$BPFFS/rs_sockets" key \
+		$((s & 255)) $((s >> 8 & 255)) $((s >> 16 & 255)) $((s >> 24 & 255)) \
+		2>/dev/null | jq -r '.value // empty | reverse | map(ltrimstr("0x")) |
+			join("") | sub("^0+"; "")' || true
+}
+
+# listener_cookie ADDR:PORT: the cookie of the socket listening there in
+# the edge namespace, as ss reports it (sk:HEX); empty if none.
+listener_cookie() {
+	rs_in_edge ss -Htlne src "$1" | grep -o 'sk:[0-9a-f]*' | head -1 | cut -d: -f2 || true
+}
+
 metric() {
 	rs_in_edge curl -sf http://127.0.0.1:9465/metrics | awk -v m="$1" '$1 == m { print $2 }'
 }
@@ -209,11 +229,22 @@ else
 	e2e_check "a reload setting every weight to 0 refused" \
 		grep -q "service web would have no backend that takes new connections" <<<"$out"
 fi
+# Right after the refusal, before anything could put a socket back: the
+# kernel's SOCKMAP slot for web-4's IPv4 clients must still hold web-4's
+# listener (the same socket, so the same cookie, as ss sees in be4).
+slot4=$(($(rsj backends | jq '.backends[] | select(.name == "web-4") | .id') * 2))
+k4=$(sockmap_cookie "$slot4")
+l4=$(listener_cookie 127.0.0.1:8084)
+if [[ -n $k4 && $k4 == "$l4" ]]; then
+	e2e_pass "refused reload: web-4 kept its socket (rs_sockets slot $slot4 holds its listener, cookie $k4)"
+else
+	e2e_fail "refused reload: web-4 kept its socket: rs_sockets slot $slot4 holds '${k4:-no socket}', web-4's listener is '${l4:-not found}'"
+fi
 e2e_eq "refused reload: web-4's weight unchanged" \
 	"$(rsj backends | jq '.backends[] | select(.name == "web-4") | .weight')" 1
 mapping m4
 e2e_eq "refused reload: nobody moved" "$(moved m3 m4)" 0
-e2e_eq "refused reload: web-4 kept its socket" \
+e2e_eq "refused reload: the daemon too says web-4 has its socket" \
 	"$(rsj backends | jq '.backends[] | select(.name == "web-4") | .has_socket')" true
 
 echo "# an operator weight above the file's survives a reload of vnodes"
