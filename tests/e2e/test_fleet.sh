@@ -16,19 +16,9 @@
 #   the killed host held, and clients keep their backends.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-. scripts/netns.sh
-. scripts/fleet-netns.sh
-. tests/e2e/lib.sh
 . tests/e2e/fleet_lib.sh
 
 e2e_fleet_setup flt
-
-# clients NAME COUNT ROUNDS: every source connects ROUNDS times.
-clients() {
-	rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
-		--src-base 198.18.1.1 --count "$2" --rounds "$3" \
-		--concurrency 16 >"$OUT/$1" 2>/dev/null || true
-}
 
 # encap HOPS: our wire header around a TCP SYN to the service, as bytes.
 encap() {

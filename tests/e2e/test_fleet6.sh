@@ -17,9 +17,6 @@
 #   others keep their backends, and no connection fails.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-. scripts/netns.sh
-. scripts/fleet-netns.sh
-. tests/e2e/lib.sh
 . tests/e2e/fleet_lib.sh
 
 e2e_fleet_setup fl6
