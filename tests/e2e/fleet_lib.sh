@@ -94,6 +94,18 @@ wait_members() {
 	return 1
 }
 
+# pinged NAME: rs_idle NAME (--ping) has done two more whole rounds of
+# pings since the call (an "open N" line ends each round, and the first
+# may have begun before the call), so a connection lost by then shows as
+# closed. Fails after 5 s without them (rs_idle gone).
+pinged() {
+	local out n
+	out=$(rs_bg_out "$1")
+	n=$(grep -c '^open' "$out" || true)
+	rs_until 5 opens_reach "$out" $((n + 3))
+}
+opens_reach() { (($(grep -c '^open' "$1") >= $2)); }
+
 stat_of() { # stat_of I FIELD: a packet counter of host I's fleet step
 	ctl "$1" -j fleet status | jq ".packets.$2"
 }
