@@ -21,6 +21,7 @@ mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 
 BPFFS=/sys/fs/bpf/rs-demo-fleet-$$
 rs_install_cleanup
+# shellcheck disable=SC2034 # read by the exit trap of rs_install_cleanup (scripts/netns.sh)
 # shellcheck disable=SC2016 # expanded when the hook runs
 RS_CLEANUP_HOOK='for i in 1 2 3; do [[ -f $OUT/h$i.conf ]] && rs_in_host $i build/ringsteerd -q --detach -c "$OUT/h$i.conf"; rm -rf "$BPFFS-h$i"; done; rs_fleet_teardown'
 rs_ns_setup "fdemo$$"
@@ -34,6 +35,7 @@ ctl() {
 }
 
 say "router $RS_NS_EDGE: 198.18.0.10 and 2001:db8::10 over host-1..3 by ECMP (L4 hash); etcd on $RS_FLEET_ETCD_IP"
+# shellcheck disable=SC2034 # read by rs_fleet_conf (scripts/fleet-netns.sh)
 RS_FLEET_IPV6=1
 rs_fleet_router
 for i in 1 2 3; do rs_fleet_add_host "$i"; done

@@ -23,6 +23,7 @@ mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 build/ringsteerd -q --detach -c "$CONF" || true
 
 rs_install_cleanup
+# shellcheck disable=SC2034 # read by the exit trap of rs_install_cleanup (scripts/netns.sh)
 RS_CLEANUP_HOOK='build/ringsteerd -q --detach -c "$CONF"'
 rs_ns_setup "demo$$"
 OUT=$RS_BG_DIR

@@ -47,7 +47,7 @@ gauge_matches() {
 }
 # within_bound: no backend above ceil(1.25 x total / 4) right now.
 within_bound() {
-	local b total max=0 i a
+	local b total max=0
 	b=$(rsjson backends | jq '[.backends[].active]')
 	total=$(jq add <<<"$b")
 	max=$(jq max <<<"$b")

@@ -20,6 +20,7 @@ cd "$(dirname "$0")/../.."
 . tests/e2e/fleet_lib.sh
 
 e2e_fleet_setup fl6
+# shellcheck disable=SC2034 # read by rs_fleet_conf (scripts/fleet-netns.sh)
 RS_FLEET_IPV6=1
 rs_fleet_ecmp6 1 2 3
 

@@ -25,6 +25,7 @@ cd "$(dirname "$0")/../.."
 
 e2e_setup quic
 # --detach where the interfaces are: in the edge namespace.
+# shellcheck disable=SC2034 # read by the exit trap of rs_install_cleanup (scripts/netns.sh)
 # shellcheck disable=SC2016 # expanded when the hook runs
 RS_CLEANUP_HOOK='[[ -f $CONF ]] && rs_in_edge build/ringsteerd -q --detach -c "$CONF"; rm -rf "$BPFFS"'
 
