@@ -48,6 +48,7 @@ exec 3>"$REPORT.tmp"
 } >&3
 
 rs_install_cleanup
+# shellcheck disable=SC2034 # read by the exit trap of rs_install_cleanup (scripts/netns.sh)
 # shellcheck disable=SC2016 # expanded when the hook runs
 RS_CLEANUP_HOOK='for i in 1 2 3; do [[ -f $OUT/h$i.conf ]] && rs_in_host $i build/ringsteerd -q --detach -c "$OUT/h$i.conf"; rm -rf "$BPFFS-h$i"; done; rs_fleet_teardown'
 
@@ -75,6 +76,7 @@ keys_on() {
 # ROUNDS of direct and forwarded runs, a table and a median into fd 3.
 rate() {
 	local lan=$1 i o x r d f g ratio sratio median smedian ratios=() sratios=()
+	# shellcheck disable=SC2034 # read by the PoP helpers (scripts/fleet-netns.sh)
 	RS_FLEET_LAN=$lan
 	rs_ns_setup "fbench$lan$$"
 	OUT=$RS_BG_DIR

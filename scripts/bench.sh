@@ -85,6 +85,7 @@ mkdir -p "$RES" "$CHARTS" "$(dirname "$OUT")"
 
 # Pins exist only while a ringsteer round runs; the hook also covers a
 # failure in the middle of one.
+# shellcheck disable=SC2034 # read by the exit trap of rs_install_cleanup (scripts/netns.sh)
 RS_CLEANUP_HOOK='bench_detach'
 bench_detach() {
 	if [[ -n $CONF && -f $CONF && -d $BPFFS ]]; then

@@ -21,6 +21,7 @@ mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 
 BPFFS=/sys/fs/bpf/rs-demo-fleet-$$
 rs_install_cleanup
+# shellcheck disable=SC2034 # read by the exit trap of rs_install_cleanup (scripts/netns.sh)
 # shellcheck disable=SC2016 # expanded when the hook runs
 RS_CLEANUP_HOOK='for i in 1 2 3; do [[ -f $OUT/h$i.conf ]] && rs_in_host $i build/ringsteerd -q --detach -c "$OUT/h$i.conf"; rm -rf "$BPFFS-h$i"; done; rs_fleet_teardown'
 rs_ns_setup "fdemo$$"
@@ -34,6 +35,7 @@ ctl() {
 }
 
 say "router $RS_NS_EDGE: 198.18.0.10 and 2001:db8::10 over host-1..3 by ECMP (L4 hash); etcd on $RS_FLEET_ETCD_IP"
+# shellcheck disable=SC2034 # read by rs_fleet_conf (scripts/fleet-netns.sh)
 RS_FLEET_IPV6=1
 rs_fleet_router
 for i in 1 2 3; do rs_fleet_add_host "$i"; done
@@ -80,7 +82,20 @@ done
 
 say "ringsteer fleet drain host-2: its clients move, nobody else's"
 ctl 1 fleet drain host-2
-sleep 1
+# tables HOSTS WANT...: every host in HOSTS ("1 2 3") lists exactly the
+# members WANT that take new clients, and agrees with the others.
+tables() {
+	local i want=$2
+	for i in $1; do
+		[[ $(ctl "$i" -j fleet status | jq -r '[.members[] |
+			select((.drained | not) and .capacity > 0) | .name] | join(" ")') == "$want" ]] &&
+			ctl "$i" -j fleet status | jq -e .agrees >/dev/null || return 1
+	done
+}
+rs_until 10 tables "1 2 3" "host-1 host-3" || {
+	echo "demo-fleet: the hosts did not all drop host-2 within 10 s" >&2
+	exit 1
+}
 ctl 1 fleet status
 run drained
 
@@ -88,7 +103,10 @@ say "host-3 killed and taken out of ECMP: its lease (3 s) expires"
 ctl 1 fleet undrain host-2
 rs_fleet_ecmp 1 2
 for p in d3 be3a be3b; do rs_bg_stop "$p"; done
-sleep 6
+rs_until 20 tables "1 2" "host-1 host-2" || {
+	echo "demo-fleet: host-3 still a member after 20 s" >&2
+	exit 1
+}
 ctl 1 fleet status
 run killed
 say "done: removing namespaces, processes and pins"

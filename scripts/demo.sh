@@ -23,6 +23,7 @@ mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 build/ringsteerd -q --detach -c "$CONF" || true
 
 rs_install_cleanup
+# shellcheck disable=SC2034 # read by the exit trap of rs_install_cleanup (scripts/netns.sh)
 RS_CLEANUP_HOOK='build/ringsteerd -q --detach -c "$CONF"'
 rs_ns_setup "demo$$"
 OUT=$RS_BG_DIR
@@ -88,8 +89,16 @@ table "$OUT/get1.out"
 say "killing memcached cache-3 (PID ${RS_BG_PID[mc3]})"
 rs_bg_stop mc3
 # The kernel dropped its socket from the SOCKMAP as it closed; ringsteerd
-# notices within a second and its health check soon after.
-sleep 1.2
+# notices within a second and its health check soon after: the table is
+# shown once it says so.
+cache3_out() {
+	build/ringsteer -s "$SOCK" -j backends |
+		jq -e '.backends[] | select(.name == "cache-3") | .serving | not'
+}
+rs_until 10 cache3_out || {
+	echo "demo: ringsteerd still shows cache-3 serving after 10 s" >&2
+	exit 1
+}
 echo "  \$ ringsteer backends"
 build/ringsteer -s "$SOCK" backends | sed 's/^/  /'
 echo

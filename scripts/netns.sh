@@ -309,6 +309,20 @@ rs_bg_stop_all() {
 	RS_BG_PID=()
 }
 
+# rs_until TIMEOUT_S CMD...: run CMD every 0.1 s until it succeeds, for up
+# to TIMEOUT_S seconds; returns its last status. For what follows an action
+# a little later (a gauge, a log, a pin, a table): the caller waits as long
+# as that takes, not a guessed time, and still fails if it never comes.
+rs_until() {
+	local timeout=$1 i
+	shift
+	for ((i = 0; i < timeout * 10; i++)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	"$@" >/dev/null
+}
+
 # rs_wait_ready FILE [TIMEOUT_S]: wait (default 10 s) for a line "ready".
 rs_wait_ready() {
 	local file=${1:-} timeout=${2:-10} i

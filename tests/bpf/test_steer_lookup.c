@@ -617,6 +617,11 @@ static void test_sticky_ttl_lapses(void)
 		client_addr(src, sizeof(src), 300 + i);
 		stayed += web_backend(src) != 2;
 	}
+	/*
+	 * A fixed wait on purpose: the entries lapse with the clock, and no
+	 * poll can ask the program whether they have, since a lookup slides
+	 * their timeout.
+	 */
 	usleep(1300 * 1000);
 	for (int i = 0; i < 50; i++) {
 		client_addr(src, sizeof(src), 300 + i);

@@ -3,23 +3,37 @@
 # shellcheck disable=SC2034
 # SPDX-License-Identifier: MIT
 #
-# Helpers of the fleet suites (test_fleet.sh, test_fleet6.sh,
-# test_fleet_quic.sh), after scripts/fleet-netns.sh and tests/e2e/lib.sh:
-# host I's configuration, control socket and pins are $OUT/hI.conf,
-# $OUT/hI.sock and $BPFFS-hI.
+# Helpers of the fleet suites (tests/e2e/test_fleet*.sh). Source this
+# file alone, from the repository's root: it sources the namespace helpers
+# and tests/e2e/lib.sh that every fleet suite needs first. Host I's
+# configuration, control socket and pins are $OUT/hI.conf, $OUT/hI.sock
+# and $BPFFS-hI.
 
-# e2e_fleet_setup PREFIX: e2e_setup, then the PoP: a router, hosts 1..3
-# behind ECMP and etcd; cleanup detaches every host's data plane.
+. scripts/netns.sh
+. scripts/fleet-netns.sh
+. tests/e2e/lib.sh
+
+# e2e_fleet_setup PREFIX [ETCD_START...]: e2e_setup, then the PoP: a
+# router, hosts 1..3 behind ECMP and etcd; cleanup detaches every host's
+# data plane. etcd is rs_fleet_etcd_start's plain one unless the suite
+# names its own start command, ETCD_START... (test_fleet_tls.sh starts
+# etcd with TLS and client certificates, whose files need $OUT): it runs
+# last, with the namespaces made, and leaves etcd at $ETCD.
 e2e_fleet_setup() {
 	local i
 	e2e_setup "$1"
+	shift
 	# shellcheck disable=SC2016 # expanded when the hook runs
 	RS_CLEANUP_HOOK='for i in 1 2 3; do [[ -f $OUT/h$i.conf ]] && rs_in_host $i build/ringsteerd -q --detach -c "$OUT/h$i.conf"; rm -rf "$BPFFS-h$i"; done; rs_fleet_teardown'
 	rs_fleet_router
 	for i in 1 2 3; do rs_fleet_add_host "$i"; done
 	rs_fleet_ecmp 1 2 3
-	rs_fleet_etcd_start etcd "$OUT/etcd"
 	PREFIX=/ringsteer-$RS_RUNID
+	if (($#)); then
+		"$@"
+	else
+		rs_fleet_etcd_start etcd "$OUT/etcd"
+	fi
 }
 
 ctl() { # ctl I ARGS...: ringsteer on host I
@@ -28,11 +42,32 @@ ctl() { # ctl I ARGS...: ringsteer on host I
 	build/ringsteer -s "$OUT/h$i.sock" "$@"
 }
 
-start_host() { # start_host I: its configuration, backends and daemon
+# host_conf I [GLOBAL_LINE...]: host I's configuration with this run's
+# pins and control socket (rs_fleet_conf), on stdout for a suite to edit.
+host_conf() {
 	local i=$1
-	rs_fleet_conf "$i" "$BPFFS-h$i" "$OUT/h$i.sock" >"$OUT/h$i.conf"
-	rs_fleet_start_host "$i" "$OUT/h$i.conf" build/tools/rs_backend --hold
-	e2e_wait_for "$(rs_bg_err "d$i")" "sk_lookup link" 10
+	shift
+	rs_fleet_conf "$i" "$BPFFS-h$i" "$OUT/h$i.sock" "$@"
+}
+
+# run_host I: host I's backends and daemon from $OUT/hI.conf, until the
+# daemon has its sk_lookup link.
+run_host() {
+	rs_fleet_start_host "$1" "$OUT/h$1.conf" build/tools/rs_backend --hold
+	e2e_wait_for "$(rs_bg_err "d$1")" "sk_lookup link" 10
+}
+
+start_host() { # start_host I [GLOBAL_LINE...]: host_conf, then run_host
+	host_conf "$@" >"$OUT/h$1.conf"
+	run_host "$1"
+}
+
+# clients NAME COUNT ROUNDS: COUNT IPv4 sources from 198.18.1.1 each
+# connect ROUNDS times to the service; rs_client's lines in $OUT/NAME.
+clients() {
+	rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
+		--src-base 198.18.1.1 --count "$2" --rounds "$3" \
+		--concurrency 16 >"$OUT/$1" 2>/dev/null || true
 }
 
 # members I: members that own keys in host I's table (not drained, with
@@ -58,6 +93,18 @@ wait_members() {
 	done
 	return 1
 }
+
+# pinged NAME: rs_idle NAME (--ping) has done two more whole rounds of
+# pings since the call (an "open N" line ends each round, and the first
+# may have begun before the call), so a connection lost by then shows as
+# closed. Fails after 5 s without them (rs_idle gone).
+pinged() {
+	local out n
+	out=$(rs_bg_out "$1")
+	n=$(grep -c '^open' "$out" || true)
+	rs_until 5 opens_reach "$out" $((n + 3))
+}
+opens_reach() { (($(grep -c '^open' "$1") >= $2)); }
 
 stat_of() { # stat_of I FIELD: a packet counter of host I's fleet step
 	ctl "$1" -j fleet status | jq ".packets.$2"

@@ -79,6 +79,23 @@ e2e_wait_for() {
 	return 1
 }
 
+# e2e_gone PID: the process PID, which this suite started, has exited.
+e2e_gone() { ! _rs_alive "$1"; }
+
+# e2e_eq_within TIMEOUT_S DESCRIPTION WANT CMD...: e2e_eq of CMD's output
+# and WANT, as soon as they agree or else after TIMEOUT_S seconds.
+e2e_eq_within() {
+	local timeout=$1 what=$2 want=$3 i got
+	shift 3
+	for ((i = 0; ; i++)); do
+		got=$("$@" 2>/dev/null) || true
+		[[ $got == "$want" ]] && break
+		((i < timeout * 10)) || break
+		sleep 0.1
+	done
+	e2e_eq "$what" "$got" "$want"
+}
+
 # e2e_setup PREFIX: namespaces for this run, cleanup on exit (processes,
 # the daemon's pins via --detach, namespaces), and the paths every suite
 # uses: CONF, OUT (logs and results), SOCK (control socket), BPFFS.

@@ -40,14 +40,14 @@ rsjson() { e2e_json "$@"; }
 active_of() { e2e_active_of "$@"; }
 svc_active() { e2e_svc_active; }
 ss_of() { e2e_ss_of "$1" 198.18.0.10:80; }
-# gauge_matches: every backend's active equals ss's count (after settling).
+# gauge_matches: every backend's active equals ss's count, once the gauge
+# has caught up with the last change (5 s at most).
 gauge_matches() {
-	sleep 0.5
-	e2e_gauge_matches web 4 198.18.0.10:80
+	rs_until 5 e2e_gauge_matches web 4 198.18.0.10:80
 }
 # within_bound: no backend above ceil(1.25 x total / 4) right now.
 within_bound() {
-	local b total max=0 i a
+	local b total max=0
 	b=$(rsjson backends | jq '[.backends[].active]')
 	total=$(jq add <<<"$b")
 	max=$(jq max <<<"$b")
@@ -59,8 +59,7 @@ rs_bg_start warm rs_in_client build/tools/rs_idle --tcp 198.18.0.10:80 \
 	--src 198.18.64.1 --sources 48 --count 240
 rs_bg_wait_ready warm
 e2e_eq "all 240 connected" "$(grep connected "$(rs_bg_out warm)")" "connected 240"
-sleep 0.5
-e2e_eq "service active" "$(svc_active)" 240
+e2e_eq_within 5 "service active" 240 svc_active
 e2e_check "gauge equals ss for every backend" gauge_matches
 before=$(for i in 1 2 3 4; do active_of "web-$i"; done | tr '\n' ' ')
 echo "  before the hot prefix: $before"
@@ -79,8 +78,7 @@ done
 within_bound || violations=$((violations + 1))
 echo "  $samples samples while connecting"
 e2e_eq "all 160 connected" "$(grep connected "$(rs_bg_out hot)")" "connected 160"
-sleep 0.5
-e2e_eq "service active" "$(svc_active)" 400
+e2e_eq_within 5 "service active" 400 svc_active
 e2e_eq "samples with a backend above ceil(1.25 x total / 4)" "$violations" 0
 e2e_check "every backend at or below its bound now" within_bound
 after=$(rsjson backends | jq -c '[.backends[] | {n: .name, a: .active, b: .bound}]')
@@ -97,7 +95,7 @@ e2e_check "the earlier 240 connections are still open" \
 rs_bg_start one rs_in_client build/tools/rs_idle --tcp 198.18.0.10:80 \
 	--src "$hot" --count 1
 rs_bg_wait_ready one
-sleep 0.3
+e2e_eq_within 5 "service active with it" 401 svc_active
 r=$(rsjson lookup web "$hot")
 echo "  $(build/ringsteer -s "$SOCK" lookup web "$hot" | head -2 | tr '\n' ' ')"
 e2e_eq "lookup explains the spill" "$(jq -r .reason <<<"$r")" "spill for load"
@@ -118,8 +116,7 @@ e2e_check "gauge equals ss after churn and resets" gauge_matches
 k=${RS_BG_PID[be4]}
 killed=$(ss_of 4)
 kill -KILL "$k"
-sleep 0.5
-e2e_eq "web-4 killed with $killed open: its active" "$(active_of web-4)" 0
+e2e_eq_within 5 "web-4 killed with $killed open: its active" 0 active_of web-4
 e2e_check "gauge equals ss after the kill" gauge_matches
 echo "# 20 clients vanish (no FIN, no RST): the backends' keepalive drops them"
 rs_bg_start gone rs_in_client build/tools/rs_idle --tcp 198.18.0.10:80 \
@@ -144,8 +141,7 @@ rs_bg_stop gone
 rs_bg_stop one
 rs_bg_stop hot
 rs_bg_stop warm
-sleep 0.5
-e2e_eq "all closed: service active" "$(svc_active)" 0
+e2e_eq_within 5 "all closed: service active" 0 svc_active
 e2e_eq "all closed: sum of backends' active" \
 	"$(rsjson backends | jq '[.backends[].active] | add')" 0
 metrics_ok=$(rsjson backends | jq '[.backends[] | select(.bound != null)] | length')

@@ -144,7 +144,12 @@ e2e_eq "weight back to 1: mapping as before" "$(moved base w1)" 0
 p=$(rsjson sim web add web-5:1 | jq .moved_fraction)
 write_conf 1 2 3 4 5
 e2e_check "reload (table) ok" bash -c "build/ringsteer -s '$SOCK' reload | grep -qx ok"
-sleep 0.3
+# The observed moves count only once web-5 takes clients: UP, its socket in.
+web5_serving() {
+	rsjson backends | jq -e '.backends[] | select(.name == "web-5") |
+		.state == "UP" and .serving' >/dev/null
+}
+e2e_check "web-5 serving after the reload" rs_until 5 web5_serving
 clients add5
 q=$(echo "$(moved base add5) $NCLIENTS" | awk '{ print $1 / $2 }')
 e2e_check "sim add web-5 ($p) ~ observed after reload ($q)" \

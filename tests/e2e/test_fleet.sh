@@ -16,19 +16,9 @@
 #   the killed host held, and clients keep their backends.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-. scripts/netns.sh
-. scripts/fleet-netns.sh
-. tests/e2e/lib.sh
 . tests/e2e/fleet_lib.sh
 
 e2e_fleet_setup flt
-
-# clients NAME COUNT ROUNDS: every source connects ROUNDS times.
-clients() {
-	rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
-		--src-base 198.18.1.1 --count "$2" --rounds "$3" \
-		--concurrency 16 >"$OUT/$1" 2>/dev/null || true
-}
 
 for i in 1 2 3; do start_host "$i"; done
 e2e_check "ringsteerd --check accepts the fleet config" \
@@ -62,7 +52,11 @@ recv0=$(stat_of 1 received)
 send_encap "$RS_NS_CLIENT" 198.18.254.2 1 # not a member
 send_encap "$(rs_fleet_ns 2)" 198.18.12.2 3 # a member, 3 hops > 2
 send_encap "$(rs_fleet_ns 2)" 198.18.12.2 0 # a member, 0 hops
-sleep 0.3
+# Until host-1 has counted all three (a drop is counted as it happens).
+dropped() {
+	(($(stat_of 1 forged) - forged0 >= 1 && $(stat_of 1 hop_limit) - hop0 >= 2))
+}
+rs_until 5 dropped || true
 e2e_eq "a packet from a non-member is dropped as forged" \
 	"$(($(stat_of 1 forged) - forged0))" 1
 e2e_eq "hop counts 3 and 0 are dropped at the hop limit" \
@@ -91,8 +85,11 @@ for ((t = 0; t < 100; t++)); do
 done
 e2e_eq "100 long-lived connections established" "$(held 1 2 3)" 100
 idle_open() { # connections still open, after two more pings
-	sleep 0.5
 	local a
+	pinged idle || {
+		echo "no pings from rs_idle"
+		return 0
+	}
 	# On a loss: which client, its owner, how it ended (for the log).
 	for a in $(awk '/^closed/ {print $2}' "$(rs_bg_err idle)" | sort -u); do
 		grep -q "^lost $a" "$OUT/lost" 2>/dev/null && continue
@@ -151,9 +148,19 @@ epid=${RS_BG_PID[etcd2]}
 e2e_eq "the etcd process to freeze is etcd" "$(cat "/proc/$epid/comm")" etcd
 kill -STOP "$epid"
 # host-9 is no member: whenever etcd takes the delete, nothing changes.
+threads_of() { # threads_of PID: how many threads the process has
+	local t=("/proc/$1/task"/*)
+	echo "${#t[@]}"
+}
+d1pid=${RS_BG_PID[d1]}
+th0=$(threads_of "$d1pid")
 ctl 1 fleet undrain host-9 >"$OUT/undrain9" 2>&1 &
 upid=$!
-sleep 0.5
+# The daemon makes each fleet command's etcd call on a thread of its own
+# (fleet.c, drain_thread): one thread more, and the command is waiting.
+waiting() { (($(threads_of "$d1pid") > th0)); }
+e2e_check "the daemon took the fleet command: a thread of it waits for etcd" \
+	rs_until 5 waiting
 e2e_check "ringsteer status answers while a fleet command waits for etcd" \
 	ctl 1 status
 e2e_check "and the fleet command was still waiting then" kill -0 "$upid"
@@ -209,7 +216,10 @@ rs_bg_start idle2 rs_in_client build/tools/rs_idle --tcp 198.18.0.10:80 \
 	--count 100 --src 198.18.2.101 --sources 100 --step 1 --ping
 rs_bg_wait_ready idle2
 idle2_open() {
-	sleep 0.5
+	pinged idle2 || {
+		echo "no pings from rs_idle"
+		return 0
+	}
 	grep '^open' "$(rs_bg_out idle2)" | tail -n 1 | awk '{print $2}'
 }
 e2e_eq "100 more long-lived connections made on host-1 and host-2" \

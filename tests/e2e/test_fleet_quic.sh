@@ -18,9 +18,6 @@
 #   lost, none to its (dead) backends, no daemon crashes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-. scripts/netns.sh
-. scripts/fleet-netns.sh
-. tests/e2e/lib.sh
 . tests/e2e/fleet_lib.sh
 
 e2e_fleet_setup fq

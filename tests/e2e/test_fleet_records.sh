@@ -18,23 +18,11 @@
 #     their places in the table.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-. scripts/netns.sh
-. scripts/fleet-netns.sh
-. tests/e2e/lib.sh
 . tests/e2e/fleet_lib.sh
 
 e2e_fleet_setup frc
-clients() { # clients NAME COUNT ROUNDS
-	rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
-		--src-base 198.18.1.1 --count "$2" --rounds "$3" \
-		--concurrency 16 >"$OUT/$1" 2>/dev/null || true
-}
 
-for i in 1 2 3; do
-	rs_fleet_conf "$i" "$BPFFS-h$i" "$OUT/h$i.sock" "metrics = 127.0.0.1:946$i" >"$OUT/h$i.conf"
-	rs_fleet_start_host "$i" "$OUT/h$i.conf" build/tools/rs_backend --hold
-	e2e_wait_for "$(rs_bg_err "d$i")" "sk_lookup link" 10
-done
+for i in 1 2 3; do start_host "$i" "metrics = 127.0.0.1:946$i"; done
 e2e_check "all three hosts agree on three members" \
 	wait_members host-1,host-2,host-3 1 2 3
 clients base 200 2

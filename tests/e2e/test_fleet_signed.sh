@@ -17,9 +17,6 @@
 #     drops a forwarded packet as unauthenticated.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-. scripts/netns.sh
-. scripts/fleet-netns.sh
-. tests/e2e/lib.sh
 . tests/e2e/fleet_lib.sh
 
 e2e_fleet_setup fsg
@@ -35,10 +32,9 @@ keys() {
 }
 for i in 1 2 3; do
 	keys "$i" "$OLD"
-	rs_fleet_conf "$i" "$BPFFS-h$i" "$OUT/h$i.sock" "metrics = 127.0.0.1:946$i" |
+	host_conf "$i" "metrics = 127.0.0.1:946$i" |
 		sed "s|^prefix = .*|&\nkey_file = $OUT/h$i.key|" >"$OUT/h$i.conf"
-	rs_fleet_start_host "$i" "$OUT/h$i.conf" build/tools/rs_backend --hold
-	e2e_wait_for "$(rs_bg_err "d$i")" "sk_lookup link" 10
+	run_host "$i"
 done
 e2e_check "signed: all three hosts agree on three members" \
 	wait_members host-1,host-2,host-3 1 2 3
@@ -92,9 +88,7 @@ e2e_check "an altered copy fails its signature" \
 e2e_check "an exact copy under another name fails too" \
 	grep -q "signature matches no fleet key\|address is member host-2's" <<<"$(rejected_of 3 aa-copy2)"
 e2e_check "members unchanged" wait_members host-1,host-2,host-3 1 2 3
-rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
-	--src-base 198.18.1.1 --count 200 --rounds 2 --concurrency 16 \
-	>"$OUT/base" 2>/dev/null || true
+clients base 200 2
 e2e_eq "no failed connections" "$(e2e_errors "$OUT/base")" 0
 etcd_call /v3/lease/revoke "{\"ID\":\"$lease\"}" >/dev/null
 

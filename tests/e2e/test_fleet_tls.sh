@@ -18,27 +18,11 @@
 #     comes back when the file is fixed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-. scripts/netns.sh
-. scripts/fleet-netns.sh
-. tests/e2e/lib.sh
 . tests/e2e/fleet_lib.sh
 
-e2e_setup fts
-# shellcheck disable=SC2016 # expanded when the hook runs
-RS_CLEANUP_HOOK='for i in 1 2 3; do [[ -f $OUT/h$i.conf ]] && rs_in_host $i build/ringsteerd -q --detach -c "$OUT/h$i.conf"; rm -rf "$BPFFS-h$i"; done; rs_fleet_teardown'
-rs_fleet_router
-for i in 1 2 3; do rs_fleet_add_host "$i"; done
-rs_fleet_ecmp 1 2 3
-PREFIX=/ringsteer-$RS_RUNID
 ETCD=https://$RS_FLEET_ETCD_IP:2379
-PKI=$OUT/pki
-mkdir -p "$PKI"
-chmod 700 "$PKI"
 
-echo "# a CA, etcd's certificate, CN-less host certificates"
 ossl() { openssl "$@" 2>>"$OUT/openssl.log"; }
-ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-	-subj "/O=ringsteer test CA" -keyout "$PKI/ca.key" -out "$PKI/ca.pem"
 # cert NAME SUBJECT [SAN]: a key and a certificate signed by the CA.
 cert() {
 	ossl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
@@ -52,11 +36,6 @@ cert() {
 		-CAcreateserial -days 2 -extfile "$PKI/$1.ext" -out "$PKI/$1.pem"
 	chmod 600 "$PKI/$1.key"
 }
-cert etcd "/O=ringsteer test etcd" "IP:$RS_FLEET_ETCD_IP"
-for i in 1 2 3; do cert "host-$i" "/O=ringsteer"; done
-cert admin "/O=ringsteer admin"
-e2e_check "host certificates carry no CN" \
-	bash -c "! openssl x509 -in '$PKI/host-1.pem' -noout -subject | grep -q CN"
 
 # start_etcd NAME: etcd over TLS with client certificates, in the router
 # namespace, with its data in $OUT/etcd.
@@ -85,7 +64,32 @@ etcd_as() {
 		--cacert "$PKI/ca.pem" --cert "$PKI/$1.pem" --key "$PKI/$1.key" \
 		"${hdr[@]}" -d "$3" "$ETCD$2"
 }
-e2e_check "etcd with TLS and client certificates" start_etcd etcd
+# etcd_as_says PATTERN CERT PATH JSON [TOKEN]: etcd_as's answer has PATTERN
+# (read whole first: grep -q leaving early must not fail curl under pipefail).
+etcd_as_says() {
+	local pattern=$1
+	shift
+	grep -q -- "$pattern" <<<"$(etcd_as "$@")"
+}
+
+# tls_etcd: e2e_fleet_setup's etcd start: the certificates first (they
+# live in $OUT, which the setup makes), then etcd over TLS.
+tls_etcd() {
+	local i
+	PKI=$OUT/pki
+	mkdir -p "$PKI"
+	chmod 700 "$PKI"
+	echo "# a CA, etcd's certificate, CN-less host certificates"
+	ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+		-subj "/O=ringsteer test CA" -keyout "$PKI/ca.key" -out "$PKI/ca.pem"
+	cert etcd "/O=ringsteer test etcd" "IP:$RS_FLEET_ETCD_IP"
+	for i in 1 2 3; do cert "host-$i" "/O=ringsteer"; done
+	cert admin "/O=ringsteer admin"
+	e2e_check "host certificates carry no CN" \
+		bash -c "! openssl x509 -in '$PKI/host-1.pem' -noout -subject | grep -q CN"
+	e2e_check "etcd with TLS and client certificates" start_etcd etcd
+}
+e2e_fleet_setup fts tls_etcd
 
 echo "# RBAC: a role on the fleet prefix, one user per host"
 etcd_as admin /v3/auth/user/add '{"name":"root","password":"root-pw"}' >/dev/null
@@ -98,17 +102,16 @@ for i in 1 2 3; do
 	printf 'pw-host-%s\n' "$i" >"$PKI/host-$i.pw"
 	chmod 600 "$PKI/host-$i.pw"
 done
-e2e_check "auth enabled" bash -c "$(declare -f etcd_as); PKI='$PKI' RS_NS_EDGE='$RS_NS_EDGE' ETCD='$ETCD' etcd_as admin /v3/auth/enable '{}' | grep -q header"
+e2e_check "auth enabled" etcd_as_says header admin /v3/auth/enable '{}'
 
 # conf I [PASSWORD_FILE]: host I's configuration over TLS as user host-I.
 conf() {
-	rs_fleet_conf "$1" "$BPFFS-h$1" "$OUT/h$1.sock" |
+	host_conf "$1" |
 		sed "s|^etcd = .*|etcd = $ETCD\netcd_ca = $PKI/ca.pem\netcd_cert = $PKI/host-$1.pem\netcd_key = $PKI/host-$1.key\netcd_user = host-$1\netcd_password_file = ${2:-$PKI/host-$1.pw}|"
 }
 for i in 1 2 3; do
 	conf "$i" >"$OUT/h$i.conf"
-	rs_fleet_start_host "$i" "$OUT/h$i.conf" build/tools/rs_backend --hold
-	e2e_wait_for "$(rs_bg_err "d$i")" "sk_lookup link" 10
+	run_host "$i"
 done
 e2e_check "--check accepts the TLS configuration" build/ringsteerd --check -c "$OUT/h1.conf"
 e2e_check "all three hosts agree on three members over TLS" \
@@ -116,9 +119,7 @@ e2e_check "all three hosts agree on three members over TLS" \
 e2e_eq "status: TLS, client certificate, user" \
 	"$(ctl 1 -j fleet status | jq -c '.etcd_auth | [.tls, .client_certificate, .user]')" \
 	'[true,true,"host-1"]'
-rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
-	--src-base 198.18.1.1 --count 200 --rounds 2 --concurrency 16 \
-	>"$OUT/base" 2>/dev/null || true
+clients base 200 2
 e2e_eq "no failed connections" "$(e2e_errors "$OUT/base")" 0
 e2e_eq "every client reaches one backend only" "$(e2e_unstable "$OUT/base")" 0
 
@@ -138,10 +139,10 @@ e2e_eq "etcd up everywhere" \
 
 echo "# what a host's user and a certificate-less client can do"
 tok=$(etcd_as host-1 /v3/auth/authenticate '{"name":"host-1","password":"pw-host-1"}' | jq -r .token)
-e2e_check "host-1's user writes inside the prefix" bash -c \
-	"$(declare -f etcd_as); PKI='$PKI' RS_NS_EDGE='$RS_NS_EDGE' ETCD='$ETCD' etcd_as host-1 /v3/kv/put '{\"key\":\"$(b64 "$PREFIX/test")\",\"value\":\"$(b64 x)\"}' '$tok' | grep -q header"
-e2e_check "host-1's user cannot write outside it" bash -c \
-	"$(declare -f etcd_as); PKI='$PKI' RS_NS_EDGE='$RS_NS_EDGE' ETCD='$ETCD' etcd_as host-1 /v3/kv/put '{\"key\":\"$(b64 /elsewhere)\",\"value\":\"$(b64 x)\"}' '$tok' | grep -q 'permission denied'"
+e2e_check "host-1's user writes inside the prefix" etcd_as_says header host-1 /v3/kv/put \
+	"{\"key\":\"$(b64 "$PREFIX/test")\",\"value\":\"$(b64 x)\"}" "$tok"
+e2e_check "host-1's user cannot write outside it" etcd_as_says 'permission denied' host-1 /v3/kv/put \
+	"{\"key\":\"$(b64 /elsewhere)\",\"value\":\"$(b64 x)\"}" "$tok"
 e2e_check "a client without a certificate is refused at TLS" bash -c \
 	"! nsenter --net=/run/netns/$RS_NS_EDGE -- curl -sf -m 5 --cacert '$PKI/ca.pem' -X POST -d '{}' '$ETCD/v3/maintenance/status'"
 

@@ -78,7 +78,9 @@ echo "# two daemons started together on one config: one runs"
 rs_bg_start t1 rs_in_edge build/ringsteerd -c "$OUT/nometrics.conf"
 rs_bg_start t2 rs_in_edge build/ringsteerd -c "$OUT/nometrics.conf"
 p1=${RS_BG_PID[t1]} p2=${RS_BG_PID[t2]}
-sleep 3
+# Until one of them has given up (the loser exits once it sees the other).
+one_left() { e2e_gone "$p1" || e2e_gone "$p2"; }
+rs_until 10 one_left || true
 n=0
 alive "$p1" && n=$((n + 1))
 alive "$p2" && n=$((n + 1))
@@ -87,7 +89,8 @@ e2e_check "the other one names the running pid" bash -c \
 	"grep -Eq 'pid ($p1|$p2)' '$(rs_bg_err t1)' '$(rs_bg_err t2)'"
 # The winner may still be loading its program on a busy machine.
 for ((i = 0; i < 100; i++)); do
-	answer=$(rsjson status 2>/dev/null | jq -r .pid)
+	# No socket yet fails the pipeline: not the suite (set -e).
+	answer=$(rsjson status 2>/dev/null | jq -r .pid) || true
 	[[ -n $answer ]] && break
 	sleep 0.1
 done
@@ -135,7 +138,12 @@ e2e_eq "the map pin is the map in use" \
 rm -rf "$BPFFS"
 e2e_check "a removed pin directory is made again" \
 	e2e_wait_for "$(rs_bg_err d1)" "was removed under the running daemon: made it again" 5
-sleep 0.2
+# The daemon logs the directory first, then pins into it.
+pinned_again() {
+	test -e "$BPFFS/steer_lookup_link" -a -e "$BPFFS/steer_sockops_link" \
+		-a -e "$BPFFS/rs_sockets"
+}
+rs_until 5 pinned_again || true
 e2e_check "with the link pin" test -e "$BPFFS/steer_lookup_link"
 e2e_check "and the sockops link pin" test -e "$BPFFS/steer_sockops_link"
 e2e_check "and the map pins" test -e "$BPFFS/rs_sockets"
@@ -144,7 +152,11 @@ e2e_check "and a second daemon still refuses" bash -c \
 bpftool link detach pinned "$BPFFS/steer_lookup_link"
 e2e_check "a detached link is attached again" \
 	e2e_wait_for "$(rs_bg_err d1)" "was detached under the running daemon: attaching again" 5
-sleep 0.2
+# The log comes before the new link; a detached one has no netns.
+link_attached() {
+	bpftool -j link show pinned "$BPFFS/steer_lookup_link" | jq -e '.netns_ino > 0'
+}
+e2e_check "the pinned link is a new, attached one" rs_until 5 link_attached
 e2e_eq "clients steered" "$(clients reattached)" 0
 rs_bg_stop d1
 e2e_eq "daemon stopped: clients still steered" "$(clients stopped)" 0
@@ -192,6 +204,8 @@ e2e_check "metrics: web-3 not up" \
 echo "# a wildcard socket on a specific backend address is logged once"
 e2e_check "web-4: the log names the wildcard socket" \
 	grep -q "backend web-4: .*0\.0\.0\.0:8084" "$(rs_bg_err d2)"
+# A fixed window on purpose: the check is that two more reconciles (one a
+# second) log nothing more, and no condition marks what did not happen.
 sleep 2
 e2e_eq "once, not every reconcile" "$(grep -c "backend web-4: .*0\.0\.0\.0:8084" "$(rs_bg_err d2)")" 1
 e2e_summary

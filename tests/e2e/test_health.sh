@@ -94,11 +94,19 @@ for i in 1 2 3; do
 done
 rs_bg_start daemon rs_in_edge build/ringsteerd -c "$CONF"
 e2e_wait_for "$(rs_bg_err daemon)" "sk_lookup link" 10
-sleep 1
+# A backend is unproven until its first check (one failure would take it
+# down): the base mapping is taken once each web backend has had one and
+# serves.
+web_settled() {
+	rsjson backends web | jq -e '[.backends[] | .checks >= 1 and .serving] | all' >/dev/null
+}
+e2e_check "every web backend checked and serving" rs_until 10 web_settled
 
 echo "# flapping below rise/fall moves nobody"
 clients base 198.18.0.10:80 198.18.1.1
-sleep 3
+# Five rounds of web-3's pattern (200, 503, 503) at the least.
+checked_15() { (($(field_of web web-3 checks) >= 15)); }
+rs_until 10 checked_15 || true
 e2e_eq "web-3 still up after flapping checks" "$(health_of web-3)" up
 e2e_check "web-3 was checked many times" test "$(field_of web web-3 checks)" -ge 10
 clients flap 198.18.0.10:80 198.18.1.1
@@ -122,10 +130,14 @@ e2e_check "web-1 UP again" wait_health web-1 up 5
 e2e_check "recovery logged" grep -q "backend web-1: UP, 2 health checks passed, slow start" "$(rs_bg_err daemon)"
 a1=$(field_of web web-1 active_points)
 clients ramp1 198.18.0.10:80 198.18.1.1
-sleep "$(slow 1.2)"
+# The second sample half-way up the ramp, the third once it is over (both
+# within the window, and a little more).
+points_at_least() { (($(field_of web web-1 active_points) >= $1)); }
+window=$(awk -v s="$(slow 3)" 'BEGIN { print int(s + 0.999) + 2 }')
+rs_until "$window" points_at_least $(((a1 + 160) / 2)) || true
 a2=$(field_of web web-1 active_points)
 clients ramp2 198.18.0.10:80 198.18.1.1
-sleep "$(slow 2.5)"
+rs_until "$window" points_at_least 160 || true
 a3=$(field_of web web-1 active_points)
 clients ramp3 198.18.0.10:80 198.18.1.1
 echo "#   active points $a1 -> $a2 -> $a3; clients $(on ramp1 cache-1) -> $(on ramp2 cache-1) -> $(on ramp3 cache-1) of $(on base cache-1)"

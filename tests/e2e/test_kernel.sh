@@ -15,6 +15,7 @@ cd "$(dirname "$0")/../.."
 . tests/e2e/lib.sh
 
 e2e_setup kern
+# shellcheck disable=SC2034 # read by the exit trap of rs_install_cleanup (scripts/netns.sh)
 RS_CLEANUP_HOOK='[[ -f $CONF ]] && rs_in_edge build/ringsteerd -q --detach -c "$CONF"; rm -rf "$BPFFS"'
 
 cat >"$CONF" <<CONF

@@ -122,7 +122,14 @@ echo "slow_start = 60s" >>"$CONF"
 rsctl reload >/dev/null
 rsctl backend down web-1 >/dev/null
 rsctl backend up web-1 >/dev/null
-sleep 1
+# Until web-1's ramp is under way (some points, not all) on a ring trimmed
+# to the points in use.
+ramping() {
+	rsjson backends | jq -e '.backends[] | select(.name == "web-1") |
+		.state == "UP" and .active_points > 0 and .active_points < .weight * 160' >/dev/null &&
+		rsjson status | jq -e .services[0].compact >/dev/null
+}
+e2e_check "slow start under way" rs_until 5 ramping
 fresh && clients slowstart
 e2e_eq "slow start at weight 256: refused" "$(refused slowstart)" 0
 e2e_check "slow start: web-1 ramping, not yet at full share" \
@@ -146,14 +153,22 @@ conf_b() {
 	backend_conf web-4 8184 2
 	backend_conf web-5 8185 1
 }
+# settled: every backend serving at its full points (weight x vnodes):
+# the file just loaded is what steers, no ramp left from before.
+settled() {
+	local v
+	v=$(rsjson services | jq '.services[0].vnodes')
+	rsjson backends | jq -e --argjson v "$v" \
+		'all(.backends[]; .serving and .active_points == .weight * $v)' >/dev/null
+}
 SRC=198.18.2.1
 conf_a
 rsctl reload >/dev/null
-sleep 1
+e2e_check "state A in force" rs_until 5 settled
 clients owner_a 200
 conf_b
 rsctl reload >/dev/null
-sleep 1
+e2e_check "state B in force" rs_until 5 settled
 clients owner_b 200
 e2e_eq "state A: every client served" "$(refused owner_a)" 0
 e2e_eq "state B: every client served" "$(refused owner_b)" 0
@@ -170,7 +185,7 @@ while ((done_reloads < RELOADS)) && kill -0 "$load_pid" 2>/dev/null; do
 	if ((done_reloads % 2 == 0)); then conf_a; else conf_b; fi
 	rsctl reload >/dev/null
 	done_reloads=$((done_reloads + 1))
-	sleep 0.3
+	sleep 0.3 # pacing: the reloads spread over the load, not a wait
 done
 wait "$load_pid" || true
 e2e_eq "reloads done while the load ran" "$done_reloads" "$RELOADS"

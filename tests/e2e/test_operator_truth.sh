@@ -8,7 +8,8 @@
 #     in kill -9 leaves pins every later start comes up from, moving nobody;
 #   - a drain, down or weight 0 that would leave the service with no
 #     backend taking new connections is refused unless --force, and a
-#     forced all-out shows in status and the metrics; so does a reload;
+#     forced all-out shows in status and the metrics; so does a reload,
+#     by the same rule (a backend without a socket takes nothing);
 #   - a reload that fails part-way (an injected ENOMEM at each write
 #     site) rolls back: same clients on the same backends, same ring,
 #     reload_failures counts it, and the next reload goes through.
@@ -82,6 +83,36 @@ lookup_mismatches() {
 		[[ $(rsj lookup web "$src" | jq -r .backend) == "$be" ]] || n=$((n + 1))
 	done <"$OUT/$1"
 	echo "$n"
+}
+
+# sockmap_cookie SLOT: the cookie of the socket in rs_sockets slot SLOT,
+# read from the kernel (hex without leading zeros, as ss prints it); empty
+# if the slot holds no socket. The daemon's has_socket is only what it
+# believes it wrote; this is what the data plane will use.
+sockmap_cookie() {
+	local s=$1
+	# The key is the slot as 4 little-endian bytes; a missing entry makes
+	# bpftool print null and fail.
+	bpftool -j map lookup pinned "$BPFFS/rs_sockets" key \
+		$((s & 255)) $((s >> 8 & 255)) $((s >> 16 & 255)) $((s >> 24 & 255)) \
+		2>/dev/null | jq -r '.value // empty | reverse | map(ltrimstr("0x")) |
+			join("") | sub("^0+"; "")' || true
+}
+
+# listener_cookie ADDR:PORT: the cookie of the socket listening there in
+# the edge namespace, as ss reports it (sk:HEX); empty if none.
+listener_cookie() {
+	rs_in_edge ss -Htlne src "$1" | grep -o 'sk:[0-9a-f]*' | head -1 | cut -d: -f2 || true
+}
+
+# reload_refused WHAT PATTERN: `ringsteer reload` is refused, saying PATTERN.
+reload_refused() {
+	local out
+	if out=$(rs reload 2>&1); then
+		e2e_fail "$1 accepted: $out"
+	else
+		e2e_check "$1 refused" grep -q -- "$2" <<<"$out"
+	fi
 }
 
 metric() {
@@ -203,18 +234,41 @@ sed -i 's/^address = 127.0.0.1:808[1-3]$/&\nweight = 0/' "$CONF"
 # The same file moves web-4 to an address nothing listens on: a refused
 # reload must not have taken its socket out meanwhile.
 sed -i 's/^address = 127.0.0.1:8084$/address = 127.0.0.1:8099/' "$CONF"
-if out=$(rs reload 2>&1); then
-	e2e_fail "a reload setting every weight to 0 accepted"
+reload_refused "a reload setting every weight to 0" \
+	"service web would have no backend that takes new connections"
+# Right after the refusal, before anything could put a socket back: the
+# kernel's SOCKMAP slot for web-4's IPv4 clients must still hold web-4's
+# listener (the same socket, so the same cookie, as ss sees in be4).
+slot4=$(($(rsj backends | jq '.backends[] | select(.name == "web-4") | .id') * 2))
+k4=$(sockmap_cookie "$slot4")
+l4=$(listener_cookie 127.0.0.1:8084)
+if [[ -n $k4 && $k4 == "$l4" ]]; then
+	e2e_pass "refused reload: web-4 kept its socket (rs_sockets slot $slot4 holds its listener, cookie $k4)"
 else
-	e2e_check "a reload setting every weight to 0 refused" \
-		grep -q "service web would have no backend that takes new connections" <<<"$out"
+	e2e_fail "refused reload: web-4 kept its socket: rs_sockets slot $slot4 holds '${k4:-no socket}', web-4's listener is '${l4:-not found}'"
 fi
 e2e_eq "refused reload: web-4's weight unchanged" \
 	"$(rsj backends | jq '.backends[] | select(.name == "web-4") | .weight')" 1
 mapping m4
 e2e_eq "refused reload: nobody moved" "$(moved m3 m4)" 0
-e2e_eq "refused reload: web-4 kept its socket" \
+e2e_eq "refused reload: the daemon too says web-4 has its socket" \
 	"$(rsj backends | jq '.backends[] | select(.name == "web-4") | .has_socket')" true
+
+echo "# a reload leaving only a backend without a socket is refused too"
+# The same rule as the operator's actions: web-3 is UP with weight 1, but
+# with its process gone it has nothing to take a connection with.
+socket_of() { [[ $(rsj backends | jq ".backends[] | select(.name == \"$1\") | .has_socket") == "$2" ]]; }
+rs_bg_stop be3
+e2e_check "web-3's socket gone with its process" rs_until 5 socket_of web-3 false
+write_conf 0 8 24 0
+sed -i 's/^address = 127.0.0.1:808[12]$/&\nweight = 0/' "$CONF"
+reload_refused "a reload leaving only web-3 (no socket)" \
+	"service web would have no backend that takes new connections (.*web-3 no socket"
+e2e_eq "refused reload: web-1's weight unchanged" \
+	"$(rsj backends | jq '.backends[] | select(.name == "web-1") | .weight')" 1
+rs_bg_start be3 rs_in_edge build/tools/rs_backend --name web-3 --tcp 127.0.0.1:8083
+rs_bg_wait_ready be3
+e2e_check "web-3's new socket taken" rs_until 5 socket_of web-3 true
 
 echo "# an operator weight above the file's survives a reload of vnodes"
 # The file gives web-2..4 weight 0; the operator gives web-3 weight 1 and

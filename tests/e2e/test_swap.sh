@@ -81,7 +81,8 @@ echo "# SIGKILL the daemon under load, restart it"
 build/ringsteer -s "$SOCK" backend weight web-2 2 >/dev/null
 g1=$(generation)
 kill -KILL "${RS_BG_PID[d1]}"
-sleep 0.5
+# The restart is to find what the dead daemon left, so it is dead first.
+e2e_check "the killed daemon has exited" rs_until 5 e2e_gone "${RS_BG_PID[d1]}"
 start_daemon d2
 e2e_check "restart adopted the pinned ring" grep -q "adopted ring generation $g1" "$(rs_bg_err d2)"
 e2e_check "restart did not rebuild" bash -c "! grep -q 'ring generation [0-9]*, .*points (' '$(rs_bg_err d2)'"
@@ -110,7 +111,12 @@ cp "$OUT/good.conf" "$CONF"
 echo "# waiting for the load to finish"
 for n in load4 load6; do
 	pid=${RS_BG_PID[$n]}
-	while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+	# Each load stops by itself after LOAD_SECONDS; 30 s more is a hang.
+	left=$((start + LOAD_SECONDS + 30 - $(date +%s)))
+	if ! rs_until $((left > 1 ? left : 1)) e2e_gone "$pid"; then
+		e2e_fail "$n still running 30 s after its ${LOAD_SECONDS}s"
+		rs_bg_stop "$n"
+	fi
 	wait "$pid" 2>/dev/null || true
 done
 echo "#   $(($(date +%s) - start))s of load"

@@ -15,25 +15,40 @@
 #include "state.h"
 
 /*
- * Whether backend @i takes new connections: UP (operator up, health up)
- * with points in use, and, with @need_socket, a socket to hand them to.
+ * The one rule for "can take a new connection", for the operator's check,
+ * the reload's, status, the metrics and `ring stats`, so that what is
+ * refused is what they show. A new connection needs each of:
+ *   - UP: operator up and health up (DOWN takes nothing; a drained
+ *     backend keeps its sticky clients but is given no new one);
+ *   - points in use (weight 0 leaves none): the ring never picks a
+ *     backend without them for a new client;
+ *   - a listening socket: steering hands the connection to that socket;
+ *     the lookup walks past a backend without one (and with none left
+ *     falls back, `fallback`), so it takes nothing however UP it is.
+ * Where has_socket says nothing yet (a reload adds the backend or changes
+ * its addresses: the socket is looked up when the new state is applied,
+ * and every second after) the backend counts as able: refusing the file
+ * would make it impossible to add a backend, or rename them all, before
+ * its process listens. Everywhere else (the operator's actions, status,
+ * a reload's other backends) the daemon knows, and no socket means no.
  */
-static bool takes_new(const struct daemon *d, size_t i, bool need_socket)
+bool backend_takes_new(const struct daemon *d, size_t i)
 {
+	const struct be_rt *be = &d->bes[i];
 	struct rs_backend w;
 
-	daemon_backend_word(d, &d->bes[i], &w);
+	daemon_backend_word(d, be, &w);
 	return w.state == RS_BACKEND_UP && w.active_points > 0 &&
-	       (!need_socket || d->bes[i].has_socket);
+	       (be->has_socket || be->socket_unknown);
 }
 
-uint32_t service_takers(const struct daemon *d, size_t svc, bool need_socket)
+uint32_t service_takers(const struct daemon *d, size_t svc)
 {
 	uint32_t n = 0;
 
 	for (size_t i = 0; i < d->cfg.n_backends; i++)
 		n += d->cfg.backends[i].service == svc &&
-		     takes_new(d, i, need_socket);
+		     backend_takes_new(d, i);
 	return n;
 }
 
@@ -57,7 +72,7 @@ static void why_not(const struct daemon *d, size_t svc, char *buf, size_t len)
 			r = "failing its health check";
 		else if (!be->weight)
 			r = "weight 0";
-		else if (!be->has_socket)
+		else if (!be->has_socket && !be->socket_unknown)
 			r = "no socket";
 		else
 			r = "ok";
@@ -72,7 +87,7 @@ int all_out_check(struct daemon *d, size_t svc, uint32_t before, bool force,
 {
 	char detail[384];
 
-	if (before == 0 || service_takers(d, svc, true) > 0)
+	if (before == 0 || service_takers(d, svc) > 0)
 		return 0;
 	why_not(d, svc, detail, sizeof(detail));
 	if (!force) {
@@ -104,12 +119,9 @@ int reload_all_out(struct daemon *next, struct daemon *cur, bool force,
 
 		for (size_t i = 0; i < next->cfg.n_backends; i++)
 			has_backends |= next->cfg.backends[i].service == s;
-		/*
-		 * Sockets are left out: a backend new in the file has none
-		 * yet. A service already all-out is not this file's doing.
-		 */
-		if (!has_backends || service_takers(next, s, false) > 0 ||
-		    (o >= 0 && service_takers(cur, (size_t)o, false) == 0))
+		/* A service already all-out is not this file's doing. */
+		if (!has_backends || service_takers(next, s) > 0 ||
+		    (o >= 0 && service_takers(cur, (size_t)o) == 0))
 			continue;
 		why_not(next, s, detail, sizeof(detail));
 		if (force) {
@@ -144,5 +156,5 @@ bool service_all_out(const struct daemon *d, size_t svc)
 
 	for (size_t i = 0; i < d->cfg.n_backends; i++)
 		has_backends |= d->cfg.backends[i].service == svc;
-	return has_backends && service_takers(d, svc, true) == 0;
+	return has_backends && service_takers(d, svc) == 0;
 }

@@ -9,8 +9,10 @@
 
 struct daemon;
 
+/* Whether backend @i (index in cfg) can take a new connection. */
+bool backend_takes_new(const struct daemon *d, size_t i);
 /* Backends of service @svc (index in cfg) that take new connections. */
-uint32_t service_takers(const struct daemon *d, size_t svc, bool need_socket);
+uint32_t service_takers(const struct daemon *d, size_t svc);
 /* A service with backends none of which takes new connections now. */
 bool service_all_out(const struct daemon *d, size_t svc);
 /*

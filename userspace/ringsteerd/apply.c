@@ -538,37 +538,57 @@ void daemon_stop(struct daemon *d)
 	d->bes = NULL;
 }
 
-/*
- * Services that survive a reload start from their installed ring, by
- * name: a copy, so that the previous state keeps its own for a rollback.
- */
-static void rings_copy(struct daemon *d, struct daemon *old)
+/* @dst: a copy of @src with points of its own; on -ENOMEM it is empty. */
+static int ring_dup(struct rs_ring *dst, const struct rs_ring *src)
 {
-	for (size_t s = 0; s < d->cfg.n_services; s++) {
-		int o = daemon_find_service(old, d->cfg.services[s].name);
-		const struct rs_ring *r;
+	*dst = *src;
+	dst->points = NULL;
+	if (!src->npoints)
+		return 0;
+	dst->points = malloc(src->npoints * sizeof(*src->points));
+	if (!dst->points) {
+		memset(dst, 0, sizeof(*dst));
+		return -ENOMEM;
+	}
+	memcpy(dst->points, src->points, src->npoints * sizeof(*src->points));
+	return 0;
+}
+
+/*
+ * How a ring changes hands between two states: a reload's new state gets
+ * a copy, so that the previous state keeps its own for a rollback; a
+ * rollback takes the failed state's ring itself, which nothing else uses.
+ */
+enum rings_how { RINGS_COPY, RINGS_MOVE };
+
+/*
+ * Each service of @to that @from has too (by name) starts from the ring
+ * @from installed, and what is known of it (generation, shape, table,
+ * rebuilds): that ring is what the data plane holds until @to builds one.
+ */
+static void rings_carry(struct daemon *to, struct daemon *from,
+			enum rings_how how)
+{
+	for (size_t s = 0; s < to->cfg.n_services; s++) {
+		int o = daemon_find_service(from, to->cfg.services[s].name);
+		struct svc_rt *t = &to->svcs[s];
+		struct rs_ring *r;
 
 		if (o < 0)
 			continue;
-		r = &old->svcs[o].ring;
-		d->svcs[s].ring = *r;
-		d->svcs[s].ring.points = NULL;
-		if (r->npoints) {
-			d->svcs[s].ring.points =
-				malloc(r->npoints * sizeof(*r->points));
-			if (!d->svcs[s].ring.points) {
-				/* Not installed as far as we know: rebuilt. */
-				memset(&d->svcs[s].ring, 0,
-				       sizeof(d->svcs[s].ring));
-				continue;
-			}
-			memcpy(d->svcs[s].ring.points, r->points,
-			       r->npoints * sizeof(*r->points));
+		r = &from->svcs[o].ring;
+		ring_free(&t->ring);
+		if (how == RINGS_MOVE) {
+			t->ring = *r;
+			memset(r, 0, sizeof(*r));
+		} else if (ring_dup(&t->ring, r)) {
+			/* Not installed as far as we know: rebuilt. */
+			continue;
 		}
-		d->svcs[s].generation = old->svcs[o].generation;
-		d->svcs[s].compact = old->svcs[o].compact;
-		d->svcs[s].needs_table = old->svcs[o].needs_table;
-		d->svcs[s].rebuilds = old->svcs[o].rebuilds;
+		t->generation = from->svcs[o].generation;
+		t->compact = from->svcs[o].compact;
+		t->needs_table = from->svcs[o].needs_table;
+		t->rebuilds = from->svcs[o].rebuilds;
 	}
 }
 
@@ -646,24 +666,6 @@ static int apply_state(struct daemon *d, const struct snapshot *before)
 	return err;
 }
 
-/* Move each service's installed ring from @from to @to, by name. */
-static void rings_move(struct daemon *to, struct daemon *from)
-{
-	for (size_t s = 0; s < to->cfg.n_services; s++) {
-		int o = daemon_find_service(from, to->cfg.services[s].name);
-
-		if (o < 0)
-			continue;
-		ring_free(&to->svcs[s].ring);
-		to->svcs[s].ring = from->svcs[o].ring;
-		to->svcs[s].generation = from->svcs[o].generation;
-		to->svcs[s].compact = from->svcs[o].compact;
-		to->svcs[s].needs_table = from->svcs[o].needs_table;
-		to->svcs[s].rebuilds = from->svcs[o].rebuilds;
-		memset(&from->svcs[o].ring, 0, sizeof(from->svcs[o].ring));
-	}
-}
-
 static void runtime_free(struct daemon *x)
 {
 	for (size_t s = 0; s < x->cfg.n_services; s++)
@@ -695,7 +697,7 @@ static int rollback(struct daemon *d, struct daemon *old)
 	d->svcs = old->svcs;
 	d->bes = old->bes;
 	/* What is installed now is what the rollback starts from. */
-	rings_move(d, &failed);
+	rings_carry(d, &failed, RINGS_MOVE);
 	for (size_t i = 0; i < d->cfg.n_backends; i++)
 		d->bes[i].pushed_valid = false;
 	err = apply_state(d, now);
@@ -743,7 +745,7 @@ int daemon_reload(struct daemon *d, bool force, char *err_text, size_t errlen)
 		snprintf(err_text, errlen, "%s: out of ids", d->config_path);
 		goto refused;
 	}
-	rings_copy(&next, &old);
+	rings_carry(&next, &old, RINGS_COPY);
 	backends_carry(&next, &old);
 	for (size_t i = 0; i < next.cfg.n_backends; i++) {
 		next.bes[i].d = d;

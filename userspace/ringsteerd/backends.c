@@ -317,6 +317,7 @@ void backend_init(struct daemon *d, size_t i)
 	be->d = d;
 	be->idx = i;
 	be->weight = d->cfg.backends[i].weight;
+	be->socket_unknown = true;
 	health_init_unproven(&be->health, &d->cfg.backends[i].health);
 }
 
@@ -437,6 +438,7 @@ void backends_carry(struct daemon *d, struct daemon *old)
 		if (rs_backend_addrs_equal(bc, obc)) {
 			be->sock = ob->sock;
 			be->has_socket = ob->has_socket;
+			be->socket_unknown = ob->socket_unknown;
 		} else {
 			/*
 			 * New addresses: their sockets replace the old ones,
@@ -492,7 +494,7 @@ int daemon_set_op(struct daemon *d, const char *backend, enum rs_op_state op,
 	if (be->op == op)
 		return 0;
 	s = d->cfg.backends[i].service;
-	before = service_takers(d, s, true);
+	before = service_takers(d, s);
 	was = be->op;
 	be->op = op;
 	snprintf(action, sizeof(action), "backend %s %s", backend,
@@ -531,7 +533,7 @@ int daemon_set_weight(struct daemon *d, const char *backend, uint32_t weight,
 	was_weight = be->weight;
 	was_built = be->built_points;
 	was_override = be->weight_override;
-	before = service_takers(d, s, true);
+	before = service_takers(d, s);
 	be->weight = weight;
 	be->weight_override = weight != d->cfg.backends[i].weight;
 	snprintf(action, sizeof(action), "backend weight %s %u", backend,

@@ -16,6 +16,7 @@
 
 #include <ringsteer/rules.h>
 
+#include "all_out.h"
 #include "control_cmds_internal.h"
 #include "fleet.h"
 #include "hash.h"
@@ -82,8 +83,7 @@ static json_t *ring_stats(struct daemon *d, size_t s)
 				       (int)be->weight, "points", (int)pts,
 				       "active_points", (int)w.active_points,
 				       "share", shares[be->id]));
-		if (w.state == RS_BACKEND_UP && be->has_socket &&
-		    w.active_points) {
+		if (backend_takes_new(d, i)) {
 			sum += shares[be->id];
 			sq += shares[be->id] * shares[be->id];
 			if (shares[be->id] > max)

@@ -117,7 +117,7 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 		/* Backends that take new connections; 0 with backends: all-out.
 		 */
 		json_object_set_new(o, "taking",
-				    json_integer(service_takers(d, s, true)));
+				    json_integer(service_takers(d, s)));
 		json_object_set_new(o, "all_out", json_boolean(all_out));
 		json_object_set_new(
 			o, "all_out_forced",

@@ -42,6 +42,12 @@ struct be_rt {
 	bool pushed_valid;
 	/* A reload changed its addresses: its old sockets leave at apply. */
 	bool addrs_changed;
+	/*
+	 * has_socket says nothing yet: no lookup since the backend was made
+	 * (new in a reload, or its addresses changed); sockets_reconcile_all()
+	 * makes one when the state is applied.
+	 */
+	bool socket_unknown;
 };
 
 struct svc_rt {

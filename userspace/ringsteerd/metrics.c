@@ -460,7 +460,7 @@ char *metrics_render(struct daemon *d)
 	for (size_t s = 0; s < d->cfg.n_services; s++)
 		put(&b,
 		    "ringsteer_service_taking_backends{service=\"%s\"} %u\n",
-		    d->cfg.services[s].name, service_takers(d, s, true));
+		    d->cfg.services[s].name, service_takers(d, s));
 	help(&b, "ringsteer_service_all_out", "gauge",
 	     "1 while the service has backends but none takes new "
 	     "connections.");

@@ -239,6 +239,7 @@ void sockets_reconcile_all(struct daemon *d, bool refresh)
 
 		be->has_socket = sockets_reconcile_backend(&d->dp, &d->cfg, i,
 							   be->id, &be->sock);
+		be->socket_unknown = false;
 		if (refresh && had != be->has_socket)
 			ring_refresh(d, d->cfg.backends[i].service,
 				     REFRESH_CHECK, "backend socket");
