@@ -16,6 +16,12 @@
  * is compared with. Reported: the median over all runs of each, and their
  * ratio.
  *
+ * Tracing (issue 24, `ringsteer trace`): three cells on the last ring,
+ * plain path: trace off (the one read of rs_trace_ctl.enabled), trace on
+ * with a filter no decision matches (another service), and trace on with
+ * an event per decision (read from the ring buffer between runs, with a
+ * shorter repeat so that the 1 MiB buffer never fills within a run).
+ *
  * The sticky table is switched on through BTF: rs_service.sticky_ttl is set
  * at the offset the loaded object's BTF gives, and an LRU inner map is put
  * into rs_sticky for the service. A build whose program has no sticky table
@@ -73,6 +79,7 @@ struct cell {
 	bool handoff;
 	bool miss;	/* address of no service: only the bind match runs */
 	bool miss_port; /* a port no service uses: turned away first */
+	int trace;	/* TRACE_*: a tracing cell */
 	unsigned int backends;
 	unsigned int points;
 	double steer_ns;
@@ -91,7 +98,11 @@ static struct opts g_opt = {
 	.npoints = 3,
 };
 
+enum { TRACE_NONE, TRACE_OFF, TRACE_NOMATCH, TRACE_EVENT };
+#define TRACE_EVENT_REPEAT 4000
+
 static struct rs_dataplane dp;
+static struct ring_buffer *trace_rb;
 static struct floor_lookup_bpf *floor_skel;
 static int sock4[MAX_BACKENDS], sock6[MAX_BACKENDS];
 static uint64_t cookie4[MAX_BACKENDS], cookie6[MAX_BACKENDS];
@@ -372,6 +383,36 @@ static void client_ctx(int family, unsigned int k, const struct cell *c,
 	}
 }
 
+static int trace_discard(void *ctx, void *data, size_t len)
+{
+	(void)ctx;
+	(void)data;
+	(void)len;
+	return 0;
+}
+
+/* rs_trace_ctl for @mode, and a reader of the events. */
+static int set_trace(int mode)
+{
+	struct rs_trace_ctl t = {
+		.enabled = mode == TRACE_NOMATCH || mode == TRACE_EVENT,
+		.service = mode == TRACE_NOMATCH ? SVC + 1 : RS_NONE,
+		.backend = RS_NONE};
+	__u32 zero = 0;
+
+	if (!trace_rb)
+		trace_rb = ring_buffer__new(
+			bpf_map__fd(dp.skel->maps.rs_trace_events),
+			trace_discard, NULL, NULL);
+	if (!trace_rb)
+		return -1;
+	ring_buffer__consume(trace_rb);
+	return bpf_map_update_elem(bpf_map__fd(dp.skel->maps.rs_trace_ctl),
+				   &zero, &t, 0)
+		       ? -1
+		       : 0;
+}
+
 /* Mean ns per run over @repeat runs; the chosen socket's cookie in @cookie. */
 static int test_run(int prog_fd, const struct bpf_sk_lookup *in,
 		    unsigned int repeat, uint64_t *cookie, double *ns)
@@ -452,9 +493,16 @@ static int measure(struct cell *c)
 						"assign its socket\n");
 				goto out;
 			}
-			if (test_run(steer_fd, &ctx, g_opt.repeat, &ck,
-				     &steer[i]))
+			if (test_run(steer_fd, &ctx,
+				     c->trace == TRACE_EVENT &&
+						     g_opt.repeat >
+							     TRACE_EVENT_REPEAT
+					     ? TRACE_EVENT_REPEAT
+					     : g_opt.repeat,
+				     &ck, &steer[i]))
 				goto out;
+			if (c->trace == TRACE_EVENT)
+				ring_buffer__consume(trace_rb);
 			if (c->miss || c->miss_port) {
 				/* Not ours: the kernel's own lookup decides. */
 				if (ck) {
@@ -619,7 +667,8 @@ static void write_md(FILE *f, const struct cell *cells, size_t n)
 			const struct cell *k[3] = {NULL, NULL, NULL};
 
 			if (a->family != family || a->sticky || a->miss ||
-			    a->miss_port || a->bounded || a->handoff)
+			    a->miss_port || a->bounded || a->handoff ||
+			    a->trace)
 				continue;
 			for (size_t j = 0; j < n; j++) {
 				const struct cell *o = &cells[j];
@@ -627,7 +676,7 @@ static void write_md(FILE *f, const struct cell *cells, size_t n)
 				if (o->family != family ||
 				    o->backends != a->backends ||
 				    o->points != a->points || o->miss ||
-				    o->miss_port)
+				    o->miss_port || o->trace)
 					continue;
 				if (o->sticky)
 					k[0] = o;
@@ -655,6 +704,35 @@ static void write_md(FILE *f, const struct cell *cells, size_t n)
 		fprintf(f, "\n");
 	}
 	fprintf(f,
+		"Tracing (`ringsteer trace`), on the last ring, plain path: "
+		"**off** (no trace: one read of `rs_trace_ctl.enabled`), "
+		"**no match** (a trace whose filter names another service), "
+		"**event** (every decision an event in the ring buffer, "
+		"read between runs; repeat %u):\n\n",
+		g_opt.repeat > TRACE_EVENT_REPEAT ? TRACE_EVENT_REPEAT
+						  : g_opt.repeat);
+	fprintf(f, "| family | trace | floor ns | steer ns | x floor | ns over "
+		   "off |\n");
+	fprintf(f, "|---|---|---:|---:|---:|---:|\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct cell *off = NULL;
+
+		if (!cells[i].trace)
+			continue;
+		for (size_t j = 0; j < n; j++)
+			if (cells[j].trace == TRACE_OFF &&
+			    cells[j].family == cells[i].family)
+				off = &cells[j];
+		fprintf(f, "| %s | %s | %.1f | %.1f | %.2f | %+.1f |\n",
+			fam_name(cells[i].family),
+			cells[i].trace == TRACE_OFF	  ? "off"
+			: cells[i].trace == TRACE_NOMATCH ? "no match"
+							  : "event",
+			cells[i].floor_ns, cells[i].steer_ns, cells[i].ratio,
+			off ? cells[i].steer_ns - off->steer_ns : 0);
+	}
+	fprintf(f, "\n");
+	fprintf(f,
 		"Not a service: the program returns without choosing, which is "
 		"what every other new connection in the namespace pays. "
 		"**Other port**: 198.18.0.10:81 or [2001:db8::10]:81, a port "
@@ -678,7 +756,7 @@ static void write_md(FILE *f, const struct cell *cells, size_t n)
 
 int main(int argc, char **argv)
 {
-	size_t max = 4 * 2 * MAX_LIST * MAX_LIST + 4, n = 0;
+	size_t max = 4 * 2 * MAX_LIST * MAX_LIST + 4 + 6, n = 0;
 	struct cell *cells = calloc(max, sizeof(*cells));
 	FILE *tsv, *md;
 
@@ -764,6 +842,34 @@ int main(int argc, char **argv)
 			n++;
 		}
 	}
+	/*
+	 * Tracing, on the last ring: the three modes one after another,
+	 * each alternating with the floor as every cell does; compare each
+	 * with the floor measured beside it, not only with the off row.
+	 */
+	for (int m = TRACE_OFF; m <= TRACE_EVENT; m++) {
+		for (int fam = 0; fam < 2; fam++) {
+			struct cell *c = &cells[n];
+
+			c->family = fam ? AF_INET6 : AF_INET;
+			c->trace = m;
+			c->backends = g_opt.backends[g_opt.nbackends - 1];
+			c->points = g_opt.points[g_opt.npoints - 1];
+			if (set_trace(m) || measure(c))
+				return 1;
+			fprintf(stderr,
+				"decision_cost: %s trace %s: floor %.1f ns, "
+				"steer %.1f ns (x%.2f)\n",
+				fam_name(c->family),
+				m == TRACE_OFF	     ? "off"
+				: m == TRACE_NOMATCH ? "no match"
+						     : "event",
+				c->floor_ns, c->steer_ns, c->ratio);
+			n++;
+		}
+	}
+	if (set_trace(TRACE_OFF))
+		return 1;
 	tsv = fopen(g_opt.tsv, "w");
 	md = fopen(g_opt.md, "w");
 	if (!tsv || !md) {
@@ -775,12 +881,15 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < n; i++)
 		fprintf(tsv, "%s\t%s\t%u\t%u\t%.2f\t%.2f\t%.3f\t%d\n",
 			fam_name(cells[i].family),
-			cells[i].miss	     ? "miss"
-			: cells[i].miss_port ? "port"
-			: cells[i].bounded   ? "bounded"
-			: cells[i].handoff   ? "handoff"
-			: cells[i].sticky    ? "1"
-					     : "0",
+			cells[i].trace == TRACE_OFF	  ? "trace-off"
+			: cells[i].trace == TRACE_NOMATCH ? "trace-nomatch"
+			: cells[i].trace == TRACE_EVENT	  ? "trace-event"
+			: cells[i].miss			  ? "miss"
+			: cells[i].miss_port		  ? "port"
+			: cells[i].bounded		  ? "bounded"
+			: cells[i].handoff		  ? "handoff"
+			: cells[i].sticky		  ? "1"
+							  : "0",
 			cells[i].backends, cells[i].points, cells[i].floor_ns,
 			cells[i].steer_ns, cells[i].ratio,
 			cells[i].sticky_active);
@@ -789,6 +898,7 @@ int main(int argc, char **argv)
 	fclose(md);
 	set_sticky(false);
 	ring_free(&ring);
+	ring_buffer__free(trace_rb);
 	floor_lookup_bpf__destroy(floor_skel);
 	dp_close(&dp);
 	free(cells);

@@ -12,6 +12,7 @@
 #include "bind_match.bpf.h"
 #include "maps.bpf.h"
 #include "net.bpf.h"
+#include "trace.bpf.h"
 #include "xxh64.bpf.h"
 
 /* Longest address prefix wins; at equal length the exact port wins. */
@@ -531,14 +532,16 @@ static __attribute__((noinline)) void count_primary(__u32 primary)
 
 /*
  * Clockwise from @idx; returns the backend assigned, or RS_NONE, and
- * leaves the ring's owner in @primary. @known: the flat table named the
- * first point's @b and @ordinal, so it is not read.
+ * leaves the ring's owner in @dec->primary (and whether the least-loaded
+ * pass chose in @dec->least). @known: the flat table named the first
+ * point's @b and @ordinal, so it is not read.
  */
 static __always_inline __u32 ring_walk(struct bpf_sk_lookup *ctx, void *ring,
 				       __u32 npoints, __u32 idx, int known,
 				       __u32 b, __u32 ordinal,
 				       struct rs_service_stats *sst,
-				       __u32 svc_id, __u32 *primary)
+				       __u32 svc_id,
+				       struct rs_trace_decision *dec)
 {
 	struct walk_state w = {
 		.ctx = ctx,
@@ -571,10 +574,12 @@ static __always_inline __u32 ring_walk(struct bpf_sk_lookup *ctx, void *ring,
 		sst->walk_limit++;
 	if (w.chosen == RS_NONE) {
 		best = least_loaded(ctx, ring, npoints, idx, svc_id);
-		if (best != RS_NONE && try_assign(ctx, best, sst) == 0)
+		if (best != RS_NONE && try_assign(ctx, best, sst) == 0) {
 			w.chosen = best;
+			dec->least = 1;
+		}
 	}
-	*primary = w.primary;
+	dec->primary = w.primary;
 	if (w.chosen == RS_NONE)
 		return RS_NONE;
 	if (w.chosen != w.primary && w.primary != RS_NONE)
@@ -583,12 +588,17 @@ static __always_inline __u32 ring_walk(struct bpf_sk_lookup *ctx, void *ring,
 	return w.chosen;
 }
 
+/*
+ * The decision for a connection to service @svc_id; what it found goes to
+ * @dec (the trace event's material; its key is the affinity key).
+ */
 static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
-				 struct rs_service_stats *sst)
+				 struct rs_service_stats *sst,
+				 struct rs_trace_decision *dec)
 {
-	struct rs_affinity_key key __attribute__((aligned(8))) = {};
+	struct rs_affinity_key *key = &dec->key;
 	struct sticky_io io = {.named = RS_NONE};
-	__u32 zero = 0, idx = 0, chosen, primary = RS_NONE, b = 0, ordinal = 0;
+	__u32 zero = 0, idx = 0, chosen, b = 0, ordinal = 0;
 	struct rs_ring_slot *hdr;
 	struct rs_service *svc;
 	void *ring, *sticky = NULL;
@@ -609,34 +619,40 @@ static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 	hdr = bpf_map_lookup_elem(ring, &zero);
 	if (!hdr)
 		return -1;
-	build_key(ctx, svc_id, &hdr->hdr, &key);
+	build_key(ctx, svc_id, &hdr->hdr, key);
 	if (svc->sticky_ttl)
 		sticky = bpf_map_lookup_elem(&rs_sticky, &svc_id);
-	if (sticky && steer_sticky(ctx, &key, sticky, sst, &io) == 0) {
+	if (sticky && steer_sticky(ctx, key, sticky, sst, &io) == 0) {
+		dec->named = dec->chosen = io.named;
+		dec->sticky_hit = 1;
 		if (handoff_on(ctx))
-			remember(ctx, sticky, &key, io.named, 0);
+			remember(ctx, sticky, key, io.named, 0);
 		return 0;
 	}
+	dec->named = io.named;
+	dec->over = io.over;
 
 	npoints = ring_npoints(hdr);
 	if (npoints == 0)
 		return -1;
 
-	hash = rs_xxh64_key(&key, hdr->hdr.seed);
+	hash = rs_xxh64_key(key, hdr->hdr.seed);
 	known = ring_start(ring, npoints, hdr->hdr.bucket_bits, hash, &idx, &b,
 			   &ordinal);
 	if (known < 0)
 		return -1;
 
+	dec->point = idx;
 	chosen = ring_walk(ctx, ring, npoints, idx, known, b, ordinal, sst,
-			   svc_id, &primary);
+			   svc_id, dec);
 	if (chosen == RS_NONE)
 		return -1;
+	dec->chosen = chosen;
 	/* Not where the client's affinity names: a reassignment. */
-	if (sst && chosen != (io.named != RS_NONE ? io.named : primary))
+	if (sst && chosen != (io.named != RS_NONE ? io.named : dec->primary))
 		sst->reassigned++;
 	if (sticky || handoff_on(ctx))
-		remember(ctx, sticky, &key, chosen,
+		remember(ctx, sticky, key, chosen,
 			 io.over ? 0
 			 : ctx->protocol == IPPROTO_UDP && svc->balance_milli
 				 ? REMEMBER_FLOW
@@ -647,10 +663,16 @@ static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 SEC("sk_lookup")
 int steer_lookup(struct bpf_sk_lookup *ctx)
 {
+	struct rs_trace_decision dec __attribute__((aligned(8))) = {
+		.chosen = RS_NONE,
+		.primary = RS_NONE,
+		.named = RS_NONE,
+	};
 	struct rs_service_stats *sst;
 	struct rs_service *svc;
 	struct rs_bind *bind;
 	__u32 svc_id;
+	int verdict = SK_PASS;
 
 	/* Another program in the chain already chose: leave it be. */
 	if (ctx->sk)
@@ -662,15 +684,20 @@ int steer_lookup(struct bpf_sk_lookup *ctx)
 	sst = service_stats(svc_id);
 	if (sst)
 		sst->lookups++;
-	if (steer(ctx, svc_id, sst) == 0)
-		return SK_PASS;
-
-	if (sst)
-		sst->no_backend++;
-	svc = bpf_map_lookup_elem(&rs_services, &svc_id);
-	if (svc && svc->fallback == RS_FALLBACK_DROP)
-		return SK_DROP;
-	return SK_PASS;
+	if (steer(ctx, svc_id, sst, &dec)) {
+		if (sst)
+			sst->no_backend++;
+		dec.chosen = RS_NONE;
+		svc = bpf_map_lookup_elem(&rs_services, &svc_id);
+		if (svc && svc->fallback == RS_FALLBACK_DROP)
+			verdict = SK_DROP;
+	}
+	/* Tracing off: this one read is all a decision pays for it. */
+	if (rs_trace_on()) {
+		dec.verdict = verdict;
+		rs_trace_lookup(ctx, &dec, svc_id);
+	}
+	return verdict;
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

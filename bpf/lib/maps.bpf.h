@@ -251,6 +251,34 @@ struct {
 } rs_fleet_scratch SEC(".maps");
 
 /*
+ * Tracing (abi.h "Tracing", bpf/lib/trace.bpf.h): the control word and
+ * filters, the events, and per CPU the sampling counter, token bucket and
+ * lost-event counters. Pinned like every map: the CLI opens them by name
+ * under the daemon's bpffs directory, and every program shares them.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rs_trace_ctl);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_trace_ctl SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, RS_TRACE_RING_BYTES);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_trace_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rs_trace_cpu);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_trace_cpu SEC(".maps");
+
+/*
  * Never called. The map-in-map templates above name key and value types
  * that a program may use nowhere else; clang then emits only forward
  * declarations for them and libbpf cannot size the inner maps. Parameters

@@ -230,4 +230,66 @@ static inline __u64 rs_fleet_tag(const struct rs_fleet_auth *k,
 				 : sizeof(msg->v4) / sizeof(__u64));
 }
 
+/* ---- tracing (abi.h "Tracing") ---- */
+
+/* Longest gap the bucket credits: keeps elapsed x rate within 64 bits. */
+#define RS_TRACE_REFILL_MAX_NS (16ull * RS_NS_PER_S)
+#define RS_TRACE_RATE_MAX      1000000u
+
+/*
+ * Whether a client at @addr (four words, network order; IPv4 in the
+ * first) of @family passes the client filter of @t.
+ */
+static inline int rs_trace_client_match(const struct rs_trace_ctl *t,
+					__u8 family, const __u32 *addr)
+{
+	const __u32 *want = (const __u32 *)t->client;
+
+	if (!t->client_family)
+		return 1;
+	if (t->client_family != family)
+		return 0;
+	return !((addr[0] ^ want[0]) & rs_prefix_mask32(t->client_plen)) &&
+	       !((addr[1] ^ want[1]) & rs_prefix_mask32(t->client_plen - 32)) &&
+	       !((addr[2] ^ want[2]) & rs_prefix_mask32(t->client_plen - 64)) &&
+	       !((addr[3] ^ want[3]) & rs_prefix_mask32(t->client_plen - 96));
+}
+
+/*
+ * The token bucket of one CPU: @rate events a second, at most @burst at
+ * once. Returns 1 and takes a token, or 0 when the bucket is empty. The
+ * refill time advances by the whole tokens credited only, so a steady
+ * stream of decisions faster than the rate still earns @rate a second.
+ */
+static inline int rs_trace_take(struct rs_trace_cpu *c, __u32 rate, __u32 burst,
+				__u64 now)
+{
+	__u64 elapsed, add;
+
+	if (!rate)
+		return 1;
+	if (rate > RS_TRACE_RATE_MAX)
+		rate = RS_TRACE_RATE_MAX;
+	if (!burst)
+		burst = 1;
+	elapsed = now - c->refill_ns;
+	if (!c->refill_ns || elapsed > RS_TRACE_REFILL_MAX_NS) {
+		c->tokens = burst;
+		c->refill_ns = now;
+	} else {
+		add = elapsed * rate / RS_NS_PER_S;
+		if (add) {
+			c->tokens += add;
+			c->refill_ns += add * RS_NS_PER_S / rate;
+		}
+	}
+	/* Also when a new trace set a smaller burst than the last one's. */
+	if (c->tokens > burst)
+		c->tokens = burst;
+	if (!c->tokens)
+		return 0;
+	c->tokens--;
+	return 1;
+}
+
 #endif /* RINGSTEER_RULES_H */

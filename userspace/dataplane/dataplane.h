@@ -304,4 +304,12 @@ int dp_fleet_header(struct rs_dataplane *dp, uint32_t which,
 /* rs_fleet_stats summed over CPUs. */
 int dp_fleet_stats(struct rs_dataplane *dp, struct rs_fleet_stats *out);
 
+/*
+ * Tracing (`ringsteer trace`): rs_trace_cpu summed over CPUs (the bucket
+ * state words summed too, meaningless; the counters are what to read),
+ * and the control word as a tracer left it.
+ */
+int dp_trace_stats(struct rs_dataplane *dp, struct rs_trace_cpu *out);
+int dp_trace_ctl(struct rs_dataplane *dp, struct rs_trace_ctl *out);
+
 #endif /* RS_DATAPLANE_H */

@@ -77,3 +77,19 @@ int dp_fleet_stats(struct rs_dataplane *dp, struct rs_fleet_stats *out)
 	return percpu_sum(dp->skel->maps.rs_fleet_stats, 0, out,
 			  sizeof(*out) / sizeof(__u64));
 }
+
+int dp_trace_stats(struct rs_dataplane *dp, struct rs_trace_cpu *out)
+{
+	return percpu_sum(dp->skel->maps.rs_trace_cpu, 0, out,
+			  sizeof(*out) / sizeof(__u64));
+}
+
+int dp_trace_ctl(struct rs_dataplane *dp, struct rs_trace_ctl *out)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(dp->skel->maps.rs_trace_ctl), &zero,
+				out))
+		return -errno;
+	return 0;
+}

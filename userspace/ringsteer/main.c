@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "cli.h"
 #include "config.h"
 #include <ringsteer/version.h>
 
@@ -25,7 +26,7 @@ static const char *socket_path = RS_DEFAULT_CONTROL_SOCKET;
 static const char *socket_from = "the built-in default";
 static char config_socket[PATH_MAX];
 static char config_from[PATH_MAX + 32];
-static bool json_out;
+bool json_out;
 
 struct cmd {
 	const char *name;
@@ -36,9 +37,7 @@ struct cmd {
 
 static const struct cmd *find_cmd(const char *name);
 
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int fail(const char *fmt, ...)
+int fail(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -51,10 +50,10 @@ static int fail(const char *fmt, ...)
 }
 
 /* Set while polling (fleet ready): a daemon not up yet is not news. */
-static bool call_quiet_unreachable;
+bool call_quiet_unreachable;
 
 /* One request, one reply; NULL (after printing why) on failure. */
-static json_t *call(json_t *req)
+json_t *call(json_t *req)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	char *text = json_dumps(req, JSON_COMPACT);
@@ -170,14 +169,14 @@ static int finish(json_t *reply, void (*table)(json_t *reply))
 	return rc;
 }
 
-static const char *jstr(json_t *o, const char *k)
+const char *jstr(json_t *o, const char *k)
 {
 	const char *s = json_string_value(json_object_get(o, k));
 
 	return s ? s : "-";
 }
 
-static long long jint(json_t *o, const char *k)
+long long jint(json_t *o, const char *k)
 {
 	return json_integer_value(json_object_get(o, k));
 }
@@ -261,6 +260,14 @@ static void status_table(json_t *r)
 			       jstr(v, "attach"), jstr(v, "link"));
 	}
 	kernel_lines(json_object_get(r, "kernel"));
+	v = json_object_get(r, "trace");
+	if (v)
+		printf("trace %s, %lld events sent, %lld lost (%lld buffer "
+		       "full, %lld over the rate)\n",
+		       json_is_true(json_object_get(v, "enabled")) ? "running"
+								   : "off",
+		       jint(v, "events"), jint(v, "lost"), jint(v, "lost_full"),
+		       jint(v, "lost_rate"));
 	printf("%-16s %4s %11s %8s %9s\n", "SERVICE", "ID", "GENERATION",
 	       "POINTS", "TAKING");
 	json_array_foreach(json_object_get(r, "services"), i, v)
@@ -942,6 +949,9 @@ static const struct cmd cmds[] = {
 	{"detach", "detach",
 	 "stop ringsteerd and remove the data plane (link, TC filters, pins)",
 	 cmd_detach},
+	{"trace",
+	 "trace [SERVICE] [--client A[/L]] [--backend B] [--reason R] ...",
+	 "the kernel's decisions as they happen (trace --help)", cmd_trace},
 	{"version", "version", "versions of the CLI and the daemon",
 	 cmd_version},
 };
@@ -1063,6 +1073,10 @@ int main(int argc, char **argv)
 	}
 	for (int i = optind + 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			if (c->run == cmd_trace) {
+				trace_usage(stdout);
+				return 0;
+			}
 			printf("Usage: ringsteer [-s SOCKET | -c FILE] [-j] "
 			       "%s\n  %s\n",
 			       c->usage, c->help);

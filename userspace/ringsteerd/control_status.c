@@ -79,6 +79,25 @@ static json_t *cookie_refused(struct daemon *d, size_t s)
 	return arr;
 }
 
+/*
+ * Tracing: whether a trace runs (and whose), and the events it was sent
+ * and lost since the maps were made (counters of the pinned rs_trace_cpu).
+ */
+static json_t *trace_json(struct daemon *d)
+{
+	struct rs_trace_cpu st = {0};
+	struct rs_trace_ctl t = {0};
+
+	dp_trace_stats(&d->dp, &st);
+	dp_trace_ctl(&d->dp, &t);
+	return json_pack("{s:b, s:i, s:I, s:I, s:I, s:I}", "enabled",
+			 t.enabled != 0, "owner", (int)t.owner, "events",
+			 (json_int_t)st.emitted, "lost",
+			 (json_int_t)(st.lost_full + st.lost_rate), "lost_full",
+			 (json_int_t)st.lost_full, "lost_rate",
+			 (json_int_t)st.lost_rate);
+}
+
 json_t *cmd_status(struct daemon *d, json_t *req)
 {
 	json_t *svcs = json_array(), *progs = json_array();
@@ -126,7 +145,7 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 	}
 	return json_pack(
 		"{s:b, s:s, s:i, s:f, s:s, s:s, s:o, s:o, s:I, s:I, "
-		"s:o, s:o}",
+		"s:o, s:o, s:o}",
 		"ok", 1, "version", RS_VERSION, "pid", (int)getpid(),
 		"uptime_s", ev_now(d->loop) - d->started, "config",
 		d->config_path, "bpffs", d->cfg.bpffs, "programs", progs,
@@ -138,7 +157,8 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 			  (int)d->load.uncounted, "unattributed",
 			  (int)d->load.unattributed, "error",
 			  d->load.last_err ? strerror(-d->load.last_err)
-					   : NULL));
+					   : NULL),
+		"trace", trace_json(d));
 }
 
 static json_t *service_json(struct daemon *d, size_t s)

@@ -435,6 +435,26 @@ static void fleet_metrics(struct daemon *d, struct buf *b)
 	}
 }
 
+/* `ringsteer trace`: events sent and lost (issue 24). */
+static void trace_metrics(struct daemon *d, struct buf *b)
+{
+	struct rs_trace_cpu st = {0};
+
+	if (dp_trace_stats(&d->dp, &st))
+		return;
+	help(b, "ringsteer_trace_events_total", "counter",
+	     "Trace events the data plane wrote for ringsteer trace.");
+	put(b, "ringsteer_trace_events_total %llu\n",
+	    (unsigned long long)st.emitted);
+	help(b, "ringsteer_trace_lost_events_total", "counter",
+	     "Trace events lost: the ring buffer full (reason=full) or the "
+	     "per-CPU rate limit (reason=rate).");
+	put(b, "ringsteer_trace_lost_events_total{reason=\"full\"} %llu\n",
+	    (unsigned long long)st.lost_full);
+	put(b, "ringsteer_trace_lost_events_total{reason=\"rate\"} %llu\n",
+	    (unsigned long long)st.lost_rate);
+}
+
 char *metrics_render(struct daemon *d)
 {
 	struct buf b = {0};
@@ -471,6 +491,7 @@ char *metrics_render(struct daemon *d)
 	backend_metrics(d, &b);
 	tc_metrics(d, &b);
 	fleet_metrics(d, &b);
+	trace_metrics(d, &b);
 	return b.p;
 }
 

@@ -1,0 +1,641 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `ringsteer trace`: the kernel's own steering decisions, one line each,
+ * as they happen (issue 24). The daemon names the pin directory and the
+ * ids of services and backends; the trace then works on the pinned maps
+ * itself: it writes the filters into rs_trace_ctl, reads rs_trace_events
+ * with libbpf's ring buffer reader, and puts the control word back as it
+ * found it when it ends (--count, SIGINT/SIGTERM/SIGHUP, or the daemon
+ * exiting). One trace at a time: the filters are one word for the whole
+ * data plane, so a second trace would change the first one's; it is
+ * refused, naming the running one's pid.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <ringsteer/abi.h>
+
+#include "cli.h"
+
+#define DEFAULT_RATE	1000 /* events a second per CPU */
+#define DAEMON_CHECK_MS 200
+
+static const char *const reason_names[RS_TRACE_REASONS] = {
+	[RS_TRACE_STICKY] = "sticky",
+	[RS_TRACE_PRIMARY] = "primary",
+	[RS_TRACE_SPILL] = "spill",
+	[RS_TRACE_SPILL_LOAD] = "spill-load",
+	[RS_TRACE_LEAST_LOADED] = "least-loaded",
+	[RS_TRACE_NO_BACKEND] = "no-backend",
+};
+
+static const char *const skip_names[] = {
+	[RS_TRACE_SKIP_NONE] = NULL,
+	[RS_TRACE_SKIP_DOWN] = "down",
+	[RS_TRACE_SKIP_DRAIN] = "drained",
+	[RS_TRACE_SKIP_NO_SOCKET] = "no-socket",
+	[RS_TRACE_SKIP_BOUND] = "at-bound",
+};
+
+struct trace {
+	char *svc_names[RS_MAX_SERVICES];
+	char *be_names[RS_MAX_BACKENDS];
+	unsigned long long count, shown;
+	int64_t mono_to_real; /* add to CLOCK_MONOTONIC ns for wall time */
+	bool json;
+	bool discard; /* draining a dead tracer's leftovers */
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+void trace_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: ringsteer [-s SOCKET | -c FILE] trace [SERVICE] "
+		"[--client ADDR[/LEN]]\n"
+		"         [--backend NAME] [--reason R[,R...]] [--count N] "
+		"[--sample N]\n"
+		"         [--rate N] [-j]\n"
+		"  The kernel's steering decisions as they happen, one line "
+		"each (JSON lines\n"
+		"  with -j): time, CPU, client -> service address, service, "
+		"backend, reason,\n"
+		"  the ring owner and why it was passed over, sticky entry, "
+		"point, key hash,\n"
+		"  ring generation.\n"
+		"  SERVICE            only this service's decisions\n"
+		"  --client A[/L]     only clients in this prefix (default "
+		"/32 or /128)\n"
+		"  --backend NAME     only decisions that chose this backend\n"
+		"  --reason R,...     sticky, primary, spill, spill-load, "
+		"least-loaded,\n"
+		"                     no-backend\n"
+		"  --count N          end after N events\n"
+		"  --sample N         one in N of the matching decisions (per "
+		"CPU)\n"
+		"  --rate N           at most N events a second per CPU "
+		"(default %d, 0: no\n"
+		"                     limit); the rest are counted lost\n"
+		"  Ends at --count, Ctrl-C, SIGTERM or when ringsteerd exits, "
+		"and puts the\n"
+		"  filters back as they were. One trace at a time.\n",
+		DEFAULT_RATE);
+}
+
+/* Name -> id of the daemon's services and backends; bpffs and pid. */
+static int ask_daemon(struct trace *tr, char *bpffs, size_t len, pid_t *pid)
+{
+	json_t *st, *bes, *v;
+	size_t i;
+	int rc = 1;
+
+	st = call(json_pack("{s:s}", "cmd", "status"));
+	if (!st)
+		return 1;
+	if (!json_is_true(json_object_get(st, "ok"))) {
+		json_decref(st);
+		return fail("status: %s", jstr(st, "error"));
+	}
+	snprintf(bpffs, len, "%s", jstr(st, "bpffs"));
+	*pid = (pid_t)jint(st, "pid");
+	json_array_foreach(json_object_get(st, "services"), i, v)
+	{
+		long long id = jint(v, "id");
+
+		if (id >= 0 && id < RS_MAX_SERVICES)
+			tr->svc_names[id] = strdup(jstr(v, "name"));
+	}
+	json_decref(st);
+	bes = call(json_pack("{s:s}", "cmd", "backends"));
+	if (!bes)
+		return 1;
+	json_array_foreach(json_object_get(bes, "backends"), i, v)
+	{
+		long long id = jint(v, "id");
+
+		if (id >= 0 && id < RS_MAX_BACKENDS)
+			tr->be_names[id] = strdup(jstr(v, "name"));
+	}
+	rc = json_is_true(json_object_get(bes, "ok"))
+		     ? 0
+		     : fail("backends: %s", jstr(bes, "error"));
+	json_decref(bes);
+	return rc;
+}
+
+static int id_of(char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (names[i] && !strcmp(names[i], name))
+			return (int)i;
+	return -1;
+}
+
+static const char *name_of(char *const *names, size_t n, __u32 id)
+{
+	if (id == RS_NONE)
+		return NULL;
+	return id < n && names[id] ? names[id] : "?";
+}
+
+static int parse_client(const char *arg, struct rs_trace_ctl *t)
+{
+	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
+	long plen;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash++ = '\0';
+	if (inet_pton(AF_INET, buf, t->client) == 1)
+		t->client_family = AF_INET;
+	else if (inet_pton(AF_INET6, buf, t->client) == 1)
+		t->client_family = AF_INET6;
+	else
+		return fail("--client %s: not an address", arg);
+	plen = t->client_family == AF_INET ? 32 : 128;
+	if (slash) {
+		long max = plen;
+
+		errno = 0;
+		plen = strtol(slash, &end, 10);
+		if (errno || *end || !*slash || plen < 0 || plen > max)
+			return fail("--client %s: prefix length 0..%ld", arg,
+				    max);
+	}
+	t->client_plen = (__u8)plen;
+	return 0;
+}
+
+static int parse_reasons(const char *arg, struct rs_trace_ctl *t)
+{
+	char *dup = strdup(arg), *save = NULL, *tok;
+	int rc = 0;
+
+	for (tok = strtok_r(dup, ",", &save); tok && !rc;
+	     tok = strtok_r(NULL, ",", &save)) {
+		int r;
+
+		for (r = 1; r < RS_TRACE_REASONS; r++)
+			if (!strcmp(tok, reason_names[r]))
+				break;
+		if (r == RS_TRACE_REASONS)
+			rc = fail("--reason %s: one of sticky, primary, spill, "
+				  "spill-load, least-loaded, no-backend",
+				  tok);
+		else
+			t->reason_mask |= 1u << r;
+	}
+	free(dup);
+	return rc;
+}
+
+static int parse_count(const char *opt, const char *arg, unsigned long long max,
+		       unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(arg, &end, 10);
+	if (errno || *end || !*arg || arg[0] == '-' || *out > max)
+		return fail("%s %s: a number up to %llu", opt, arg, max);
+	return 0;
+}
+
+static void addr_str(__u8 family, const __u8 *a, char *buf, size_t len)
+{
+	if (!inet_ntop(family == AF_INET6 ? AF_INET6 : AF_INET, a, buf,
+		       (socklen_t)len))
+		snprintf(buf, len, "?");
+}
+
+static void wall_time(const struct trace *tr, __u64 ts, char *buf, size_t len)
+{
+	int64_t real = (int64_t)ts + tr->mono_to_real;
+	time_t secs = (time_t)(real / 1000000000);
+	struct tm tm;
+
+	localtime_r(&secs, &tm);
+	snprintf(buf, len, "%02d:%02d:%02d.%06d", tm.tm_hour, tm.tm_min,
+		 tm.tm_sec, (int)(real % 1000000000 / 1000));
+}
+
+static const char *reason_of(__u8 r)
+{
+	return r < RS_TRACE_REASONS && reason_names[r] ? reason_names[r] : "?";
+}
+
+static const char *skip_of(__u8 s)
+{
+	return s < sizeof(skip_names) / sizeof(skip_names[0]) ? skip_names[s]
+							      : "?";
+}
+
+static void print_json(struct trace *tr, const struct rs_trace_event *e,
+		       const char *when, const char *client, const char *local)
+{
+	json_t *o = json_pack(
+		"{s:I, s:s, s:i, s:s, s:s, s:s, s:s, s:i, s:s, s:i, s:s?, "
+		"s:s?, s:s, s:s?, s:s?, s:s?, s:i, s:s, s:I, s:s}",
+		"ts_ns", (json_int_t)e->ts_ns, "time", when, "cpu", (int)e->cpu,
+		"hook", "lookup", "family",
+		e->family == AF_INET6 ? "ipv6" : "ipv4", "protocol",
+		e->protocol == IPPROTO_UDP ? "udp" : "tcp", "client", client,
+		"client_port", e->client_port, "local", local, "local_port",
+		e->local_port, "service",
+		name_of(tr->svc_names, RS_MAX_SERVICES, e->service), "backend",
+		name_of(tr->be_names, RS_MAX_BACKENDS, e->backend), "reason",
+		reason_of(e->reason), "primary",
+		name_of(tr->be_names, RS_MAX_BACKENDS, e->primary), "sticky",
+		name_of(tr->be_names, RS_MAX_BACKENDS, e->sticky), "skip",
+		skip_of(e->skip), "point", (int)e->point, "hash", "",
+		"generation", (json_int_t)e->generation, "verdict",
+		e->verdict == 0 /* SK_DROP */ ? "drop" : "pass");
+	char hash[24];
+
+	if (!o)
+		return;
+	snprintf(hash, sizeof(hash), "0x%016" PRIx64, (uint64_t)e->hash);
+	json_object_set_new(o, "hash", json_string(hash));
+	if (e->skip == RS_TRACE_SKIP_BOUND) {
+		json_object_set_new(o, "load", json_integer(e->load));
+		json_object_set_new(o, "bound", json_integer(e->bound));
+	}
+	json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	putchar('\n');
+	json_decref(o);
+}
+
+/*
+ * 10:04:05.123456 cpu1 tcp 198.18.1.7:40001 -> 198.18.0.10:80 web
+ *   cache-b spill (owner cache-a drained) point 812 hash 0x.. gen 3
+ */
+static void print_text(struct trace *tr, const struct rs_trace_event *e,
+		       const char *when, const char *client, const char *local)
+{
+	const char *owner = name_of(tr->be_names, RS_MAX_BACKENDS, e->primary);
+	const char *sticky = name_of(tr->be_names, RS_MAX_BACKENDS, e->sticky);
+	const char *skip = skip_of(e->skip);
+	bool v6 = e->family == AF_INET6;
+
+	printf("%s cpu%u %s %s%s%s:%u -> %s%s%s:%u %s %s %s", when, e->cpu,
+	       e->protocol == IPPROTO_UDP ? "udp" : "tcp", v6 ? "[" : "",
+	       client, v6 ? "]" : "", e->client_port, v6 ? "[" : "", local,
+	       v6 ? "]" : "", e->local_port,
+	       name_of(tr->svc_names, RS_MAX_SERVICES, e->service) ?: "?",
+	       name_of(tr->be_names, RS_MAX_BACKENDS, e->backend) ?: "-",
+	       reason_of(e->reason));
+	if (sticky && e->reason != RS_TRACE_STICKY)
+		printf(" (sticky %s %s)", sticky, skip ?: "");
+	else if (owner && e->backend != e->primary && skip)
+		printf(" (owner %s %s)", owner, skip);
+	else if (owner && e->backend != e->primary)
+		printf(" (owner %s)", owner);
+	if (e->skip == RS_TRACE_SKIP_BOUND)
+		printf(" load %u bound %u", e->load, e->bound);
+	if (e->reason == RS_TRACE_NO_BACKEND)
+		printf(" fallback %s", e->verdict == 0 ? "drop" : "pass");
+	printf(" point %u hash 0x%016" PRIx64 " gen %" PRIu64 "\n", e->point,
+	       (uint64_t)e->hash, (uint64_t)e->generation);
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct trace *tr = ctx;
+	const struct rs_trace_event *e = data;
+	char when[32], client[INET6_ADDRSTRLEN], local[INET6_ADDRSTRLEN];
+
+	if (tr->discard || len < sizeof(*e))
+		return 0;
+	if (tr->count && tr->shown >= tr->count)
+		return 1; /* stop consuming: the rest is not ours to show */
+	wall_time(tr, e->ts_ns, when, sizeof(when));
+	addr_str(e->family, e->client, client, sizeof(client));
+	addr_str(e->family, e->local, local, sizeof(local));
+	if (tr->json)
+		print_json(tr, e, when, client, local);
+	else
+		print_text(tr, e, when, client, local);
+	tr->shown++;
+	fflush(stdout);
+	return 0;
+}
+
+static int64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * One trace per pin directory: an flock on a file named after the
+ * directory's identity under /run/lock (bpffs holds no regular files, and
+ * the daemon holds the directory's own lock). It dies with its holder.
+ */
+static int take_lock(const char *bpffs)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (stat(bpffs, &st))
+		return fail("%s: %s", bpffs, strerror(errno));
+	snprintf(path, sizeof(path), "%s/ringsteer-trace-%llx-%llx.lock",
+		 access("/run/lock", W_OK) == 0 ? "/run/lock" : "/tmp",
+		 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		fail("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		close(fd);
+		return errno == EWOULDBLOCK
+			       ? -2
+			       : (fail("flock %s: %s", path, strerror(errno)),
+				  -1);
+	}
+	return fd;
+}
+
+static int pin_get(const char *bpffs, const char *name)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", bpffs, name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		fail("%s: %s (a daemon without tracing? restart it with this "
+		     "version)",
+		     path, strerror(errno));
+	return fd;
+}
+
+static int trace_stats(int fd, struct rs_trace_cpu *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct rs_trace_cpu *v = calloc(ncpu > 0 ? ncpu : 1, sizeof(*v));
+	__u32 zero = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!v || ncpu <= 0 || bpf_map_lookup_elem(fd, &zero, v)) {
+		free(v);
+		return -1;
+	}
+	for (int c = 0; c < ncpu; c++) {
+		sum->emitted += v[c].emitted;
+		sum->lost_full += v[c].lost_full;
+		sum->lost_rate += v[c].lost_rate;
+		sum->matched += v[c].matched;
+	}
+	free(v);
+	return 0;
+}
+
+/* Whether the daemon we asked is gone (its pidfd readable, or no pid). */
+static bool daemon_gone(int pidfd, pid_t pid)
+{
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+
+	if (pidfd >= 0)
+		return poll(&p, 1, 0) > 0;
+	return kill(pid, 0) && errno == ESRCH;
+}
+
+static int parse_args(int argc, char **argv, struct trace *tr,
+		      struct rs_trace_ctl *t, const char **svc,
+		      const char **backend, unsigned long long *rate)
+{
+	static const struct option lo[] = {
+		{"client", required_argument, NULL, 'C'},
+		{"backend", required_argument, NULL, 'b'},
+		{"reason", required_argument, NULL, 'r'},
+		{"count", required_argument, NULL, 'n'},
+		{"sample", required_argument, NULL, 'S'},
+		{"rate", required_argument, NULL, 'R'},
+		{"json", no_argument, NULL, 'j'},
+		{NULL, 0, NULL, 0},
+	};
+	unsigned long long v;
+	int c;
+
+	/* 0: GNU getopt starts afresh (main() parsed with "+" before). */
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "j", lo, NULL)) != -1) {
+		switch (c) {
+		case 'C':
+			if (parse_client(optarg, t))
+				return 1;
+			break;
+		case 'b':
+			*backend = optarg;
+			break;
+		case 'r':
+			if (parse_reasons(optarg, t))
+				return 1;
+			break;
+		case 'n':
+			if (parse_count("--count", optarg, ULLONG_MAX,
+					&tr->count))
+				return 1;
+			break;
+		case 'S':
+			if (parse_count("--sample", optarg, UINT32_MAX, &v))
+				return 1;
+			t->sample = (__u32)v;
+			break;
+		case 'R':
+			if (parse_count("--rate", optarg, 1000000, rate))
+				return 1;
+			break;
+		case 'j':
+			tr->json = true;
+			break;
+		default:
+			trace_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		*svc = argv[optind++];
+	if (optind < argc) {
+		trace_usage(stderr);
+		return 2;
+	}
+	return 0;
+}
+
+static int run(struct trace *tr, const struct rs_trace_ctl *want,
+	       const char *bpffs, pid_t pid)
+{
+	int ctl = -1, evfd = -1, cpufd = -1, lock, pidfd, rc = 1;
+	struct rs_trace_cpu before, after;
+	struct rs_trace_ctl old, set = *want;
+	struct ring_buffer *rb = NULL;
+	struct sigaction sa = {.sa_handler = on_signal};
+	bool leftover;
+	__u32 zero = 0;
+	const char *why = NULL;
+
+	lock = take_lock(bpffs);
+	if (lock == -2) {
+		struct rs_trace_ctl cur = {0};
+
+		ctl = pin_get(bpffs, "rs_trace_ctl");
+		if (ctl >= 0)
+			bpf_map_lookup_elem(ctl, &zero, &cur);
+		if (ctl >= 0)
+			close(ctl);
+		return fail("another trace is running (pid %u); one at a "
+			    "time, since the filters are the data plane's",
+			    cur.owner);
+	}
+	if (lock < 0)
+		return 1;
+	ctl = pin_get(bpffs, "rs_trace_ctl");
+	evfd = ctl < 0 ? -1 : pin_get(bpffs, "rs_trace_events");
+	cpufd = evfd < 0 ? -1 : pin_get(bpffs, "rs_trace_cpu");
+	if (cpufd < 0 || bpf_map_lookup_elem(ctl, &zero, &old))
+		goto out;
+	/*
+	 * The lock was free, so an enabled word is a dead tracer's (killed
+	 * before it could put the word back): it is put back off.
+	 */
+	leftover = old.enabled;
+	if (leftover)
+		old.enabled = 0;
+	rb = ring_buffer__new(evfd, on_event, tr, NULL);
+	if (!rb) {
+		fail("reading %s/rs_trace_events: %s", bpffs, strerror(errno));
+		goto out;
+	}
+	tr->discard = true;
+	ring_buffer__consume(rb);
+	tr->discard = false;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	tr->mono_to_real = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
+	trace_stats(cpufd, &before);
+	set.enabled = 1;
+	set.owner = (__u32)getpid();
+	if (bpf_map_update_elem(ctl, &zero, &set, BPF_ANY)) {
+		fail("writing the filters: %s", strerror(errno));
+		goto out_fd;
+	}
+	/* On stderr even with -j: stdout is the events alone. */
+	fprintf(stderr, "ringsteer: tracing%s; Ctrl-C to end\n",
+		leftover ? " (a dead trace's filters were left on: put back "
+			   "off at the end)"
+			 : "");
+	while (!stop_signal && (!tr->count || tr->shown < tr->count)) {
+		int n = ring_buffer__poll(rb, DAEMON_CHECK_MS);
+
+		if (n < 0 && n != -EINTR) {
+			fail("reading events: %s", strerror(-n));
+			break;
+		}
+		if (daemon_gone(pidfd, pid)) {
+			why = "ringsteerd exited";
+			break;
+		}
+	}
+	rc = why ? 1 : 0;
+	/* Back as it was, whatever ended the trace. */
+	if (bpf_map_update_elem(ctl, &zero, &old, BPF_ANY))
+		rc = fail("putting the filters back: %s (ringsteer trace "
+			  "again, then Ctrl-C, turns them off)",
+			  strerror(errno));
+	if (!tr->count || tr->shown < tr->count)
+		ring_buffer__consume(rb);
+	trace_stats(cpufd, &after);
+	fprintf(stderr,
+		"ringsteer: %s: %llu events shown, %llu lost (%llu buffer "
+		"full, %llu over --rate)\n",
+		why ? why : "trace ended", tr->shown,
+		(unsigned long long)(after.lost_full - before.lost_full +
+				     after.lost_rate - before.lost_rate),
+		(unsigned long long)(after.lost_full - before.lost_full),
+		(unsigned long long)(after.lost_rate - before.lost_rate));
+out_fd:
+	if (pidfd >= 0)
+		close(pidfd);
+out:
+	ring_buffer__free(rb);
+	if (cpufd >= 0)
+		close(cpufd);
+	if (evfd >= 0)
+		close(evfd);
+	if (ctl >= 0)
+		close(ctl);
+	close(lock);
+	return rc;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct rs_trace_ctl t = {.service = RS_NONE, .backend = RS_NONE};
+	unsigned long long rate = DEFAULT_RATE;
+	const char *svc = NULL, *backend = NULL;
+	struct trace *tr = calloc(1, sizeof(*tr));
+	char bpffs[PATH_MAX];
+	pid_t pid = 0;
+	int rc, id;
+
+	if (!tr)
+		return fail("out of memory");
+	tr->json = json_out;
+	rc = parse_args(argc, argv, tr, &t, &svc, &backend, &rate);
+	if (!rc)
+		rc = ask_daemon(tr, bpffs, sizeof(bpffs), &pid);
+	if (!rc && svc) {
+		id = id_of(tr->svc_names, RS_MAX_SERVICES, svc);
+		if (id < 0)
+			rc = fail("no service '%s'", svc);
+		t.service = (__u32)id;
+	}
+	if (!rc && backend) {
+		id = id_of(tr->be_names, RS_MAX_BACKENDS, backend);
+		if (id < 0)
+			rc = fail("no backend '%s'", backend);
+		t.backend = (__u32)id;
+	}
+	t.rate = (__u32)rate;
+	t.burst = (__u32)(rate ? rate : 1);
+	if (!rc)
+		rc = run(tr, &t, bpffs, pid);
+	for (size_t i = 0; i < RS_MAX_SERVICES; i++)
+		free(tr->svc_names[i]);
+	for (size_t i = 0; i < RS_MAX_BACKENDS; i++)
+		free(tr->be_names[i]);
+	free(tr);
+	return rc;
+}
