@@ -28,14 +28,15 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: ringsteerd [-c FILE] [-v|-q] [-t|--check | --detach]\n"
+		"Usage: ringsteerd [-c FILE] [-v|-vv|-q] [-t|--check | "
+		"--detach]\n"
 		"  -c, --config FILE  configuration (default " DEFAULT_CONFIG
 		")\n"
 		"  -t, --check        validate the configuration and exit\n"
 		"      --detach       remove the data plane: sk_lookup link, "
 		"TC filters\n"
 		"                     on the configured interfaces, pins\n"
-		"  -v, --verbose      debug logging\n"
+		"  -v, --verbose      debug logging; twice, libbpf's too\n"
 		"  -q, --quiet        warnings and errors only\n"
 		"      --version      print the version\n"
 		"      --probe        print what this kernel can do and exit\n"
@@ -76,15 +77,21 @@ static void print_errors(const char *errs)
 	fprintf(stderr, "%s%s", errs, n && errs[n - 1] != '\n' ? "\n" : "");
 }
 
-static int load_config(const char *path, unsigned int flags,
+/*
+ * --check prints a refused file's errors as they are, for a person; the
+ * daemon logs them, so that each line carries its priority.
+ */
+static int load_config(const char *path, unsigned int flags, bool check,
 		       struct rs_config *cfg)
 {
 	char errs[8192];
 	int err;
 
 	err = rs_config_load_flags(path, flags, cfg, errs, sizeof(errs));
-	if (err)
+	if (err && check)
 		print_errors(errs);
+	else if (err)
+		rs_err("%s", errs);
 	return err;
 }
 
@@ -105,20 +112,29 @@ static void on_reload(struct ev_loop *loop, ev_signal *w, int revents)
 	(void)revents;
 	rs_info("SIGHUP: reloading %s", d->config_path);
 	if (daemon_reload(d, false, errs, sizeof(errs))) {
-		print_errors(errs);
-		rs_err("reload refused: nothing changed");
+		rs_err("reload refused: nothing changed: %s", errs);
 		return;
 	}
 	rs_info("reload: done");
 	daemon_fd_budget(d); /* more backends, other caps */
 }
 
+/* -vv: libbpf's own info and debug lines (hundreds at each load). */
+static bool libbpf_verbose;
+
+/*
+ * libbpf's warnings are ours to show at any level (a map that did not
+ * pin, a program the verifier refused); the rest is about libbpf's
+ * internals and only asked for with -vv.
+ */
 static int libbpf_log(enum libbpf_print_level level, const char *fmt,
 		      va_list ap)
 {
-	if (level == LIBBPF_DEBUG && rs_log_get_level() < RS_LOG_DEBUG)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
+	if (level == LIBBPF_WARN)
+		rs_vlog(RS_LOG_WARN, fmt, ap);
+	else if (libbpf_verbose)
+		rs_vlog(RS_LOG_DEBUG, fmt, ap);
+	return 0;
 }
 
 /* --probe: the start-up line, and whether the floor is met. */
@@ -222,7 +238,7 @@ int main(int argc, char **argv)
 	};
 	struct daemon d = {.config_path = DEFAULT_CONFIG};
 	bool check = false, detach = false;
-	int opt, err;
+	int opt, err, verbose = 0;
 
 	while ((opt = getopt_long(argc, argv, "c:tvqh", opts, NULL)) != -1) {
 		switch (opt) {
@@ -238,6 +254,7 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			rs_log_set_level(RS_LOG_DEBUG);
+			libbpf_verbose = ++verbose > 1;
 			break;
 		case 'q':
 			rs_log_set_level(RS_LOG_WARN);
@@ -260,7 +277,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (load_config(d.config_path, detach ? RS_CONFIG_ALLOW_EMPTY : 0,
-			&d.cfg))
+			check, &d.cfg))
 		return 1;
 	if (check) {
 		rs_config_memory_report(&d.cfg, stdout);
