@@ -4,9 +4,10 @@ CLANG    ?= clang
 BPFTOOL  ?= bpftool
 PREFIX   ?= /usr/local
 DESTDIR  ?=
-# The configuration's place is compiled in (RS_DEFAULT_CONFIG); the unit's
+# The configuration's place is compiled in (RS_DEFAULT_CONFIG: SYSCONFDIR
+# moves only the samples, for scratch installs); the unit's
 # is systemd's for system packages on Debian 12.
-SYSCONFDIR := /etc/ringsteer
+SYSCONFDIR ?= /etc/ringsteer
 UNITDIR  ?= /lib/systemd/system
 MANDIR   ?= $(PREFIX)/share/man
 DOCDIR   ?= $(PREFIX)/share/doc/ringsteer
@@ -171,9 +172,10 @@ $(SAN_A): $(SAN_OBJS)
 
 # The binaries depend on their objects, so a touched header (through the
 # objects' .d files) relinks them.
+# sd_notify: the daemon alone speaks to systemd.
 $(BUILD)/ringsteerd: $(DAEMON_OBJS) $(LIB_A)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -lsystemd -o $@
 
 $(BUILD)/ringsteer: $(CLI_OBJS) $(LIB_A)
 	$(call msg,LD,$@)

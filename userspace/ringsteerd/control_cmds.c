@@ -12,6 +12,7 @@
 #include "control_cmds_internal.h"
 #include "fd_budget.h"
 #include "log.h"
+#include "notify.h"
 
 json_t *err_reply(const char *fmt, ...)
 {
@@ -50,7 +51,7 @@ static json_t *cmd_reload(struct daemon *d, json_t *req)
 
 	rs_info("control: reload of %s%s", d->config_path,
 		force ? " (--force)" : "");
-	if (daemon_reload(d, force, errs, sizeof(errs))) {
+	if (notify_reload(d, force, errs, sizeof(errs))) {
 		rs_err("reload: %s", errs);
 		return err_reply("%s", errs);
 	}

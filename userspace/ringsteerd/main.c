@@ -21,6 +21,7 @@
 #include "guard.h"
 #include "log.h"
 #include "metrics.h"
+#include "notify.h"
 #include <ringsteer/version.h>
 
 #define DEFAULT_CONFIG RS_DEFAULT_CONFIG
@@ -111,7 +112,7 @@ static void on_reload(struct ev_loop *loop, ev_signal *w, int revents)
 	(void)loop;
 	(void)revents;
 	rs_info("SIGHUP: reloading %s", d->config_path);
-	if (daemon_reload(d, false, errs, sizeof(errs))) {
+	if (notify_reload(d, false, errs, sizeof(errs))) {
 		rs_err("reload refused: nothing changed: %s", errs);
 		return;
 	}
@@ -162,14 +163,19 @@ static int run(struct daemon *d)
 	d->started = ev_time();
 	/* What the kernel can do, before anything is loaded or pinned. */
 	err = daemon_kernel_check(&d->cfg);
-	if (err)
+	if (err) {
+		notify_failed(err);
 		return err;
+	}
 	/* Before the control socket, the metrics port or any pin. */
 	err = guard_lock(d, false);
-	if (err)
+	if (err) {
+		notify_failed(err);
 		return err;
+	}
 	err = daemon_start(d);
 	if (err) {
+		notify_failed(err);
 		daemon_stop(d);
 		return err;
 	}
@@ -195,6 +201,7 @@ static int run(struct daemon *d)
 	if (!err)
 		err = metrics_start(d);
 	if (err) {
+		notify_failed(err);
 		control_stop(d);
 		daemon_stop(d);
 		return err;
@@ -207,7 +214,12 @@ static int run(struct daemon *d)
 	ev_signal_start(d->loop, &d->sig_int);
 	ev_signal_start(d->loop, &d->sig_hup);
 	signal(SIGPIPE, SIG_IGN);
+	/* Attached, pinned, answering: only now may systemd call it started. */
+	notify_watchdog_start(d);
+	notify_ready(d);
 	ev_run(d->loop, 0);
+	notify_stopping();
+	notify_watchdog_stop(d);
 	metrics_stop(d);
 	control_stop(d);
 	daemon_stop(d);
