@@ -268,6 +268,8 @@ static void status_table(json_t *r)
 			       jstr(v, "attach"), jstr(v, "link"));
 	}
 	kernel_lines(json_object_get(r, "kernel"));
+	json_array_foreach(json_object_get(r, "listen_not_local"), i, v)
+		printf("warning: %s\n", json_string_value(v));
 	printf("%-16s %4s %11s %8s %9s\n", "SERVICE", "ID", "GENERATION",
 	       "POINTS", "TAKING");
 	json_array_foreach(json_object_get(r, "services"), i, v)
@@ -945,7 +947,12 @@ static int cmd_cid(int argc, char **argv)
 
 static void done_ok(json_t *r)
 {
-	(void)r;
+	json_t *v;
+	size_t i;
+
+	/* A reload that took but left something to fix (a listen not local). */
+	json_array_foreach(json_object_get(r, "warnings"), i, v)
+		printf("warning: %s\n", json_string_value(v));
 	printf("ok\n");
 }
 

@@ -12,6 +12,7 @@
 #include "control_cmds_internal.h"
 #include "fd_budget.h"
 #include "log.h"
+#include "listen_check.h"
 #include "notify.h"
 
 json_t *err_reply(const char *fmt, ...)
@@ -46,6 +47,7 @@ const char *backend_name_of(struct daemon *d, uint32_t id)
 static json_t *cmd_reload(struct daemon *d, json_t *req)
 {
 	char errs[8192] = "";
+	json_t *reply, *warnings;
 
 	bool force = json_is_true(json_object_get(req, "force"));
 
@@ -56,7 +58,12 @@ static json_t *cmd_reload(struct daemon *d, json_t *req)
 		return err_reply("%s", errs);
 	}
 	daemon_fd_budget(d); /* more backends, other caps */
-	return ok_reply();
+	reply = ok_reply();
+	warnings = json_array();
+	/* Logged by the reload itself (notify_reload); told to the CLI here. */
+	listen_check(d, false, warnings);
+	json_object_set_new(reply, "warnings", warnings);
+	return reply;
 }
 
 static json_t *cmd_detach(struct daemon *d, json_t *req)

@@ -20,6 +20,8 @@
 #include "fd_budget.h"
 #include "guard.h"
 #include "log.h"
+#include "listen_check.h"
+#include "local_route.h"
 #include "metrics.h"
 #include "notify.h"
 #include <ringsteer/version.h>
@@ -49,6 +51,12 @@ static void usage(FILE *f)
 static void print_warning(const char *line)
 {
 	printf("warning: %s\n", line);
+}
+
+static void print_warning_arg(const char *line, void *arg)
+{
+	(void)arg;
+	print_warning(line);
 }
 
 /*
@@ -195,6 +203,7 @@ static int run(struct daemon *d)
 			"interfaces",
 			dp_tc_program_id(&d->dp), on, d->tc.n);
 	}
+	listen_check(d, true, NULL);
 	err = daemon_fd_budget(d);
 	if (!err)
 		err = control_start(d);
@@ -295,6 +304,7 @@ int main(int argc, char **argv)
 		rs_config_memory_report(&d.cfg, stdout);
 		rs_config_empty_services(&d.cfg, print_warning);
 		rs_config_fleet_ipv6_notes(&d.cfg, print_warning);
+		rs_listen_not_local(&d.cfg, print_warning_arg, NULL);
 		check_running_vnodes(&d.cfg);
 		printf("ringsteerd: configuration file %s test is successful\n",
 		       d.config_path);

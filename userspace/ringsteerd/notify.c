@@ -9,6 +9,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "daemon.h"
+#include "listen_check.h"
 #include "log.h"
 #include "notify.h"
 
@@ -60,6 +61,7 @@ int notify_reload(struct daemon *d, bool force, char *errs, size_t errlen)
 			   (int)strcspn(errs, "\n"), errs);
 		return err;
 	}
+	listen_check(d, true, NULL);
 	steering_status(d, status, sizeof(status));
 	sd_notifyf(0, "READY=1\nSTATUS=%s", status);
 	return 0;
