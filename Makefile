@@ -123,7 +123,8 @@ help:
 	@echo "make bench      benchmarks (docs/benchmarks.md; root, not part of make test)"
 	@echo "make bench-fleet fleet forwarding benchmark (docs/benchmarks.md; root)"
 	@echo "make install    binaries, man pages, sample configs, systemd unit, bash"
-	@echo "                completion, docs (PREFIX=$(PREFIX), DESTDIR)"
+	@echo "                completion, docs, Grafana dashboard and alert rules"
+	@echo "                (PREFIX=$(PREFIX), DESTDIR)"
 	@echo "make uninstall  remove what make install put there (a configuration"
 	@echo "                is kept; the pinned data plane too: ringsteer detach first)"
 	@echo "make clean      remove build/"
@@ -306,6 +307,9 @@ install: deps
 	install -m 0644 $(BUILD)/man/ringsteerd.8 $(BUILD)/man/ringsteer.8 \
 		$(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 README.md LICENSE docs/*.md $(DESTDIR)$(DOCDIR)/
+	install -d $(DESTDIR)$(DOCDIR)/examples
+	install -m 0644 contrib/monitoring/ringsteer-dashboard.json \
+		contrib/monitoring/ringsteer-alerts.yml $(DESTDIR)$(DOCDIR)/examples/
 	install -m 0644 contrib/bash-completion/ringsteer $(DESTDIR)$(BASHCOMPDIR)/ringsteer
 	ln -sf ringsteer $(DESTDIR)$(BASHCOMPDIR)/ringsteerd
 	sed 's|@PREFIX@|$(PREFIX)|g' configs/ringsteerd.service > \

@@ -18,7 +18,7 @@ PACKAGES=(
 	libinih-dev libcunit1-dev libev-dev libcurl4-openssl-dev libjansson-dev
 	libmicrohttpd-dev libssl-dev libsystemd-dev
 	iproute2 util-linux procps memcached clang-format cppcheck shellcheck jq
-	socat curl scdoc systemd dpkg-dev debhelper lintian
+	socat curl scdoc systemd dpkg-dev debhelper lintian prometheus
 	qemu-system-x86 busybox-static cpio kmod etcd-server openssl
 )
 

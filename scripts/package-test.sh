@@ -58,7 +58,9 @@ for f in usr/sbin/ringsteerd usr/bin/ringsteer lib/systemd/system/ringsteerd.ser
 	usr/share/man/man5/ringsteer.conf.5.gz \
 	usr/share/bash-completion/completions/ringsteer \
 	usr/share/bash-completion/completions/ringsteerd \
-	usr/share/doc/ringsteer/copyright usr/share/doc/ringsteer/operations.md.gz; do
+	usr/share/doc/ringsteer/copyright usr/share/doc/ringsteer/operations.md.gz \
+	usr/share/doc/ringsteer/examples/ringsteer-alerts.yml \
+	usr/share/doc/ringsteer/examples/ringsteer-dashboard.json; do
 	check "installs /$f" test -e "$root/$f"
 done
 version=$(sed -n 's/^#define RS_VERSION "\(.*\)"/\1/p' include/ringsteer/version.h)
