@@ -6,7 +6,8 @@
 # looks at the pins the moment READY=1 arrives), with a real daemon in a
 # namespace.
 #   READY=1 only once the sk_lookup link is pinned and the control socket
-#   is there, with a STATUS= line; WATCHDOG=1 at half of WATCHDOG_USEC;
+#   is there, with a STATUS= line; WATCHDOG=1 at half of WATCHDOG_USEC and
+#   just before each reload;
 #   RELOADING=1 (with MONOTONIC_USEC) then READY=1 around `ringsteer
 #   reload`, a refused one (the CLI exits 1, STATUS= has FILE:LINE) and
 #   SIGHUP; STOPPING=1 at exit; a start that fails sends no READY=1 but
@@ -92,6 +93,9 @@ kill -HUP "${RS_BG_PID[daemon]}"
 e2e_check "SIGHUP: another RELOADING=1" wait_count '^RELOADING=1' $((before + 3))
 e2e_check "then READY=1" wait_count '^READY=1' $((ready + 3))
 e2e_eq "RELOADING=1 then READY=1" "$(pair)" "RELOADING=1 READY=1"
+
+e2e_eq "each reload begins with a watchdog ping (a whole period to build in)" \
+	"$(grep -B1 '^RELOADING=1' "$NOUT" | grep -c '^WATCHDOG=1$')" "$(count '^RELOADING=1')"
 
 echo "# a second daemon on the same pins fails to start"
 rs_bg_start notify2 build/tools/notify_listen "$OUT/notify2.sock"

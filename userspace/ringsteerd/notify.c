@@ -47,6 +47,9 @@ int notify_reload(struct daemon *d, bool force, char *errs, size_t errlen)
 	 * RELOADING=1 to match the READY=1 that ends it; Debian 12's 252
 	 * takes RELOADING=1 alone and ignores the field.
 	 */
+	/* A whole watchdog period for building the new rings. */
+	if (ev_is_active(&watchdog))
+		sd_notify(0, "WATCHDOG=1");
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	sd_notifyf(0, "RELOADING=1\nSTATUS=reloading %s\nMONOTONIC_USEC=%llu",
 		   d->config_path,
