@@ -4,6 +4,14 @@ CLANG    ?= clang
 BPFTOOL  ?= bpftool
 PREFIX   ?= /usr/local
 DESTDIR  ?=
+# The configuration's place is compiled in (RS_DEFAULT_CONFIG: SYSCONFDIR
+# moves only the samples, for scratch installs); the unit's
+# is systemd's for system packages on Debian 12.
+SYSCONFDIR ?= /etc/ringsteer
+UNITDIR  ?= /lib/systemd/system
+MANDIR   ?= $(PREFIX)/share/man
+DOCDIR   ?= $(PREFIX)/share/doc/ringsteer
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 BUILD    := build
 ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
 
@@ -65,6 +73,8 @@ CLI_OBJS  := $(patsubst userspace/%.c,$(BUILD)/obj/%.o,\
 	$(wildcard userspace/ringsteer/*.c))
 
 BINS      := $(BUILD)/ringsteerd $(BUILD)/ringsteer
+# Man pages: scdoc sources in man/, roff in build/man/.
+MANS      := $(patsubst man/%.scd,$(BUILD)/man/%,$(wildcard man/*.scd))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 BPF_TESTS  := $(patsubst tests/bpf/%.c,$(BUILD)/tests/%,$(wildcard tests/bpf/test_*.c))
 TOOLS      := $(patsubst tests/e2e/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/e2e/tools/*.c))
@@ -72,7 +82,7 @@ HEADERS    := $(wildcard include/ringsteer/*.h userspace/*/*.h)
 C_SOURCES  := $(shell find bpf include userspace tests scripts bench -name '*.[ch]' 2>/dev/null)
 
 .PHONY: all build deps bpffs test unit bpftest e2e chaos demo demo-fleet bench-fleet lint info clean install help bench \
-	vmtest
+	vmtest man uninstall package-test
 
 # `make` installs missing build dependencies first, as `make test` does
 # (scripts/install-deps.sh: a no-op when everything is there, root needed
@@ -80,26 +90,51 @@ C_SOURCES  := $(shell find bpf include userspace tests scripts bench -name '*.[c
 all: deps
 	@$(MAKE) --no-print-directory build
 
-build: $(BINS) $(TOOLS)
+build: $(BINS) $(TOOLS) $(MANS)
+
+man: $(MANS)
+
+$(BUILD)/man/%: man/%.scd
+	@mkdir -p $(@D)
+	$(call msg,SCDOC,$@)
+	$(Q)scdoc < $< > $@.tmp && mv $@.tmp $@
 
 help:
 	@echo "make            install missing build dependencies (root), then build"
-	@echo "make build      build ringsteerd, ringsteer and the test tools"
+	@echo "make build      build ringsteerd, ringsteer, the man pages and the test tools"
+	@echo "make man        the man pages only (build/man/, from man/*.scd)"
+	@echo "make deps       install missing Debian packages (scripts/install-deps.sh)"
 	@echo "V=1             show whole command lines"
 	@echo "make demo       run the memcached demo in network namespaces (root)"
 	@echo "make demo-fleet three hosts behind an ECMP router, one affinity (root)"
-	@echo "make test       lint + unit + BPF + end-to-end tests (root)"
+	@echo "make test       lint + unit + package + BPF + end-to-end tests (root)"
+	@echo "make unit       unit tests only (CUnit, ASan/UBSan)"
+	@echo "make bpftest    BPF tests and the verifier budget (root)"
+	@echo "make e2e        end-to-end suites in network namespaces (root)"
+	@echo "make package-test build the Debian package (dpkg-buildpackage), lintian,"
+	@echo "                install it into a scratch root (part of make test)"
+	@echo "make bpffs      mount the bpf file system at /sys/fs/bpf if missing (root)"
 	@echo "make chaos      long chaos run: CHAOS_ACTIONS (2000), CHAOS_SEED (random),"
 	@echo "                CHAOS_CHECK_EVERY (5); tests/e2e/test_chaos.sh (root)"
 	@echo "make vmtest     BPF tests and data-plane e2e suites on Debian 12's 6.1 kernel"
 	@echo "                under qemu TCG (root; scripts/vmtest.sh)"
-	@echo "make lint       clang-format check and cppcheck"
+	@echo "make lint       clang-format check, cppcheck and shellcheck"
 	@echo "make info       verifier instruction count and stack use per program"
-	@echo "make install    install binaries, sample config, systemd unit"
+	@echo "make bench      benchmarks (docs/benchmarks.md; root, not part of make test)"
+	@echo "make bench-fleet fleet forwarding benchmark (docs/benchmarks.md; root)"
+	@echo "make install    binaries, man pages, sample configs, systemd unit, bash"
+	@echo "                completion, docs, Grafana dashboard and alert rules"
+	@echo "                (PREFIX=$(PREFIX), DESTDIR)"
+	@echo "make uninstall  remove what make install put there (a configuration"
+	@echo "                is kept; the pinned data plane too: ringsteer detach first)"
+	@echo "make clean      remove build/"
+	@echo "make help       this list"
 
 # Installs missing Debian packages; a no-op when everything is there.
+# NO_DEPS=1 skips it (a package build: Build-Depends has what it needs).
 deps:
-	@scripts/install-deps.sh --check 2>/dev/null || scripts/install-deps.sh
+	@[ -n "$(NO_DEPS)" ] || scripts/install-deps.sh --check 2>/dev/null || \
+		scripts/install-deps.sh
 
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
 	@mkdir -p $(@D)
@@ -123,7 +158,7 @@ define folder_rules
 $(BUILD)/obj/$(1)/%.o: userspace/$(1)/%.c | $(BPF_SKELS)
 	@mkdir -p $$(@D)
 	$$(call msg,CC,$$@)
-	$$(Q)$$(CC) $$(CFLAGS_COMMON) $$(INC_$(1)) $$(CFLAGS) $$(DEPFLAGS) -c $$< -o $$@
+	$$(Q)$$(CC) $$(CFLAGS_COMMON) $$(INC_$(1)) $$(CPPFLAGS) $$(CFLAGS) $$(DEPFLAGS) -c $$< -o $$@
 
 $(BUILD)/san/$(1)/%.o: userspace/$(1)/%.c | $(BPF_SKELS)
 	@mkdir -p $$(@D)
@@ -142,13 +177,14 @@ $(SAN_A): $(SAN_OBJS)
 
 # The binaries depend on their objects, so a touched header (through the
 # objects' .d files) relinks them.
+# sd_notify: the daemon alone speaks to systemd.
 $(BUILD)/ringsteerd: $(DAEMON_OBJS) $(LIB_A)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -lsystemd -o $@
 
 $(BUILD)/ringsteer: $(CLI_OBJS) $(LIB_A)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
 
 # Test programs compile and link in one step; their .d files sit beside
 # them (-MF, since there is no .o to name it after).
@@ -157,6 +193,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(SAN_A) $(TEST_BPF_SKELS) | $(BPF_SKELS)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(INC_tests) $(SANFLAGS) $(DEPFLAGS) -MF $@.d \
 		$< $(filter %.o,$^) $(SAN_A) $(LIBS) -lcunit -o $@
+
+# The man page test reads the binaries' --help.
+$(BUILD)/tests/test_man_pages: $(BINS)
 
 # Unit tests of the daemon's decision files link just those objects.
 $(BUILD)/tests/test_ids: $(BUILD)/san/ringsteerd/ids.o
@@ -217,8 +256,14 @@ test: deps bpffs
 	@$(MAKE) --no-print-directory build $(UNIT_TESTS) $(BPF_TESTS)
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory package-test
 	@$(MAKE) --no-print-directory bpftest
 	@$(MAKE) --no-print-directory e2e
+
+# The Debian package: built from a copy of the tree, lintian, installed
+# into a scratch root (about 80 s on 2 cores).
+package-test: deps
+	@scripts/package-test.sh
 
 # Debian 12's own 6.1 kernel under qemu (README.md, "Tests").
 vmtest: deps
@@ -249,17 +294,41 @@ info: $(BPF_OBJS) $(BUILD)/bpf_info
 	@$(BUILD)/bpf_info $(BPF_OBJS)
 
 install: deps
-	@$(MAKE) --no-print-directory $(BINS)
+	@$(MAKE) --no-print-directory $(BINS) $(MANS)
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
-		$(DESTDIR)/etc/ringsteer $(DESTDIR)/lib/systemd/system
+		$(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(BASHCOMPDIR)
 	install -m 0755 $(BUILD)/ringsteerd $(DESTDIR)$(PREFIX)/sbin/ringsteerd
 	install -m 0755 $(BUILD)/ringsteer $(DESTDIR)$(PREFIX)/bin/ringsteer
-	install -m 0644 configs/ringsteer.conf $(DESTDIR)/etc/ringsteer/ringsteer.conf.sample
-	install -d $(DESTDIR)$(PREFIX)/share/doc/ringsteer
-	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/ringsteer/
+	install -m 0644 configs/ringsteer.conf $(DESTDIR)$(SYSCONFDIR)/ringsteer.conf.sample
+	install -m 0644 configs/ringsteer.conf.minimal $(DESTDIR)$(SYSCONFDIR)/ringsteer.conf.minimal
+	install -m 0644 $(BUILD)/man/ringsteer.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 $(BUILD)/man/ringsteerd.8 $(BUILD)/man/ringsteer.8 \
+		$(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 README.md LICENSE docs/*.md $(DESTDIR)$(DOCDIR)/
+	install -d $(DESTDIR)$(DOCDIR)/examples
+	install -m 0644 contrib/monitoring/ringsteer-dashboard.json \
+		contrib/monitoring/ringsteer-alerts.yml $(DESTDIR)$(DOCDIR)/examples/
+	install -m 0644 contrib/bash-completion/ringsteer $(DESTDIR)$(BASHCOMPDIR)/ringsteer
+	ln -sf ringsteer $(DESTDIR)$(BASHCOMPDIR)/ringsteerd
 	sed 's|@PREFIX@|$(PREFIX)|g' configs/ringsteerd.service > \
-		$(DESTDIR)/lib/systemd/system/ringsteerd.service
-	chmod 0644 $(DESTDIR)/lib/systemd/system/ringsteerd.service
+		$(DESTDIR)$(UNITDIR)/ringsteerd.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/ringsteerd.service
+
+# Removes what install put there, with the same PREFIX and DESTDIR. The
+# operator's ringsteer.conf stays, and so does the pinned data plane (a
+# stopped daemon keeps steering): `ringsteer detach` first to remove it.
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/sbin/ringsteerd $(DESTDIR)$(PREFIX)/bin/ringsteer \
+		$(DESTDIR)$(SYSCONFDIR)/ringsteer.conf.sample \
+		$(DESTDIR)$(SYSCONFDIR)/ringsteer.conf.minimal \
+		$(DESTDIR)$(MANDIR)/man5/ringsteer.conf.5 \
+		$(DESTDIR)$(MANDIR)/man8/ringsteerd.8 $(DESTDIR)$(MANDIR)/man8/ringsteer.8 \
+		$(DESTDIR)$(BASHCOMPDIR)/ringsteer $(DESTDIR)$(BASHCOMPDIR)/ringsteerd \
+		$(DESTDIR)$(UNITDIR)/ringsteerd.service
+	rm -rf $(DESTDIR)$(DOCDIR)
+	rmdir $(DESTDIR)$(SYSCONFDIR) 2>/dev/null || true
 
 clean:
 	rm -rf $(BUILD)

@@ -16,9 +16,9 @@ PACKAGES=(
 	make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
 	libxxhash-dev libnl-3-dev libnl-route-3-dev libnl-idiag-3-dev
 	libinih-dev libcunit1-dev libev-dev libcurl4-openssl-dev libjansson-dev
-	libmicrohttpd-dev libssl-dev
+	libmicrohttpd-dev libssl-dev libsystemd-dev
 	iproute2 util-linux procps memcached clang-format cppcheck shellcheck jq
-	socat curl
+	socat curl scdoc systemd dpkg-dev debhelper lintian prometheus
 	qemu-system-x86 busybox-static cpio kmod etcd-server openssl
 )
 

@@ -26,7 +26,8 @@ if ! cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr \
 	echo "lint: cppcheck found problems"
 	rc=1
 fi
-shells=(tests/e2e/*.sh tests/bpf/*.sh tests/vm/*.sh tests/vm/init scripts/*.sh .ci/run)
+shells=(tests/e2e/*.sh tests/bpf/*.sh tests/vm/*.sh tests/vm/init scripts/*.sh .ci/run
+	contrib/bash-completion/ringsteer)
 if ! shellcheck -x -S warning "${shells[@]}"; then
 	echo "lint: shellcheck found problems"
 	rc=1

@@ -524,6 +524,20 @@ static void test_sample_keys(void)
 	free(text);
 }
 
+/* The minimal sample (installed beside the reference) loads as it is. */
+static void test_minimal_sample(void)
+{
+	int ret = rs_config_load("configs/ringsteer.conf.minimal", &cfg, err,
+				 sizeof(err));
+
+	if (ret)
+		fprintf(stderr, "\n%s\n", err);
+	CU_ASSERT_EQUAL_FATAL(ret, 0);
+	CU_ASSERT_EQUAL(cfg.n_services, 1);
+	CU_ASSERT_EQUAL(cfg.n_backends, 2);
+	rs_config_free(&cfg);
+}
+
 static void test_sample(void)
 {
 	const struct rs_service_conf *web, *dns, *quic;
@@ -2345,6 +2359,7 @@ static const struct test addr_tests[] = {
 static const struct test config_tests[] = {
 	{"sample file", test_sample},
 	{"sample shows every key", test_sample_keys},
+	{"minimal sample file", test_minimal_sample},
 	{"defaults", test_defaults},
 	{"every key", test_all_keys},
 	{"IPv6", test_ipv6},

@@ -1,7 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Leveled logging to stderr, one line per event. */
+/*
+ * Leveled logging to stderr, one line per event: a UTC timestamp and the
+ * level, or, when stderr is the journal's stream, a "<N>" syslog priority
+ * that journald turns into the entry's priority (journalctl -p err).
+ */
 #ifndef RS_LOG_H
 #define RS_LOG_H
+
+#include <stdarg.h>
+#include <stdbool.h>
 
 enum rs_log_level {
 	RS_LOG_ERROR = 0,
@@ -14,6 +21,10 @@ void rs_log_set_level(enum rs_log_level level);
 enum rs_log_level rs_log_get_level(void);
 void rs_log(enum rs_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void rs_vlog(enum rs_log_level level, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+/* Whether JOURNAL_STREAM names stderr (sd-daemon's convention). */
+bool rs_log_stderr_is_journal(void);
 
 #define rs_err(...)   rs_log(RS_LOG_ERROR, __VA_ARGS__)
 #define rs_warn(...)  rs_log(RS_LOG_WARN, __VA_ARGS__)

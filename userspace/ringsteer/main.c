@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "pins.h"
 #include <ringsteer/version.h>
 
 static const char *socket_path = RS_DEFAULT_CONTROL_SOCKET;
@@ -27,6 +28,7 @@ static const char *socket_from = "the built-in default";
 static char config_socket[PATH_MAX];
 static char config_from[PATH_MAX + 32];
 bool json_out;
+static const char *opt_config_file; /* -c FILE */
 
 struct cmd {
 	const char *name;
@@ -51,6 +53,8 @@ int fail(const char *fmt, ...)
 
 /* Set while polling (fleet ready): a daemon not up yet is not news. */
 bool call_quiet_unreachable;
+/* The last call() found no daemon on the socket (not a failed request). */
+static bool call_unreachable;
 
 /* One request, one reply; NULL (after printing why) on failure. */
 json_t *call(json_t *req)
@@ -70,7 +74,10 @@ json_t *call(json_t *req)
 	}
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", socket_path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	call_unreachable = false;
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		call_unreachable =
+			fd >= 0 && (errno == ENOENT || errno == ECONNREFUSED);
 		if (!call_quiet_unreachable)
 			fail("cannot reach ringsteerd at %s (%s): %s (is it "
 			     "running? -s SOCKET)",
@@ -268,6 +275,8 @@ static void status_table(json_t *r)
 								   : "off",
 		       jint(v, "events"), jint(v, "lost"), jint(v, "lost_full"),
 		       jint(v, "lost_rate"));
+	json_array_foreach(json_object_get(r, "listen_not_local"), i, v)
+		printf("warning: %s\n", json_string_value(v));
 	printf("%-16s %4s %11s %8s %9s\n", "SERVICE", "ID", "GENERATION",
 	       "POINTS", "TAKING");
 	json_array_foreach(json_object_get(r, "services"), i, v)
@@ -287,11 +296,80 @@ static void status_table(json_t *r)
 			       : "");
 }
 
+/* The bpffs of -c FILE or of the default file when readable. */
+static void config_bpffs(char *buf, size_t len)
+{
+	const char *path =
+		opt_config_file ? opt_config_file : RS_DEFAULT_CONFIG;
+	struct rs_config cfg;
+	char errs[256];
+
+	snprintf(buf, len, "%s", RS_DEFAULT_BPFFS);
+	if (access(path, R_OK) ||
+	    rs_config_load(path, &cfg, errs, sizeof(errs)))
+		return;
+	snprintf(buf, len, "%s", cfg.bpffs);
+	rs_config_free(&cfg);
+}
+
+/*
+ * The daemon down is not steering down: the pinned link goes on. Say
+ * what the pins hold rather than only that nobody answers. Still exit 1:
+ * whatever watches `ringsteer status` must see the daemon is gone.
+ */
+static int status_from_pins(void)
+{
+	char bpffs[PATH_MAX];
+	json_t *p;
+
+	config_bpffs(bpffs, sizeof(bpffs));
+	p = pins_read(bpffs);
+	if (!p) {
+		int err = errno;
+
+		if (json_out) {
+			p = json_pack("{s:b, s:s, s:s, s:s}", "ok", 0, "daemon",
+				      "unreachable", "bpffs", bpffs, "pins",
+				      strerror(err));
+			json_dumpf(p, stdout, JSON_INDENT(2));
+			putchar('\n');
+			json_decref(p);
+		} else if (err == ENOENT) {
+			printf("ringsteerd is not running and nothing is "
+			       "pinned under %s: nothing steers\n",
+			       bpffs);
+		} else {
+			printf("ringsteerd is not running; the pins under %s "
+			       "cannot be read (%s): run as root to see "
+			       "whether they still steer\n",
+			       bpffs, strerror(err));
+		}
+		return 1;
+	}
+	if (json_out) {
+		json_t *o = json_pack("{s:b, s:s, s:O}", "ok", 0, "daemon",
+				      "unreachable", "pinned", p);
+
+		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		putchar('\n');
+		json_decref(o);
+	} else {
+		pins_print(p);
+	}
+	json_decref(p);
+	return 1;
+}
+
 static int cmd_status(int argc, char **argv)
 {
+	json_t *reply;
+
 	(void)argc;
 	(void)argv;
-	return finish(call(json_pack("{s:s}", "cmd", "status")), status_table);
+	reply = call(json_pack("{s:s}", "cmd", "status"));
+	if (!reply && call_unreachable)
+		return status_from_pins();
+	return finish(reply, status_table);
 }
 
 /* Cookie services only: the QUIC parameters and why datagrams were left. */
@@ -876,7 +954,12 @@ static int cmd_cid(int argc, char **argv)
 
 static void done_ok(json_t *r)
 {
-	(void)r;
+	json_t *v;
+	size_t i;
+
+	/* A reload that took but left something to fix (a listen not local). */
+	json_array_foreach(json_object_get(r, "warnings"), i, v)
+		printf("warning: %s\n", json_string_value(v));
 	printf("ok\n");
 }
 
@@ -1046,6 +1129,7 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			opt_config = optarg;
+			opt_config_file = optarg;
 			break;
 		case OPT_VERSION:
 			printf("ringsteer %s\n", RS_VERSION);

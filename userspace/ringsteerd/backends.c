@@ -237,6 +237,8 @@ static void on_check_result(void *arg, bool ok, const char *reason,
 	enum rs_health_event ev;
 
 	ev = health_on_result(&be->health, &bc->health, ok, reason, latency_ms);
+	rs_debug("backend %s: check %s in %.1f ms", bc->name,
+		 be->health.last_result, latency_ms);
 	if (ev == RS_HEALTH_NO_CHANGE)
 		return;
 	if (ev == RS_HEALTH_WENT_DOWN) {

@@ -498,5 +498,6 @@ json_t *control_handle(struct daemon *d, json_t *req)
 	cmd = json_string_value(json_object_get(req, "cmd"));
 	if (!cmd)
 		return err_reply("missing \"cmd\"");
+	rs_debug("control: %s request", cmd);
 	return control_dispatch(d, cmd, req);
 }

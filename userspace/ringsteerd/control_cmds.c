@@ -12,6 +12,8 @@
 #include "control_cmds_internal.h"
 #include "fd_budget.h"
 #include "log.h"
+#include "listen_check.h"
+#include "notify.h"
 
 json_t *err_reply(const char *fmt, ...)
 {
@@ -45,17 +47,23 @@ const char *backend_name_of(struct daemon *d, uint32_t id)
 static json_t *cmd_reload(struct daemon *d, json_t *req)
 {
 	char errs[8192] = "";
+	json_t *reply, *warnings;
 
 	bool force = json_is_true(json_object_get(req, "force"));
 
 	rs_info("control: reload of %s%s", d->config_path,
 		force ? " (--force)" : "");
-	if (daemon_reload(d, force, errs, sizeof(errs))) {
+	if (notify_reload(d, force, errs, sizeof(errs))) {
 		rs_err("reload: %s", errs);
 		return err_reply("%s", errs);
 	}
 	daemon_fd_budget(d); /* more backends, other caps */
-	return ok_reply();
+	reply = ok_reply();
+	warnings = json_array();
+	/* Logged by the reload itself (notify_reload); told to the CLI here. */
+	listen_check(d, false, warnings);
+	json_object_set_new(reply, "warnings", warnings);
+	return reply;
 }
 
 static json_t *cmd_detach(struct daemon *d, json_t *req)

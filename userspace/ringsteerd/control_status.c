@@ -13,6 +13,7 @@
 #include "control_cmds_internal.h"
 #include "kernel.h"
 #include "tc_attach.h"
+#include "listen_check.h"
 #include <ringsteer/version.h>
 
 static const char *proto_name(uint8_t p)
@@ -101,6 +102,7 @@ static json_t *trace_json(struct daemon *d)
 json_t *cmd_status(struct daemon *d, json_t *req)
 {
 	json_t *svcs = json_array(), *progs = json_array();
+	json_t *not_local = json_array();
 
 	(void)req;
 	json_array_append_new(
@@ -143,9 +145,11 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 			json_boolean(all_out && d->svcs[s].all_out_forced));
 		json_array_append_new(svcs, o);
 	}
+	/* Asked anew each time: a VIP keepalived moves comes and goes. */
+	listen_check(d, false, not_local);
 	return json_pack(
 		"{s:b, s:s, s:i, s:f, s:s, s:s, s:o, s:o, s:I, s:I, "
-		"s:o, s:o, s:o}",
+		"s:o, s:o, s:o, s:o}",
 		"ok", 1, "version", RS_VERSION, "pid", (int)getpid(),
 		"uptime_s", ev_now(d->loop) - d->started, "config",
 		d->config_path, "bpffs", d->cfg.bpffs, "programs", progs,
@@ -158,7 +162,7 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 			  (int)d->load.unattributed, "error",
 			  d->load.last_err ? strerror(-d->load.last_err)
 					   : NULL),
-		"trace", trace_json(d));
+		"trace", trace_json(d), "listen_not_local", not_local);
 }
 
 static json_t *service_json(struct daemon *d, size_t s)

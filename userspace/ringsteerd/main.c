@@ -20,7 +20,10 @@
 #include "fd_budget.h"
 #include "guard.h"
 #include "log.h"
+#include "listen_check.h"
+#include "local_route.h"
 #include "metrics.h"
+#include "notify.h"
 #include <ringsteer/version.h>
 
 #define DEFAULT_CONFIG RS_DEFAULT_CONFIG
@@ -28,14 +31,15 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: ringsteerd [-c FILE] [-v|-q] [-t|--check | --detach]\n"
+		"Usage: ringsteerd [-c FILE] [-v|-vv|-q] [-t|--check | "
+		"--detach]\n"
 		"  -c, --config FILE  configuration (default " DEFAULT_CONFIG
 		")\n"
 		"  -t, --check        validate the configuration and exit\n"
 		"      --detach       remove the data plane: sk_lookup link, "
 		"TC filters\n"
 		"                     on the configured interfaces, pins\n"
-		"  -v, --verbose      debug logging\n"
+		"  -v, --verbose      debug logging; twice, libbpf's too\n"
 		"  -q, --quiet        warnings and errors only\n"
 		"      --version      print the version\n"
 		"      --probe        print what this kernel can do and exit\n"
@@ -47,6 +51,12 @@ static void usage(FILE *f)
 static void print_warning(const char *line)
 {
 	printf("warning: %s\n", line);
+}
+
+static void print_warning_arg(const char *line, void *arg)
+{
+	(void)arg;
+	print_warning(line);
 }
 
 /*
@@ -76,15 +86,21 @@ static void print_errors(const char *errs)
 	fprintf(stderr, "%s%s", errs, n && errs[n - 1] != '\n' ? "\n" : "");
 }
 
-static int load_config(const char *path, unsigned int flags,
+/*
+ * --check prints a refused file's errors as they are, for a person; the
+ * daemon logs them, so that each line carries its priority.
+ */
+static int load_config(const char *path, unsigned int flags, bool check,
 		       struct rs_config *cfg)
 {
 	char errs[8192];
 	int err;
 
 	err = rs_config_load_flags(path, flags, cfg, errs, sizeof(errs));
-	if (err)
+	if (err && check)
 		print_errors(errs);
+	else if (err)
+		rs_err("%s", errs);
 	return err;
 }
 
@@ -104,21 +120,30 @@ static void on_reload(struct ev_loop *loop, ev_signal *w, int revents)
 	(void)loop;
 	(void)revents;
 	rs_info("SIGHUP: reloading %s", d->config_path);
-	if (daemon_reload(d, false, errs, sizeof(errs))) {
-		print_errors(errs);
-		rs_err("reload refused: nothing changed");
+	if (notify_reload(d, false, errs, sizeof(errs))) {
+		rs_err("reload refused: nothing changed: %s", errs);
 		return;
 	}
 	rs_info("reload: done");
 	daemon_fd_budget(d); /* more backends, other caps */
 }
 
+/* -vv: libbpf's own info and debug lines (hundreds at each load). */
+static bool libbpf_verbose;
+
+/*
+ * libbpf's warnings are ours to show at any level (a map that did not
+ * pin, a program the verifier refused); the rest is about libbpf's
+ * internals and only asked for with -vv.
+ */
 static int libbpf_log(enum libbpf_print_level level, const char *fmt,
 		      va_list ap)
 {
-	if (level == LIBBPF_DEBUG && rs_log_get_level() < RS_LOG_DEBUG)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
+	if (level == LIBBPF_WARN)
+		rs_vlog(RS_LOG_WARN, fmt, ap);
+	else if (libbpf_verbose)
+		rs_vlog(RS_LOG_DEBUG, fmt, ap);
+	return 0;
 }
 
 /* --probe: the start-up line, and whether the floor is met. */
@@ -146,14 +171,19 @@ static int run(struct daemon *d)
 	d->started = ev_time();
 	/* What the kernel can do, before anything is loaded or pinned. */
 	err = daemon_kernel_check(&d->cfg);
-	if (err)
+	if (err) {
+		notify_failed(err);
 		return err;
+	}
 	/* Before the control socket, the metrics port or any pin. */
 	err = guard_lock(d, false);
-	if (err)
+	if (err) {
+		notify_failed(err);
 		return err;
+	}
 	err = daemon_start(d);
 	if (err) {
+		notify_failed(err);
 		daemon_stop(d);
 		return err;
 	}
@@ -173,12 +203,14 @@ static int run(struct daemon *d)
 			"interfaces",
 			dp_tc_program_id(&d->dp), on, d->tc.n);
 	}
+	listen_check(d, true, NULL);
 	err = daemon_fd_budget(d);
 	if (!err)
 		err = control_start(d);
 	if (!err)
 		err = metrics_start(d);
 	if (err) {
+		notify_failed(err);
 		control_stop(d);
 		daemon_stop(d);
 		return err;
@@ -191,7 +223,12 @@ static int run(struct daemon *d)
 	ev_signal_start(d->loop, &d->sig_int);
 	ev_signal_start(d->loop, &d->sig_hup);
 	signal(SIGPIPE, SIG_IGN);
+	/* Attached, pinned, answering: only now may systemd call it started. */
+	notify_watchdog_start(d);
+	notify_ready(d);
 	ev_run(d->loop, 0);
+	notify_stopping();
+	notify_watchdog_stop(d);
 	metrics_stop(d);
 	control_stop(d);
 	daemon_stop(d);
@@ -222,7 +259,7 @@ int main(int argc, char **argv)
 	};
 	struct daemon d = {.config_path = DEFAULT_CONFIG};
 	bool check = false, detach = false;
-	int opt, err;
+	int opt, err, verbose = 0;
 
 	while ((opt = getopt_long(argc, argv, "c:tvqh", opts, NULL)) != -1) {
 		switch (opt) {
@@ -238,6 +275,7 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			rs_log_set_level(RS_LOG_DEBUG);
+			libbpf_verbose = ++verbose > 1;
 			break;
 		case 'q':
 			rs_log_set_level(RS_LOG_WARN);
@@ -260,12 +298,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (load_config(d.config_path, detach ? RS_CONFIG_ALLOW_EMPTY : 0,
-			&d.cfg))
+			check, &d.cfg))
 		return 1;
 	if (check) {
 		rs_config_memory_report(&d.cfg, stdout);
 		rs_config_empty_services(&d.cfg, print_warning);
 		rs_config_fleet_ipv6_notes(&d.cfg, print_warning);
+		rs_listen_not_local(&d.cfg, print_warning_arg, NULL);
 		check_running_vnodes(&d.cfg);
 		printf("ringsteerd: configuration file %s test is successful\n",
 		       d.config_path);

@@ -510,6 +510,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	(void)upload;
 	(void)upload_len;
 	(void)con_cls;
+	rs_debug("metrics: %s %s", method, url);
 	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
 		body = strdup("only GET\n");
 		status = MHD_HTTP_METHOD_NOT_ALLOWED;

@@ -211,6 +211,9 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 			rs_warn("backend %s: no usable socket on %s (%s); "
 				"retrying",
 				bc->name, where, strerror(-err));
+	} else {
+		rs_debug("backend %s: still no usable socket on %s (%s)",
+			 bc->name, where, strerror(-err));
 	}
 	rt->has_socket = false;
 	rt->reported_missing = true;
