@@ -88,6 +88,12 @@ struct fleet_rt {
 	bool etcd_ok;
 	char error[512];
 	int64_t latest_rev, lease;
+	/*
+	 * Monotonic time until which etcd cannot have expired our lease:
+	 * lease_ttl after the last grant or keepalive was sent (etcd starts
+	 * counting when it takes the call, later). 0: no lease.
+	 */
+	double lease_until;
 	char *publish;
 	uint64_t publish_gen;
 	struct drain_job *jobs_done; /* finished, for the loop to answer */
@@ -512,6 +518,19 @@ static void guard_own(const struct rs_etcd_kv *kvs, size_t n, const char *key,
 	*published = 0;
 }
 
+/*
+ * etcd took a grant or keepalive of our lease sent at @sent (0: the lease
+ * is gone): it lives at least lease_ttl from then, whatever happens to
+ * etcd meanwhile (a stopped etcd counts nothing down, and gives every
+ * lease its whole TTL again when it is back).
+ */
+static void lease_alive(struct fleet_rt *f, double sent)
+{
+	pthread_mutex_lock(&f->mu);
+	f->lease_until = sent ? sent + f->conf.lease_ttl : 0;
+	pthread_mutex_unlock(&f->mu);
+}
+
 /* One round: lease, publish, keepalive, read. 0 or negative errno. */
 static int thread_round(struct fleet_rt *f, struct rs_etcd *e, const char *key,
 			const char *prefix, int64_t *lease, uint64_t *published,
@@ -526,12 +545,15 @@ static int thread_round(struct fleet_rt *f, struct rs_etcd *e, const char *key,
 	uint64_t gen;
 	size_t n = 0;
 	char *val = NULL;
+	double sent;
 	int err;
 
 	if (!*lease) {
+		sent = mono_now();
 		err = etcd_lease_grant(e, f->conf.lease_ttl, lease);
 		if (err)
 			return err;
+		lease_alive(f, sent);
 		*published = 0;
 		*next_ka = mono_now() + f->conf.lease_ttl / 3.0;
 		rs_info("fleet: joined as %s with lease %llx (ttl %us)",
@@ -554,15 +576,18 @@ static int thread_round(struct fleet_rt *f, struct rs_etcd *e, const char *key,
 		*published = gen;
 	}
 	if (mono_now() >= *next_ka) {
+		sent = mono_now();
 		err = etcd_lease_keepalive(e, *lease);
 		if (err == -ENOENT) {
 			rs_warn("fleet: lease %llx expired; joining again",
 				(unsigned long long)*lease);
 			*lease = 0;
+			lease_alive(f, 0);
 			return 0;
 		}
 		if (err)
 			return err;
+		lease_alive(f, sent);
 		*next_ka = mono_now() + f->conf.lease_ttl / 3.0;
 	}
 	err = etcd_range(e, prefix, &kvs, &n, rev, &truncated);
@@ -1172,17 +1197,30 @@ static uint32_t owned_buckets(const struct fleet_rt *f,
  * host as an owner of keys. Before that, packets entering here would be
  * judged by a table from an earlier run, or by none (docs/fleet.md,
  * "Adding a host"). NULL when ready, else why not.
+ *
+ * While etcd is unreachable, "etcd's latest" is the latest this host
+ * read, for as long as its lease surely lives (@lease_left > 0): nobody
+ * can change the table without etcd, and the others keep this host in
+ * theirs. Otherwise a routing daemon whose health check asks `fleet
+ * ready` would take every host of the PoP out of the router as soon as
+ * etcd restarts. Past that, the others may have dropped this host (etcd
+ * up but out of its reach): it is not ready.
  */
 static const char *not_ready(const struct fleet_rt *f,
-			     const struct rs_config *cfg, bool agrees)
+			     const struct rs_config *cfg, bool etcd_ok,
+			     bool current, double lease_left)
 {
 	int self = self_index(f);
 	uint32_t total;
 
 	if (!f->installed)
 		return "no fleet table read from etcd yet";
-	if (!agrees)
+	if (!current)
 		return "the table in force is not etcd's latest";
+	if (!etcd_ok && lease_left <= 0)
+		return "etcd unreachable for longer than this host's lease "
+		       "surely lives (lease_ttl after its last keepalive): "
+		       "the others may have dropped it";
 	if (self < 0)
 		return "not a member in etcd yet";
 	if (f->snap.m[self].drained)
@@ -1199,8 +1237,9 @@ json_t *fleet_status_json(struct daemon *d)
 	json_t *members, *out, *mj;
 	char addr[INET_ADDRSTRLEN], addr6[INET6_ADDRSTRLEN];
 	size_t with6 = 0;
-	bool etcd_ok, installed;
+	bool etcd_ok, installed, current;
 	int64_t latest, lease;
+	double lease_left;
 	uint64_t tokens;
 	char error[512];
 
@@ -1211,9 +1250,12 @@ json_t *fleet_status_json(struct daemon *d)
 	etcd_ok = f->etcd_ok;
 	latest = f->latest_rev;
 	lease = f->lease;
+	lease_left = f->lease_until ? f->lease_until - mono_now() : 0;
 	snprintf(error, sizeof(error), "%s", f->error);
 	pthread_mutex_unlock(&f->mu);
 	installed = !dp_fleet_header(&d->dp, RS_FLEET_CURRENT, &h);
+	/* The table in force is the latest this host read from etcd. */
+	current = installed && (int64_t)h.version == latest;
 	members = json_array();
 	for (size_t i = 0; i < f->snap.n; i++) {
 		const struct rs_fleet_member_info *m = &f->snap.m[i];
@@ -1238,9 +1280,8 @@ json_t *fleet_status_json(struct daemon *d)
 			members, "version",
 			(json_int_t)(installed ? (int64_t)h.version : 0),
 			"latest_revision", (json_int_t)latest, "agrees",
-			etcd_ok && installed && (int64_t)h.version == latest,
-			"name", f->conf.name, "etcd", etcd_ok ? "up" : "down",
-			"member", self_index(f) >= 0);
+			etcd_ok && current, "name", f->conf.name, "etcd",
+			etcd_ok ? "up" : "down", "member", self_index(f) >= 0);
 	if (out && error[0])
 		json_object_set_new(out, "error", json_string(error));
 	/* How this host reaches etcd: TLS files and its RBAC user. */
@@ -1263,9 +1304,8 @@ json_t *fleet_status_json(struct daemon *d)
 				    "hosts steer those clients where they "
 				    "enter (no_address6)"));
 	if (out) {
-		const char *why = not_ready(
-			f, &d->cfg,
-			etcd_ok && installed && (int64_t)h.version == latest);
+		const char *why =
+			not_ready(f, &d->cfg, etcd_ok, current, lease_left);
 
 		json_object_set_new(out, "ready", json_boolean(!why));
 		if (why)
@@ -1322,6 +1362,14 @@ json_t *fleet_status_json(struct daemon *d)
 
 		snprintf(buf, sizeof(buf), "%llx", (unsigned long long)lease);
 		json_object_set_new(out, "lease", json_string(buf));
+		/*
+		 * How long etcd may stay out of reach before it could expire
+		 * the lease (and the others drop this host), in tenths.
+		 */
+		lease_left =
+			lease_left > 0 ? (double)(long)(lease_left * 10) : 0;
+		json_object_set_new(out, "lease_left",
+				    json_real(lease_left / 10));
 	}
 	return out;
 }
