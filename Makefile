@@ -199,6 +199,8 @@ $(BUILD)/tests/test_man_pages: $(BINS)
 
 # Unit tests of the daemon's decision files link just those objects.
 $(BUILD)/tests/test_ids: $(BUILD)/san/ringsteerd/ids.o
+$(BUILD)/tests/test_fleet_member_fuzz: $(BUILD)/san/ringsteerd/fleet_member.o \
+	$(BUILD)/san/ringsteerd/fleet_quic.o
 
 BPF_TEST_LIB := $(patsubst tests/bpf/lib/%.c,$(BUILD)/tests/lib/%.o,\
 	$(wildcard tests/bpf/lib/*.c))

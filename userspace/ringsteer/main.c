@@ -729,7 +729,12 @@ static void fleet_table(json_t *r)
 							  : "DISAGREES");
 	if (json_is_string(json_object_get(r, "error")))
 		printf("  etcd error: %s\n", jstr(r, "error"));
-	if (json_is_true(json_object_get(r, "ready")))
+	if (json_is_true(json_object_get(r, "ready")) &&
+	    !strcmp(jstr(r, "etcd"), "down"))
+		printf("ready for traffic while this host's lease surely "
+		       "lives (%.1f s more without etcd)\n",
+		       json_number_value(json_object_get(r, "lease_left")));
+	else if (json_is_true(json_object_get(r, "ready")))
 		printf("ready for traffic\n");
 	else
 		printf("NOT ready for traffic: %s\n", jstr(r, "not_ready"));

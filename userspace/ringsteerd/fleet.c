@@ -21,18 +21,17 @@
 
 #include <openssl/crypto.h>
 
-#include "addr.h"
 #include "binds.h"
 #include "control.h"
 #include "etcd.h"
 #include "fleet.h"
 #include "fleet_quic.h"
 #include "fleet_keys.h"
+#include "fleet_member.h"
 #include "fleet_record.h"
 #include "fleet_table.h"
 #include "hash.h"
 #include "log.h"
-#include "name.h"
 
 /*
  * An operator's drain or undrain: one etcd call on a thread of its own,
@@ -69,12 +68,6 @@ struct fleet_snap {
 	bool truncated;	 /* the prefix held more keys than are read */
 };
 
-/* This host's own listens, for the check that no member claims one. */
-struct fleet_local {
-	struct rs_listen *listens;
-	size_t n;
-};
-
 struct fleet_rt {
 	struct daemon *d;
 	struct rs_fleet_conf conf;
@@ -88,6 +81,12 @@ struct fleet_rt {
 	bool etcd_ok;
 	char error[512];
 	int64_t latest_rev, lease;
+	/*
+	 * Monotonic time until which etcd cannot have expired our lease:
+	 * lease_ttl after the last grant or keepalive was sent (etcd starts
+	 * counting when it takes the call, later). 0: no lease.
+	 */
+	double lease_until;
 	char *publish;
 	uint64_t publish_gen;
 	struct drain_job *jobs_done; /* finished, for the loop to answer */
@@ -142,192 +141,14 @@ static int member_cmp(const void *a, const void *b)
 		      ((const struct rs_fleet_member_info *)b)->name);
 }
 
-/* Whether @family/@addr is one of this host's service addresses. */
-static bool is_local_listen(const struct fleet_local *l, int family,
-			    const uint8_t *addr)
-{
-	uint8_t a[16] = {0};
-
-	memcpy(a, addr, family == AF_INET ? 4 : 16);
-	for (size_t i = 0; i < l->n; i++)
-		if (l->listens[i].family == family && l->listens[i].prefixlen &&
-		    rs_addr_in_prefix(family, a, l->listens[i].addr,
-				      l->listens[i].prefixlen))
-			return true;
-	return false;
-}
-
-/*
- * One PREFIX/members/NAME record into @m. Everything in it is checked
- * (docs/fleet.md, "What a host believes"): false with @why when any of
- * it is wrong, so that no half-believed record gets keys.
- */
-/*
- * With fleet keys, @j must carry "sig", the MAC of one of them over its
- * etcd key and its JSON without "sig" (which is taken out of @j).
- */
-static bool record_verified(const struct rs_fleet_keys *keys, const char *key,
-			    json_t *j, char *why, size_t len)
-{
-	char mac[RS_FLEET_MAC_HEX], *canon;
-	const char *sig;
-	int k;
-
-	if (!keys->n)
-		return true;
-	sig = json_string_value(json_object_get(j, "sig"));
-	if (!sig) {
-		snprintf(why, len,
-			 "unsigned (this fleet signs its records: key_file)");
-		return false;
-	}
-	snprintf(mac, sizeof(mac), "%s", sig);
-	json_object_del(j, "sig");
-	canon = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
-	k = canon ? rs_fleet_record_verify(keys, key, canon, mac) : -1;
-	free(canon);
-	if (k < 0)
-		snprintf(why, len,
-			 "signature matches no fleet key (signed with another "
-			 "key, altered, or copied under another name)");
-	return k >= 0;
-}
-
-static bool parse_member(const struct rs_fleet_conf *c,
-			 const struct fleet_local *local,
-			 const struct rs_fleet_keys *keys, const char *name,
-			 const struct rs_etcd_kv *kv,
-			 struct rs_fleet_member_info *m, char *why, size_t len)
-{
-	json_t *j, *svcs, *v;
-	const char *addr, *addr6, *svc, *problem;
-	json_error_t jerr;
-	struct in_addr a;
-	struct in6_addr a6;
-
-	memset(m, 0, sizeof(*m));
-	if ((problem = rs_fleet_name_problem(name))) {
-		snprintf(why, len, "%s", problem);
-		return false;
-	}
-	/*
-	 * Every member writes its record with its lease, so that it goes
-	 * when the member does: a record without one (written over by
-	 * hand, or by anyone but a member) is no member's.
-	 */
-	if (!kv->lease) {
-		snprintf(why, len, "no lease (not written by a live member)");
-		return false;
-	}
-	if (!kv->value || kv->size > RS_FLEET_RECORD_MAX) {
-		if (kv->size == SIZE_MAX)
-			snprintf(why, len, "value over the read cap");
-		else
-			snprintf(why, len,
-				 "value of %zu bytes, over the %u-byte limit",
-				 kv->size, RS_FLEET_RECORD_MAX);
-		return false;
-	}
-	j = json_loads(kv->value, 0, &jerr);
-	if (!json_is_object(j)) {
-		snprintf(why, len, "not a JSON object: %.100s",
-			 j ? "another JSON value" : jerr.text);
-		json_decref(j);
-		return false;
-	}
-	if (!record_verified(keys, kv->key, j, why, len)) {
-		json_decref(j);
-		return false;
-	}
-	snprintf(m->name, sizeof(m->name), "%s", name);
-	addr = json_string_value(json_object_get(j, "address"));
-	if (!addr || inet_pton(AF_INET, addr, &a) != 1) {
-		snprintf(why, len, "no IPv4 \"address\"");
-		goto bad;
-	}
-	m->addr = a.s_addr;
-	if ((problem = rs_fleet_addr4_problem(a.s_addr))) {
-		snprintf(why, len, "address %s: %s", addr, problem);
-		goto bad;
-	}
-	if (is_local_listen(local, AF_INET, (const uint8_t *)&a.s_addr)) {
-		snprintf(why, len,
-			 "address %s is one of this host's service addresses",
-			 addr);
-		goto bad;
-	}
-	if (a.s_addr == c->addr && strcmp(name, c->name)) {
-		snprintf(why, len, "address %s is this host's (%s)", addr,
-			 c->name);
-		goto bad;
-	}
-	v = json_object_get(j, "address6");
-	addr6 = json_string_value(v);
-	if (v && !json_is_null(v)) {
-		if (!addr6 || inet_pton(AF_INET6, addr6, &a6) != 1) {
-			snprintf(why, len,
-				 "\"address6\" is not an IPv6 address");
-			goto bad;
-		}
-		if ((problem = rs_fleet_addr6_problem(a6.s6_addr))) {
-			snprintf(why, len, "address6 %.60s: %s", addr6,
-				 problem);
-			goto bad;
-		}
-		if (is_local_listen(local, AF_INET6, a6.s6_addr)) {
-			snprintf(why, len,
-				 "address6 %.60s is one of this host's service "
-				 "addresses",
-				 addr6);
-			goto bad;
-		}
-		memcpy(m->addr6, &a6, sizeof(m->addr6));
-		m->has_addr6 = true;
-	}
-	svcs = json_object_get(j, "services");
-	if (svcs && !json_is_object(svcs)) {
-		snprintf(why, len, "\"services\" is not an object");
-		goto bad;
-	}
-	if (json_object_size(svcs) > RS_MAX_SERVICES) {
-		snprintf(why, len, "more than %d services", RS_MAX_SERVICES);
-		goto bad;
-	}
-	json_object_foreach(svcs, svc, v)
-	{
-		json_t *cap = json_object_get(v, "capacity");
-
-		if (!rs_name_ok(svc)) {
-			snprintf(why, len, "service name is not a name");
-			goto bad;
-		}
-		if (cap &&
-		    (!json_is_integer(cap) || json_integer_value(cap) < 0 ||
-		     json_integer_value(cap) > RS_FLEET_CAPACITY_MAX)) {
-			snprintf(why, len,
-				 "capacity of service %s is not 0..%u", svc,
-				 RS_FLEET_CAPACITY_MAX);
-			goto bad;
-		}
-		snprintf(m->caps[m->n_caps].service, RS_NAME_MAX, "%s", svc);
-		fleet_quic_parse(v, m->n_caps, m);
-		m->caps[m->n_caps++].capacity =
-			cap ? (uint32_t)json_integer_value(cap) : 0;
-	}
-	json_decref(j);
-	return true;
-bad:
-	json_decref(j);
-	return false;
-}
-
 static void reject(struct fleet_snap *s, const char *key, const char *why)
 {
 	s->rejected_total++;
 	if (s->n_rejected == FLEET_REJECTED_MAX)
 		return;
-	snprintf(s->rejected[s->n_rejected].key, sizeof(s->rejected[0].key),
-		 "%s", key);
+	/* Any bytes etcd holds: logged and shown (fleet_printable()). */
+	fleet_printable(s->rejected[s->n_rejected].key,
+			sizeof(s->rejected[0].key), key);
 	snprintf(s->rejected[s->n_rejected].reason,
 		 sizeof(s->rejected[0].reason), "%s", why);
 	s->n_rejected++;
@@ -395,8 +216,8 @@ static bool snap_from_kvs(const struct rs_fleet_conf *c,
 		why[0] = 0;
 		if (strncmp(kvs[i].key, members, lm))
 			continue;
-		if (parse_member(c, local, keys, name, &kvs[i], &valid[nvalid],
-				 why, sizeof(why)) &&
+		if (fleet_member_parse(c, local, keys, name, &kvs[i],
+				       &valid[nvalid], why, sizeof(why)) &&
 		    (last = snap_addr_owner(prev, valid[nvalid].addr, name))) {
 			/* An address of the table in force stays its owner's.
 			 */
@@ -512,6 +333,19 @@ static void guard_own(const struct rs_etcd_kv *kvs, size_t n, const char *key,
 	*published = 0;
 }
 
+/*
+ * etcd took a grant or keepalive of our lease sent at @sent (0: the lease
+ * is gone): it lives at least lease_ttl from then, whatever happens to
+ * etcd meanwhile (a stopped etcd counts nothing down, and gives every
+ * lease its whole TTL again when it is back).
+ */
+static void lease_alive(struct fleet_rt *f, double sent)
+{
+	pthread_mutex_lock(&f->mu);
+	f->lease_until = sent ? sent + f->conf.lease_ttl : 0;
+	pthread_mutex_unlock(&f->mu);
+}
+
 /* One round: lease, publish, keepalive, read. 0 or negative errno. */
 static int thread_round(struct fleet_rt *f, struct rs_etcd *e, const char *key,
 			const char *prefix, int64_t *lease, uint64_t *published,
@@ -526,12 +360,15 @@ static int thread_round(struct fleet_rt *f, struct rs_etcd *e, const char *key,
 	uint64_t gen;
 	size_t n = 0;
 	char *val = NULL;
+	double sent;
 	int err;
 
 	if (!*lease) {
+		sent = mono_now();
 		err = etcd_lease_grant(e, f->conf.lease_ttl, lease);
 		if (err)
 			return err;
+		lease_alive(f, sent);
 		*published = 0;
 		*next_ka = mono_now() + f->conf.lease_ttl / 3.0;
 		rs_info("fleet: joined as %s with lease %llx (ttl %us)",
@@ -554,15 +391,18 @@ static int thread_round(struct fleet_rt *f, struct rs_etcd *e, const char *key,
 		*published = gen;
 	}
 	if (mono_now() >= *next_ka) {
+		sent = mono_now();
 		err = etcd_lease_keepalive(e, *lease);
 		if (err == -ENOENT) {
 			rs_warn("fleet: lease %llx expired; joining again",
 				(unsigned long long)*lease);
 			*lease = 0;
+			lease_alive(f, 0);
 			return 0;
 		}
 		if (err)
 			return err;
+		lease_alive(f, sent);
 		*next_ka = mono_now() + f->conf.lease_ttl / 3.0;
 	}
 	err = etcd_range(e, prefix, &kvs, &n, rev, &truncated);
@@ -1172,17 +1012,30 @@ static uint32_t owned_buckets(const struct fleet_rt *f,
  * host as an owner of keys. Before that, packets entering here would be
  * judged by a table from an earlier run, or by none (docs/fleet.md,
  * "Adding a host"). NULL when ready, else why not.
+ *
+ * While etcd is unreachable, "etcd's latest" is the latest this host
+ * read, for as long as its lease surely lives (@lease_left > 0): nobody
+ * can change the table without etcd, and the others keep this host in
+ * theirs. Otherwise a routing daemon whose health check asks `fleet
+ * ready` would take every host of the PoP out of the router as soon as
+ * etcd restarts. Past that, the others may have dropped this host (etcd
+ * up but out of its reach): it is not ready.
  */
 static const char *not_ready(const struct fleet_rt *f,
-			     const struct rs_config *cfg, bool agrees)
+			     const struct rs_config *cfg, bool etcd_ok,
+			     bool current, double lease_left)
 {
 	int self = self_index(f);
 	uint32_t total;
 
 	if (!f->installed)
 		return "no fleet table read from etcd yet";
-	if (!agrees)
+	if (!current)
 		return "the table in force is not etcd's latest";
+	if (!etcd_ok && lease_left <= 0)
+		return "etcd unreachable for longer than this host's lease "
+		       "surely lives (lease_ttl after its last keepalive): "
+		       "the others may have dropped it";
 	if (self < 0)
 		return "not a member in etcd yet";
 	if (f->snap.m[self].drained)
@@ -1199,8 +1052,9 @@ json_t *fleet_status_json(struct daemon *d)
 	json_t *members, *out, *mj;
 	char addr[INET_ADDRSTRLEN], addr6[INET6_ADDRSTRLEN];
 	size_t with6 = 0;
-	bool etcd_ok, installed;
+	bool etcd_ok, installed, current;
 	int64_t latest, lease;
+	double lease_left;
 	uint64_t tokens;
 	char error[512];
 
@@ -1211,9 +1065,12 @@ json_t *fleet_status_json(struct daemon *d)
 	etcd_ok = f->etcd_ok;
 	latest = f->latest_rev;
 	lease = f->lease;
+	lease_left = f->lease_until ? f->lease_until - mono_now() : 0;
 	snprintf(error, sizeof(error), "%s", f->error);
 	pthread_mutex_unlock(&f->mu);
 	installed = !dp_fleet_header(&d->dp, RS_FLEET_CURRENT, &h);
+	/* The table in force is the latest this host read from etcd. */
+	current = installed && (int64_t)h.version == latest;
 	members = json_array();
 	for (size_t i = 0; i < f->snap.n; i++) {
 		const struct rs_fleet_member_info *m = &f->snap.m[i];
@@ -1238,9 +1095,8 @@ json_t *fleet_status_json(struct daemon *d)
 			members, "version",
 			(json_int_t)(installed ? (int64_t)h.version : 0),
 			"latest_revision", (json_int_t)latest, "agrees",
-			etcd_ok && installed && (int64_t)h.version == latest,
-			"name", f->conf.name, "etcd", etcd_ok ? "up" : "down",
-			"member", self_index(f) >= 0);
+			etcd_ok && current, "name", f->conf.name, "etcd",
+			etcd_ok ? "up" : "down", "member", self_index(f) >= 0);
 	if (out && error[0])
 		json_object_set_new(out, "error", json_string(error));
 	/* How this host reaches etcd: TLS files and its RBAC user. */
@@ -1263,9 +1119,8 @@ json_t *fleet_status_json(struct daemon *d)
 				    "hosts steer those clients where they "
 				    "enter (no_address6)"));
 	if (out) {
-		const char *why = not_ready(
-			f, &d->cfg,
-			etcd_ok && installed && (int64_t)h.version == latest);
+		const char *why =
+			not_ready(f, &d->cfg, etcd_ok, current, lease_left);
 
 		json_object_set_new(out, "ready", json_boolean(!why));
 		if (why)
@@ -1322,6 +1177,14 @@ json_t *fleet_status_json(struct daemon *d)
 
 		snprintf(buf, sizeof(buf), "%llx", (unsigned long long)lease);
 		json_object_set_new(out, "lease", json_string(buf));
+		/*
+		 * How long etcd may stay out of reach before it could expire
+		 * the lease (and the others drop this host), in tenths.
+		 */
+		lease_left =
+			lease_left > 0 ? (double)(long)(lease_left * 10) : 0;
+		json_object_set_new(out, "lease_left",
+				    json_real(lease_left / 10));
 	}
 	return out;
 }

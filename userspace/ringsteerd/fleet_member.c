@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+/* A member record from etcd, checked and parsed: fleet_member.h. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "addr.h"
+#include "fleet_member.h"
+#include "fleet_quic.h"
+#include "fleet_record.h"
+#include "name.h"
+
+void fleet_printable(char *dst, size_t len, const char *src)
+{
+	size_t k = 0;
+
+	for (; *src && k + 5 <= len; src++) {
+		unsigned char c = (unsigned char)*src;
+
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			dst[k++] = (char)c;
+		else
+			k += (size_t)snprintf(dst + k, len - k, "\\x%02x", c);
+	}
+	if (len)
+		dst[k < len ? k : len - 1] = '\0';
+}
+
+/* Whether @family/@addr is one of this host's service addresses. */
+static bool is_local_listen(const struct fleet_local *l, int family,
+			    const uint8_t *addr)
+{
+	uint8_t a[16] = {0};
+
+	memcpy(a, addr, family == AF_INET ? 4 : 16);
+	for (size_t i = 0; i < l->n; i++)
+		if (l->listens[i].family == family && l->listens[i].prefixlen &&
+		    rs_addr_in_prefix(family, a, l->listens[i].addr,
+				      l->listens[i].prefixlen))
+			return true;
+	return false;
+}
+
+/*
+ * With fleet keys, @j must carry "sig", the MAC of one of them over its
+ * etcd key and its JSON without "sig" (which is taken out of @j).
+ */
+static bool record_verified(const struct rs_fleet_keys *keys, const char *key,
+			    json_t *j, char *why, size_t len)
+{
+	char mac[RS_FLEET_MAC_HEX], *canon;
+	const char *sig;
+	int k;
+
+	if (!keys->n)
+		return true;
+	sig = json_string_value(json_object_get(j, "sig"));
+	if (!sig) {
+		snprintf(why, len,
+			 "unsigned (this fleet signs its records: key_file)");
+		return false;
+	}
+	/*
+	 * Exactly the MAC: copied whole, not cut to fit, or any bytes after
+	 * a valid one would pass (found by tests/unit/test_fleet_member_fuzz).
+	 */
+	if (strlen(sig) != RS_FLEET_MAC_HEX - 1) {
+		snprintf(why, len, "\"sig\" is not %d hex digits",
+			 RS_FLEET_MAC_HEX - 1);
+		return false;
+	}
+	memcpy(mac, sig, sizeof(mac));
+	json_object_del(j, "sig");
+	canon = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+	k = canon ? rs_fleet_record_verify(keys, key, canon, mac) : -1;
+	free(canon);
+	if (k < 0)
+		snprintf(why, len,
+			 "signature matches no fleet key (signed with another "
+			 "key, altered, or copied under another name)");
+	return k >= 0;
+}
+
+/* One PREFIX/members/NAME record into @m: fleet_member.h. */
+bool fleet_member_parse(const struct rs_fleet_conf *c,
+			const struct fleet_local *local,
+			const struct rs_fleet_keys *keys, const char *name,
+			const struct rs_etcd_kv *kv,
+			struct rs_fleet_member_info *m, char *why, size_t len)
+{
+	json_t *j, *svcs, *v;
+	const char *addr, *addr6, *svc, *problem;
+	json_error_t jerr;
+	struct in_addr a;
+	struct in6_addr a6;
+
+	memset(m, 0, sizeof(*m));
+	if ((problem = rs_fleet_name_problem(name))) {
+		snprintf(why, len, "%s", problem);
+		return false;
+	}
+	/*
+	 * Every member writes its record with its lease, so that it goes
+	 * when the member does: a record without one (written over by
+	 * hand, or by anyone but a member) is no member's.
+	 */
+	if (!kv->lease) {
+		snprintf(why, len, "no lease (not written by a live member)");
+		return false;
+	}
+	if (!kv->value || kv->size > RS_FLEET_RECORD_MAX) {
+		if (kv->size == SIZE_MAX)
+			snprintf(why, len, "value over the read cap");
+		else
+			snprintf(why, len,
+				 "value of %zu bytes, over the %u-byte limit",
+				 kv->size, RS_FLEET_RECORD_MAX);
+		return false;
+	}
+	j = json_loads(kv->value, 0, &jerr);
+	if (!json_is_object(j)) {
+		char text[4 * sizeof(jerr.text)];
+
+		/* jansson quotes the record's bytes where it stopped. */
+		fleet_printable(text, sizeof(text), jerr.text);
+		snprintf(why, len, "not a JSON object: %.100s",
+			 j ? "another JSON value" : text);
+		json_decref(j);
+		return false;
+	}
+	if (!record_verified(keys, kv->key, j, why, len)) {
+		json_decref(j);
+		return false;
+	}
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	addr = json_string_value(json_object_get(j, "address"));
+	if (!addr || inet_pton(AF_INET, addr, &a) != 1) {
+		snprintf(why, len, "no IPv4 \"address\"");
+		goto bad;
+	}
+	m->addr = a.s_addr;
+	if ((problem = rs_fleet_addr4_problem(a.s_addr))) {
+		snprintf(why, len, "address %s: %s", addr, problem);
+		goto bad;
+	}
+	if (is_local_listen(local, AF_INET, (const uint8_t *)&a.s_addr)) {
+		snprintf(why, len,
+			 "address %s is one of this host's service addresses",
+			 addr);
+		goto bad;
+	}
+	if (a.s_addr == c->addr && strcmp(name, c->name)) {
+		snprintf(why, len, "address %s is this host's (%s)", addr,
+			 c->name);
+		goto bad;
+	}
+	v = json_object_get(j, "address6");
+	addr6 = json_string_value(v);
+	if (v && !json_is_null(v)) {
+		if (!addr6 || inet_pton(AF_INET6, addr6, &a6) != 1) {
+			snprintf(why, len,
+				 "\"address6\" is not an IPv6 address");
+			goto bad;
+		}
+		if ((problem = rs_fleet_addr6_problem(a6.s6_addr))) {
+			snprintf(why, len, "address6 %.60s: %s", addr6,
+				 problem);
+			goto bad;
+		}
+		if (is_local_listen(local, AF_INET6, a6.s6_addr)) {
+			snprintf(why, len,
+				 "address6 %.60s is one of this host's service "
+				 "addresses",
+				 addr6);
+			goto bad;
+		}
+		memcpy(m->addr6, &a6, sizeof(m->addr6));
+		m->has_addr6 = true;
+	}
+	svcs = json_object_get(j, "services");
+	if (svcs && !json_is_object(svcs)) {
+		snprintf(why, len, "\"services\" is not an object");
+		goto bad;
+	}
+	if (json_object_size(svcs) > RS_MAX_SERVICES) {
+		snprintf(why, len, "more than %d services", RS_MAX_SERVICES);
+		goto bad;
+	}
+	json_object_foreach(svcs, svc, v)
+	{
+		json_t *cap = json_object_get(v, "capacity");
+
+		if (!rs_name_ok(svc)) {
+			snprintf(why, len, "service name is not a name");
+			goto bad;
+		}
+		if (cap &&
+		    (!json_is_integer(cap) || json_integer_value(cap) < 0 ||
+		     json_integer_value(cap) > RS_FLEET_CAPACITY_MAX)) {
+			snprintf(why, len,
+				 "capacity of service %s is not 0..%u", svc,
+				 RS_FLEET_CAPACITY_MAX);
+			goto bad;
+		}
+		snprintf(m->caps[m->n_caps].service, RS_NAME_MAX, "%s", svc);
+		fleet_quic_parse(v, m->n_caps, m);
+		m->caps[m->n_caps++].capacity =
+			cap ? (uint32_t)json_integer_value(cap) : 0;
+	}
+	json_decref(j);
+	return true;
+bad:
+	json_decref(j);
+	return false;
+}
