@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# End to end, chaos: a seeded random sequence of operator actions, reloads,
-# ring rebuilds, daemon SIGKILLs and restarts, and backend deaths, all under
+# End to end, chaos: a seeded random sequence of operator actions, reloads
+# (every key parameter, weights, backends taken out of the file and put
+# back), ring rebuilds, daemon SIGKILLs and restarts, and backend deaths,
+# all under
 # a continuous load of new connections from many clients. Every few
 # actions:
 #   1. no connection of the load failed since the last check;
@@ -63,10 +65,12 @@ T_CHECKS=0
 # until the file changes that backend's weight), operator state, process
 # alive, and the largest weight the ring may have been built for since the
 # last change of vnodes (for the point budget).
-declare -a FW W OVR OP ALIVE HW
+# IN: the backend is in the file (a reload may take it out and put it
+# back: out, it has no points and no operator state).
+declare -a FW W OVR OP ALIVE HW IN
 VNODES=200 TTL=0 SMAX=65536 P4=32 HSEED=0
 for ((i = 1; i <= NB; i++)); do
-	FW[i]=1 W[i]=1 OVR[i]=0 OP[i]=up ALIVE[i]=1 HW[i]=1
+	FW[i]=1 W[i]=1 OVR[i]=0 OP[i]=up ALIVE[i]=1 HW[i]=1 IN[i]=1
 done
 BE_GEN=0 D_GEN=0 L_GEN=0
 DAEMON=""
@@ -90,9 +94,19 @@ takers() {
 			alive) al=$3 ;;
 			esac
 		fi
-		[[ $al == 1 && $op == up && $w -gt 0 ]] && n=$((n + 1))
+		[[ ${IN[j]} == 1 && $al == 1 && $op == up && $w -gt 0 ]] && n=$((n + 1))
 	done
 	echo "$n"
+}
+# in_file: a random backend of the file, in R (there is always one: the
+# daemon refuses a file that would leave nobody taking connections).
+in_file() {
+	local k
+	for ((k = 0; k < 100; k++)); do
+		rnd NB
+		((IN[R + 1])) && break
+	done
+	R=$((R + 1))
 }
 alive_count() {
 	local n=0 j
@@ -124,6 +138,7 @@ sticky_ttl = $TTL
 sticky_max = $SMAX
 CONF
 		for ((j = 1; j <= NB; j++)); do
+			((IN[j])) || continue
 			cat <<CONF
 
 [backend web-$j]
@@ -431,17 +446,19 @@ resync() {
 	local j js
 	js=$(rsjson backends web 2>/dev/null) || return 0
 	for ((j = 1; j <= NB; j++)); do
+		((IN[j])) || continue
 		W[j]=$(jq -r ".backends[] | select(.name == \"web-$j\") | .weight" <<<"$js")
 		OVR[j]=$(jq -r ".backends[] | select(.name == \"web-$j\") | if .weight_override then 1 else 0 end" <<<"$js")
 		OP[j]=$(jq -r ".backends[] | select(.name == \"web-$j\") | .op" <<<"$js")
 		((W[j] > HW[j])) && HW[j]=${W[j]}
 	done
+	return 0
 }
 
 a_weight() {
 	local i w cap
-	rnd NB
-	i=$((R + 1))
+	in_file
+	i=$R
 	cap=$((POINTS_MAX / VNODES - $(hw_sum) + HW[i]))
 	((cap > 256)) && cap=256
 	((cap < 0)) && cap=0
@@ -465,8 +482,8 @@ a_weight() {
 
 a_op() {
 	local i new cmd
-	rnd NB
-	i=$((R + 1))
+	in_file
+	i=$R
 	rnd 4
 	case $R in
 	0) cmd=drain new=drain ;;
@@ -484,13 +501,22 @@ a_op() {
 }
 
 a_reload() {
-	local k n j what="" nfw=() nv=$VNODES s
-	for ((j = 1; j <= NB; j++)); do nfw[j]=${FW[j]}; done
+	local k n j what="" nfw=() nin=() nv=$VNODES s members=0
+	local was=("$TTL" "$SMAX" "$P4" "$HSEED")
+	for ((j = 1; j <= NB; j++)); do nfw[j]=${FW[j]} nin[j]=${IN[j]}; done
 	rnd 3
 	n=$((R + 1))
 	for ((k = 0; k < n; k++)); do
-		rnd 6
+		rnd 7
 		case $R in
+		5)
+			# A backend out of the file, or back in it.
+			rnd NB
+			j=$((R + 1))
+			nin[j]=$((1 - nin[j]))
+			members=1
+			if ((nin[j])); then what+=" +web-$j"; else what+=" -web-$j"; fi
+			;;
 		0)
 			rnd 3951
 			nv=$((R + 50))
@@ -527,19 +553,43 @@ a_reload() {
 	done
 	# What the daemon will make of it (backends_carry): an operator's
 	# weight lasts until the file changes that backend's weight.
-	local nw=() nov=() nhw=() sum=0 t=0
+	local nw=() nov=() nhw=() nop=() sum=0 t=0
 	for ((j = 1; j <= NB; j++)); do
-		if ((OVR[j])) && [[ ${nfw[j]} == "${FW[j]}" ]]; then
+		nop[j]=${OP[j]}
+		if ((!nin[j])); then
+			nw[j]=0 nov[j]=0
+		elif ((!IN[j])); then
+			# Back in the file: a new backend, as the file says.
+			nw[j]=${nfw[j]} nov[j]=0 nop[j]=up
+		elif ((OVR[j])) && [[ ${nfw[j]} == "${FW[j]}" ]]; then
 			nw[j]=${W[j]} nov[j]=1
 		else
 			nw[j]=${nfw[j]} nov[j]=0
 		fi
-		[[ ${ALIVE[j]} == 1 && ${OP[j]} == up && ${nw[j]} -gt 0 ]] && t=$((t + 1))
+		[[ ${nin[j]} == 1 && ${ALIVE[j]} == 1 && ${nop[j]} == up && ${nw[j]} -gt 0 ]] && t=$((t + 1))
 	done
+	# Taking out the last backend that takes connections: the daemon must
+	# refuse the file (and the file goes back as it was at once, or the
+	# next start would read it).
+	if ((t == 0 && members)); then
+		local sin=() sfw=() sv=$VNODES
+		for ((j = 1; j <= NB; j++)); do
+			sin[j]=${IN[j]} sfw[j]=${FW[j]}
+			IN[j]=${nin[j]} FW[j]=${nfw[j]}
+		done
+		VNODES=$nv
+		write_conf
+		for ((j = 1; j <= NB; j++)); do IN[j]=${sin[j]} FW[j]=${sfw[j]}; done
+		VNODES=$sv
+		TTL=${was[0]} SMAX=${was[1]} P4=${was[2]} HSEED=${was[3]}
+		expect_refused "reload:$what" rsctl reload
+		write_conf
+		return 0
+	fi
 	# Nobody left to take clients: give one a weight in the file.
 	if ((t == 0)); then
 		for ((j = 1; j <= NB; j++)); do
-			if [[ ${ALIVE[j]} == 1 && ${OP[j]} == up ]]; then
+			if [[ ${nin[j]} == 1 && ${ALIVE[j]} == 1 && ${nop[j]} == up ]]; then
 				nfw[j]=$((FW[j] == 1 ? 2 : 1))
 				nw[j]=${nfw[j]} nov[j]=0
 				what+=" (weight(web-$j)=${nfw[j]} to keep a backend)"
@@ -556,7 +606,7 @@ a_reload() {
 	# Too many points: fewer vnodes. The file's weights count too: the
 	# configuration check refuses a file whose own ring would be too big.
 	local fsum=0
-	for ((j = 1; j <= NB; j++)); do fsum=$((fsum + nfw[j])); done
+	for ((j = 1; j <= NB; j++)); do ((nin[j])) && fsum=$((fsum + nfw[j])); done
 	((fsum > sum)) && sum=$fsum
 	if ((sum * nv > POINTS_MAX)); then
 		nv=$((POINTS_MAX / sum))
@@ -564,11 +614,19 @@ a_reload() {
 	fi
 	for ((j = 1; j <= NB; j++)); do
 		FW[j]=${nfw[j]} W[j]=${nw[j]} OVR[j]=${nov[j]} HW[j]=${nhw[j]}
+		IN[j]=${nin[j]} OP[j]=${nop[j]}
 	done
 	VNODES=$nv
 	write_conf
 	s=$(sed -n '/^\[service web\]/,/^$/p' "$CONF" | grep -E '^(vnodes|seed|prefix4|sticky)' | tr '\n' ' ')
-	act "reload:$what -> $s weights ${FW[*]:1}" rsctl reload || return 0
+	act "reload:$what -> $s weights ${FW[*]:1} in file ${IN[*]:1}" rsctl reload || return 0
+	# A backend back in the file: check the model against the daemon.
+	if ((members)); then
+		local before="${W[*]:1} / ${OP[*]:1}"
+		resync
+		[[ "${W[*]:1} / ${OP[*]:1}" == "$before" ]] ||
+			log "  model after the reload ($before) differs from the daemon (${W[*]:1} / ${OP[*]:1}); the daemon's taken"
+	fi
 }
 
 a_rebuild() {
@@ -649,7 +707,7 @@ a_death() {
 		log "$T_ACTIONS: backend process web-$i starts again"
 		start_backend "$i"
 		ALIVE[i]=1
-		if ! wait_has_socket "$i" true; then
+		if ((IN[i])) && ! wait_has_socket "$i" true; then
 			T_REACQUIRE=$((T_REACQUIRE + 1))
 			fail_note "action $T_ACTIONS: the daemon did not take web-$i's new socket within 5 s"
 		fi
@@ -665,7 +723,7 @@ a_death() {
 	T_DEATHS=$((T_DEATHS + 1))
 	rs_bg_stop "${BE_NAME[i]}"
 	ALIVE[i]=0
-	if ! wait_has_socket "$i" false; then
+	if ((IN[i])) && ! wait_has_socket "$i" false; then
 		fail_note "action $T_ACTIONS: the daemon still shows web-$i with a socket 5 s after it died"
 	fi
 	load_rotate
