@@ -383,6 +383,19 @@ struct fleet_sig {
 };
 
 /*
+ * @n (1..64 already) as 6.1's verifier can see it: clang folds the two
+ * checks of a range into one compare of n - 1, after which that verifier
+ * no longer knows n >= 1 and refuses the load ("R3 min value is outside
+ * of the allowed memory range"). Hidden from clang, then rebuilt from a
+ * mask the verifier follows, n stays n.
+ */
+static __always_inline __u32 fleet_len_bound(__u32 n)
+{
+	asm volatile("" : "+r"(n));
+	return ((n - 1) & 63) + 1;
+}
+
+/*
  * The message the tag of a packet with these outer addresses and @hops
  * covers (the inner packet of @inner_len bytes at @inner_off), built in
  * rs_fleet_scratch; NULL when the frame holds less than the inner
@@ -410,8 +423,10 @@ static __always_inline struct rs_fleet_tag_msg *fleet_tag_msg(
 		m->v6.dst = *dst;
 		m->v6.meta = meta;
 		__builtin_memset(m->v6.inner, 0, sizeof(m->v6.inner));
-		if (n < 1 || n > RS_FLEET_TAG_INNER6 ||
-		    bpf_skb_load_bytes(skb, inner_off, m->v6.inner, n))
+		if (n < 1)
+			return (struct rs_fleet_tag_msg *)0;
+		n = fleet_len_bound(n);
+		if (bpf_skb_load_bytes(skb, inner_off, m->v6.inner, n))
 			return (struct rs_fleet_tag_msg *)0;
 		return m;
 	}
@@ -421,8 +436,10 @@ static __always_inline struct rs_fleet_tag_msg *fleet_tag_msg(
 	m->v4.dst = dst->w[3];
 	m->v4.meta = meta;
 	__builtin_memset(m->v4.inner, 0, sizeof(m->v4.inner));
-	if (n < 1 || n > RS_FLEET_TAG_INNER4 ||
-	    bpf_skb_load_bytes(skb, inner_off, m->v4.inner, n))
+	if (n < 1)
+		return (struct rs_fleet_tag_msg *)0;
+	n = fleet_len_bound(n);
+	if (bpf_skb_load_bytes(skb, inner_off, m->v4.inner, n))
 		return (struct rs_fleet_tag_msg *)0;
 	return m;
 }
