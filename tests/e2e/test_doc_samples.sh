@@ -7,7 +7,8 @@
 #   the pin listings (`ls` of the pin directory, the `pins:` line of
 #   `status` with the daemon down) name exactly the pins a daemon creates;
 #   every ABI number a sample shows (`(abi N)`, `"abi_version": N`,
-#   `this build is ABI N`) is RS_ABI_VERSION, and so is the daemon's;
+#   `this build is ABI N`, and README's `this one is ABI N`) is
+#   RS_ABI_VERSION, and so is the daemon's;
 #   the `ringsteerd --check` sample of configs/ringsteer.conf has the
 #   real output's lines, in its format, with the same ring sizes;
 #   the tables of `status`, `services` and `backends` samples have the
@@ -81,7 +82,7 @@ done <"$OUT/pinlines.doc"
 echo "# ABI $ABI"
 e2e_check "ringsteer version says abi $ABI" \
 	bash -c "build/ringsteer -s '$SOCK' version | grep -q '(abi $ABI)\$'"
-grep -HnoE '\(abi [0-9]+\)|"abi_version": [0-9]+|this build is ABI [0-9]+' \
+grep -HnoE '\(abi [0-9]+\)|"abi_version": [0-9]+|this (build|one) is ABI [0-9]+' \
 	"${DOCS[@]}" >"$OUT/abi.doc" || true
 e2e_check "docs show the ABI somewhere" test -s "$OUT/abi.doc"
 while IFS= read -r hit; do
