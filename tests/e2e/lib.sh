@@ -123,6 +123,22 @@ e2e_conf_global() {
 	} >"$CONF"
 }
 
+# e2e_conf_web1: a service web on 198.18.0.10:80 (vnodes 64) with one
+# backend web-1 on 127.0.0.1:8081, appended to $CONF: the smallest steered
+# setup, for suites about the daemon itself rather than the steering.
+e2e_conf_web1() {
+	cat >>"$CONF" <<CONF
+[service web]
+protocol = tcp
+listen = 198.18.0.10:80
+vnodes = 64
+
+[backend web-1]
+service = web
+address = 127.0.0.1:8081
+CONF
+}
+
 # e2e_held_backends SERVICE N [ARG...]: backends SERVICE-1..N on
 # 127.0.0.1:8081.., each a real process holding every connection open
 # (rs_backend --hold ARG...), started as be1..beN and appended to $CONF

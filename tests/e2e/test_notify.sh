@@ -20,16 +20,7 @@ cd "$(dirname "$0")/../.."
 e2e_setup ntf
 
 e2e_conf_global
-cat >>"$CONF" <<CONF
-[service web]
-protocol = tcp
-listen = 198.18.0.10:80
-vnodes = 64
-
-[backend web-1]
-service = web
-address = 127.0.0.1:8081
-CONF
+e2e_conf_web1
 GOOD=$(cat "$CONF")
 NSOCK=$OUT/notify.sock
 NOUT=$(rs_bg_out notify)

@@ -69,16 +69,7 @@ on_web1() {
 
 echo "# the daemon with the unit's capabilities only"
 e2e_conf_global
-cat >>"$CONF" <<CONF
-[service web]
-protocol = tcp
-listen = 198.18.0.10:80
-vnodes = 64
-
-[backend web-1]
-service = web
-address = 127.0.0.1:8081
-CONF
+e2e_conf_web1
 rs_bg_start be1 rs_in_edge setpriv --reuid=65534 --regid=65534 --clear-groups \
 	build/tools/rs_backend --name web-1 --tcp 127.0.0.1:8081
 rs_bg_wait_ready be1
