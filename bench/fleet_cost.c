@@ -188,13 +188,23 @@ static int setup(struct rs_dataplane *dp)
 	return dp_fleet_install(dp, slots, false);
 }
 
-/* Ethernet + IPv4 + TCP SYN from @src to the service: 54 bytes. */
+/*
+ * The TCP options Linux puts in a SYN (MSS, SACK permitted, timestamps,
+ * window scale): 20 bytes, so that a segment is as long as in production
+ * (which decides, among other things, whether the tag reads the inner
+ * packet in place: docs/fleet.md).
+ */
+#define TCP_OPTS 20
+static const uint8_t tcp_opts[TCP_OPTS] = {2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0,
+					   0, 1, 0,    0,    0, 0, 1, 3,  3, 7};
+
+/* Ethernet + IPv4 + TCP SYN with options from @src to the service. */
 static size_t syn(uint8_t *f, uint32_t src, uint32_t dst)
 {
-	memset(f, 0, 54);
+	memset(f, 0, 54 + TCP_OPTS);
 	f[12] = 0x08;
 	f[14] = 0x45;
-	f[17] = 40;
+	f[17] = 40 + TCP_OPTS;
 	f[22] = 64;
 	f[23] = IPPROTO_TCP;
 	memcpy(f + 26, &src, 4);
@@ -202,16 +212,17 @@ static size_t syn(uint8_t *f, uint32_t src, uint32_t dst)
 	f[34] = 0x9c;
 	f[36] = 0;
 	f[37] = 80;
-	f[46] = 5 << 4;
+	f[46] = (5 + TCP_OPTS / 4) << 4;
 	f[47] = 0x02;
-	return 54;
+	memcpy(f + 54, tcp_opts, TCP_OPTS);
+	return 54 + TCP_OPTS;
 }
 
-/* The SYN @inner (54 bytes) as host-2 forwards it to us. */
+/* The SYN @inner (from syn()) as host-2 forwards it to us. */
 static size_t encap(uint8_t *f, const uint8_t *inner)
 {
 	uint32_t from = members[1].addr, self = members[0].addr;
-	size_t n = 40;
+	size_t n = 40 + TCP_OPTS;
 
 	memset(f, 0, 14 + RS_FLEET_ENCAP_LEN);
 	f[12] = 0x08;
@@ -232,29 +243,30 @@ static size_t encap(uint8_t *f, const uint8_t *inner)
 	return 42 + ENC + n;
 }
 
-/* Ethernet + IPv6 + TCP SYN from @src to the service: 74 bytes. */
+/* Ethernet + IPv6 + TCP SYN with options from @src to the service. */
 static size_t syn6(uint8_t *f, const uint8_t src[16], const char *dst)
 {
-	memset(f, 0, 74);
+	memset(f, 0, 74 + TCP_OPTS);
 	f[12] = 0x86;
 	f[13] = 0xdd;
 	f[14] = 0x60;
-	f[19] = 20;
+	f[19] = 20 + TCP_OPTS;
 	f[20] = IPPROTO_TCP;
 	f[21] = 64;
 	memcpy(f + 22, src, 16);
 	inet_pton(AF_INET6, dst, f + 38);
 	f[54] = 0x9c;
 	f[57] = 80;
-	f[66] = 5 << 4;
+	f[66] = (5 + TCP_OPTS / 4) << 4;
 	f[67] = 0x02;
-	return 74;
+	memcpy(f + 74, tcp_opts, TCP_OPTS);
+	return 74 + TCP_OPTS;
 }
 
-/* The IPv6 SYN @inner (74 bytes) as host-2 forwards it to us. */
+/* The IPv6 SYN @inner (from syn6()) as host-2 forwards it to us. */
 static size_t encap6(uint8_t *f, const uint8_t *inner)
 {
-	size_t n = 60;
+	size_t n = 60 + TCP_OPTS;
 
 	memset(f, 0, 14 + RS_FLEET_ENCAP6_LEN);
 	f[12] = 0x86;
@@ -385,8 +397,9 @@ static void client6_of(int want, uint8_t a[16])
 int main(int argc, char **argv)
 {
 	struct rs_dataplane dp = {0};
-	uint8_t own[64], other[64], none[64], enc[128], ack[64];
-	uint8_t own6[80], other6[80], none6[80], enc6[160], ack6[80], a6[16];
+	uint8_t own[96], other[96], none[96], enc[160], ack[96];
+	uint8_t own6[112], other6[112], none6[112], enc6[192], ack6[112],
+		a6[16];
 	uint8_t q_other[96], q_own[96], q_unknown[96];
 	uint32_t vip = ip4("198.18.0.10");
 	int runs = 20000, prog, c, v = 0, verdict[2][13];

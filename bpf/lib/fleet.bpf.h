@@ -396,66 +396,94 @@ static __always_inline __u32 fleet_len_bound(__u32 n)
 }
 
 /*
- * The message the tag of a packet with these outer addresses and @hops
- * covers (the inner packet of @inner_len bytes at @inner_off), built in
- * rs_fleet_scratch; NULL when the frame holds less than the inner
- * packet's first bytes.
+ * The header of the message the tag of a packet with these outer
+ * addresses and @hops covers (the inner packet is @inner_len bytes),
+ * built in rs_fleet_scratch; fleet_tag_of() reads the inner bytes.
  */
-static __always_inline struct rs_fleet_tag_msg *fleet_tag_msg(
-	struct __sk_buff *skb, __u8 family, const struct rs_fleet_addr *src,
+static __always_inline struct rs_fleet_tag_msg *fleet_tag_head(
+	__u8 family, const struct rs_fleet_addr *src,
 	const struct rs_fleet_addr *dst, __u8 hops, __u8 key_id,
-	__u32 inner_off, __u32 inner_len)
+	__u32 inner_len)
 {
 	struct rs_fleet_tag_meta meta = {.version = RS_FLEET_WIRE_VERSION,
 					 .hops = hops,
 					 .key_id = key_id,
 					 .inner_len = inner_len};
 	struct rs_fleet_tag_msg *m;
-	__u32 zero = 0, n = inner_len;
+	__u32 zero = 0;
 
 	m = bpf_map_lookup_elem(&rs_fleet_scratch, &zero);
 	if (!m)
 		return m;
 	if (family == RS_AF_INET6) {
-		if (n > RS_FLEET_TAG_INNER6)
-			n = RS_FLEET_TAG_INNER6;
 		m->v6.src = *src;
 		m->v6.dst = *dst;
 		m->v6.meta = meta;
-		__builtin_memset(m->v6.inner, 0, sizeof(m->v6.inner));
-		if (n < 1)
-			return (struct rs_fleet_tag_msg *)0;
-		n = fleet_len_bound(n);
-		if (bpf_skb_load_bytes(skb, inner_off, m->v6.inner, n))
-			return (struct rs_fleet_tag_msg *)0;
-		return m;
+	} else {
+		m->v4.src = src->w[3];
+		m->v4.dst = dst->w[3];
+		m->v4.meta = meta;
 	}
-	if (n > RS_FLEET_TAG_INNER4)
-		n = RS_FLEET_TAG_INNER4;
-	m->v4.src = src->w[3];
-	m->v4.dst = dst->w[3];
-	m->v4.meta = meta;
-	__builtin_memset(m->v4.inner, 0, sizeof(m->v4.inner));
-	if (n < 1)
-		return (struct rs_fleet_tag_msg *)0;
-	n = fleet_len_bound(n);
-	if (bpf_skb_load_bytes(skb, inner_off, m->v4.inner, n))
-		return (struct rs_fleet_tag_msg *)0;
 	return m;
 }
 
 /*
- * rs_fleet_tag() as a global function: the verifier checks it once, not
- * once for each of the paths that sign or verify (entry, second chance,
- * QUIC, receive), which would add about 25,000 verified instructions.
+ * The inner bytes of a short or non-linear packet into @m's own, zero
+ * padded; -1 when the frame holds less than @len bytes at @off.
  */
-__attribute__((noinline)) __u64 fleet_tag_of(const struct rs_fleet_auth *k,
-					     const struct rs_fleet_tag_msg *m,
-					     int ipv6)
+static __always_inline int fleet_tag_copy(struct __sk_buff *skb, __u8 *inner,
+					  __u32 size, __u32 off, __u32 len)
 {
-	if (!k || !m)
+	__u32 n = len < size ? len : size;
+
+	__builtin_memset(inner, 0, size);
+	if (n < 1)
+		return -1;
+	n = fleet_len_bound(n);
+	return bpf_skb_load_bytes(skb, off, inner, n) ? -1 : 0;
+}
+
+/*
+ * The tag (rs_fleet_tag_split()) of @m's header and the inner packet at
+ * @inner_off, read where it lies when the frame's linear part holds the
+ * bytes the tag covers (every TCP segment with options, every QUIC
+ * packet worth forwarding): no copy and no helper call per packet. A
+ * shorter inner packet, or one beyond the linear part, is copied into @m
+ * first. 0 when @k or @m is missing or the frame is too short, which no
+ * signed packet's tag is with more than a 2^-64 chance.
+ *
+ * A global function: the verifier checks it once, not once for each of
+ * the paths that sign or verify (entry, second chance, QUIC, receive),
+ * which would add about 25,000 verified instructions.
+ */
+__attribute__((noinline)) __u64 fleet_tag_of(struct __sk_buff *skb,
+					     const struct rs_fleet_auth *k,
+					     struct rs_fleet_tag_msg *m,
+					     __u32 inner_off, int ipv6)
+{
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	void *inner;
+
+	if (!k || !m || inner_off > 256)
 		return 0;
-	return rs_fleet_tag(k, m, ipv6);
+	inner = data + inner_off;
+	if (ipv6) {
+		if (m->v6.meta.inner_len >= RS_FLEET_TAG_INNER6 &&
+		    inner + RS_FLEET_TAG_INNER6 <= end)
+			return rs_fleet_tag_split(k, m, inner, 1);
+		if (fleet_tag_copy(skb, m->v6.inner, RS_FLEET_TAG_INNER6,
+				   inner_off, m->v6.meta.inner_len))
+			return 0;
+		return rs_fleet_tag(k, m, 1);
+	}
+	if (m->v4.meta.inner_len >= RS_FLEET_TAG_INNER4 &&
+	    inner + RS_FLEET_TAG_INNER4 <= end)
+		return rs_fleet_tag_split(k, m, inner, 0);
+	if (fleet_tag_copy(skb, m->v4.inner, RS_FLEET_TAG_INNER4, inner_off,
+			   m->v4.meta.inner_len))
+		return 0;
+	return rs_fleet_tag(k, m, 0);
 }
 
 static __always_inline struct rs_fleet_auth *fleet_key_slot(void *table,
@@ -485,13 +513,13 @@ static __always_inline int fleet_sign(struct __sk_buff *skb,
 	sig->key_id = 0;
 	if (!k || !k->id)
 		return 0;
-	m = fleet_tag_msg(skb, family, &fh->self, dst, hops, k->id,
-			  ETH_HLEN + fleet_encap_len(family), inner_len);
+	m = fleet_tag_head(family, &fh->self, dst, hops, k->id, inner_len);
 	if (!m)
 		return -1;
 	sig->key_id = k->id;
-	sig->tag = fleet_tag_of(k, m, family == RS_AF_INET6);
-	return 0;
+	sig->tag = fleet_tag_of(skb, k, m, ETH_HLEN + fleet_encap_len(family),
+				family == RS_AF_INET6);
+	return sig->tag ? 0 : -1;
 }
 
 /*
@@ -514,19 +542,20 @@ static __always_inline int fleet_verify(struct __sk_buff *skb,
 		return 1;
 	if (!e->key_id)
 		return 0;
-	for (i = 0; i < RS_FLEET_AUTH_KEYS; i++) {
+	/* The signing key first: outside a rotation, the only lookup. */
+	for (i = 1; k->id != e->key_id && i < RS_FLEET_AUTH_KEYS; i++) {
 		k = fleet_key_slot(fh->table, i);
-		if (!k || k->id == e->key_id)
-			break;
+		if (!k)
+			return 0;
 	}
-	if (!k || k->id != e->key_id)
+	if (k->id != e->key_id)
 		return 0;
-	m = fleet_tag_msg(skb, outer->family, &outer->saddr, &outer->daddr,
-			  e->hops, e->key_id, ETH_HLEN + elen,
-			  outer->len - elen);
+	m = fleet_tag_head(outer->family, &outer->saddr, &outer->daddr, e->hops,
+			   e->key_id, outer->len - elen);
 	if (!m)
 		return 0;
-	return fleet_tag_of(k, m, outer->family == RS_AF_INET6) ==
+	return fleet_tag_of(skb, k, m, ETH_HLEN + elen,
+			    outer->family == RS_AF_INET6) ==
 	       ((__u64)bpf_ntohl(e->tag[0]) << 32 | bpf_ntohl(e->tag[1]));
 }
 

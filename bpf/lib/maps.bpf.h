@@ -236,8 +236,10 @@ struct {
 } rs_fleet_stats SEC(".maps");
 
 /*
- * The message a forwarding tag covers (struct rs_fleet_tag_msg), built
- * here: 104 bytes more on steer_tc's stack would pass its 512. Per CPU,
+ * The message a forwarding tag covers (struct rs_fleet_tag_msg): its
+ * header words always, the inner bytes only when a short inner packet
+ * must be zero-padded (fleet_tag_of()); 104 bytes more on steer_tc's
+ * stack would pass its 512. Per CPU,
  * and TC programs are not preempted, so one packet's message is never
  * another's. Pinned like every map, so that all programs share one
  * (dataplane_share.c), though nothing in it outlives a run.

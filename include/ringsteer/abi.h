@@ -662,6 +662,8 @@ struct rs_fleet_encap {
  */
 #define RS_FLEET_TAG_INNER4 40
 #define RS_FLEET_TAG_INNER6 64
+#define RS_FLEET_TAG_HEAD4  16 /* the bytes before inner */
+#define RS_FLEET_TAG_HEAD6  40
 struct rs_fleet_tag_meta {
 	__u8 version;
 	__u8 hops;
@@ -942,6 +944,8 @@ RS_ABI_SIZE(rs_fleet_tag_msg, 104);
 RS_ABI_SIZE(rs_fleet_tag_meta, 8);
 _Static_assert(sizeof(((struct rs_fleet_tag_msg *)0)->v4) == 56,
 	       "an IPv4 tag covers 7 words");
+RS_ABI_OFFSET(rs_fleet_tag_msg, v4.inner, RS_FLEET_TAG_HEAD4);
+RS_ABI_OFFSET(rs_fleet_tag_msg, v6.inner, RS_FLEET_TAG_HEAD6);
 RS_ABI_SIZE(rs_fleet_addr, 16);
 RS_ABI_SIZE(rs_fleet_peer, 4);
 RS_ABI_SIZE(rs_fleet_stats, 96);

@@ -13,6 +13,18 @@
 
 #define RS_NS_PER_S 1000000000ull
 
+/*
+ * For rules that run per packet: inlined and unrolled in BPF, where clang
+ * otherwise makes a static inline a subprogram of its own (a call, its
+ * state spilled to the stack, a loop per word).
+ */
+#define RS_HOT static inline __attribute__((__always_inline__))
+#ifdef __bpf__
+#define RS_UNROLL _Pragma("unroll")
+#else
+#define RS_UNROLL
+#endif
+
 /* ---- the sticky rule ---- */
 
 /*
@@ -190,44 +202,97 @@ static inline __u64 rs_le64(__u64 w)
  */
 typedef __u64 __attribute__((__may_alias__)) rs_word_t;
 
+/*
+ * SipHash's state, fed a word at a time: the data plane reads the words
+ * of a tag's message from two places (the header it builds, the inner
+ * packet where it lies), and userspace reads them from one struct.
+ */
+struct rs_sip {
+	__u64 v0, v1, v2, v3;
+};
+
+RS_HOT void rs_sip_init(struct rs_sip *s, __u64 k0, __u64 k1)
+{
+	s->v0 = k0 ^ 0x736f6d6570736575ull;
+	s->v1 = k1 ^ 0x646f72616e646f6dull;
+	s->v2 = k0 ^ 0x6c7967656e657261ull;
+	s->v3 = k1 ^ 0x7465646279746573ull;
+}
+
+/* One 8-byte word of the message, as it lies in memory. */
+RS_HOT void rs_sip_word(struct rs_sip *s, __u64 w)
+{
+	__u64 m = rs_le64(w);
+
+	s->v3 ^= m;
+	RS_SIPROUND(s->v0, s->v1, s->v2, s->v3);
+	RS_SIPROUND(s->v0, s->v1, s->v2, s->v3);
+	s->v0 ^= m;
+}
+
+/* The hash of the @nwords words fed. */
+RS_HOT __u64 rs_sip_final(struct rs_sip *s, __u32 nwords)
+{
+	__u64 b = (__u64)(nwords * 8) << 56;
+
+	s->v3 ^= b;
+	RS_SIPROUND(s->v0, s->v1, s->v2, s->v3);
+	RS_SIPROUND(s->v0, s->v1, s->v2, s->v3);
+	s->v0 ^= b;
+	s->v2 ^= 0xff;
+	RS_SIPROUND(s->v0, s->v1, s->v2, s->v3);
+	RS_SIPROUND(s->v0, s->v1, s->v2, s->v3);
+	RS_SIPROUND(s->v0, s->v1, s->v2, s->v3);
+	RS_SIPROUND(s->v0, s->v1, s->v2, s->v3);
+	return s->v0 ^ s->v1 ^ s->v2 ^ s->v3;
+}
+
 static inline __u64 rs_siphash24(__u64 k0, __u64 k1, const rs_word_t *w,
 				 __u32 nwords)
 {
-	__u64 v0 = k0 ^ 0x736f6d6570736575ull, v1 = k1 ^ 0x646f72616e646f6dull;
-	__u64 v2 = k0 ^ 0x6c7967656e657261ull, v3 = k1 ^ 0x7465646279746573ull;
-	__u64 m, b = (__u64)(nwords * 8) << 56;
+	struct rs_sip s;
 
-	for (__u32 i = 0; i < nwords; i++) {
-		m = rs_le64(w[i]);
-		v3 ^= m;
-		RS_SIPROUND(v0, v1, v2, v3);
-		RS_SIPROUND(v0, v1, v2, v3);
-		v0 ^= m;
-	}
-	v3 ^= b;
-	RS_SIPROUND(v0, v1, v2, v3);
-	RS_SIPROUND(v0, v1, v2, v3);
-	v0 ^= b;
-	v2 ^= 0xff;
-	RS_SIPROUND(v0, v1, v2, v3);
-	RS_SIPROUND(v0, v1, v2, v3);
-	RS_SIPROUND(v0, v1, v2, v3);
-	RS_SIPROUND(v0, v1, v2, v3);
-	return v0 ^ v1 ^ v2 ^ v3;
+	rs_sip_init(&s, k0, k1);
+	for (__u32 i = 0; i < nwords; i++)
+		rs_sip_word(&s, w[i]);
+	return rs_sip_final(&s, nwords);
 }
 
 /*
- * The tag of a forwarded packet (struct rs_fleet_tag_msg says what it
- * covers; @ipv6: its v6 member, else v4) under forwarding key @k. Whether
- * a packet is signed at all is its key id (0: unsigned), never the tag's
- * value.
+ * The tag of a forwarded packet whose message is @msg's header (outer
+ * addresses and meta; struct rs_fleet_tag_msg says what it covers)
+ * followed by the inner bytes at @inner, under forwarding key @k;
+ * @ipv6: the message's v6 member, else v4. @inner may be @msg's own
+ * inner bytes or, in the data plane, the packet where the inner packet
+ * lies (no copy per packet). Whether a packet is signed at all is its key
+ * id (0: unsigned), never the tag's value.
  */
-static inline __u64 rs_fleet_tag(const struct rs_fleet_auth *k,
-				 const struct rs_fleet_tag_msg *msg, int ipv6)
+RS_HOT __u64 rs_fleet_tag_split(const struct rs_fleet_auth *k,
+				const struct rs_fleet_tag_msg *msg,
+				const rs_word_t *inner, int ipv6)
 {
-	return rs_siphash24(k->k0, k->k1, (const rs_word_t *)msg,
-			    ipv6 ? sizeof(msg->v6) / sizeof(__u64)
-				 : sizeof(msg->v4) / sizeof(__u64));
+	const rs_word_t *head = (const rs_word_t *)msg;
+	__u32 nh = ipv6 ? RS_FLEET_TAG_HEAD6 / 8 : RS_FLEET_TAG_HEAD4 / 8;
+	__u32 ni = ipv6 ? RS_FLEET_TAG_INNER6 / 8 : RS_FLEET_TAG_INNER4 / 8;
+	struct rs_sip s;
+
+	rs_sip_init(&s, k->k0, k->k1);
+	RS_UNROLL
+	for (__u32 i = 0; i < nh; i++)
+		rs_sip_word(&s, head[i]);
+	RS_UNROLL
+	for (__u32 i = 0; i < ni; i++)
+		rs_sip_word(&s, inner[i]);
+	return rs_sip_final(&s, nh + ni);
+}
+
+RS_HOT __u64 rs_fleet_tag(const struct rs_fleet_auth *k,
+			  const struct rs_fleet_tag_msg *msg, int ipv6)
+{
+	return rs_fleet_tag_split(
+		k, msg,
+		(const rs_word_t *)(ipv6 ? msg->v6.inner : msg->v4.inner),
+		ipv6);
 }
 
 /* ---- tracing (abi.h "Tracing") ---- */

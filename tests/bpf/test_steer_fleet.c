@@ -1407,6 +1407,82 @@ static void test_auth_refusals(void)
 }
 
 /*
+ * @n bytes of TCP options (NOPs) appended to the TCP packet at @p of
+ * @family (from tcp_packet() or tcp6_packet()), its lengths fixed.
+ */
+static size_t tcp_with_options(uint8_t *p, int family, size_t len, size_t n)
+{
+	size_t l4 = family == AF_INET6 ? 40 : 20;
+
+	memset(p + len, 1, n);
+	p[l4 + 12] = (uint8_t)((5 + n / 4) << 4);
+	if (family == AF_INET6) {
+		p[5] = (uint8_t)(len + n - 40);
+	} else {
+		p[3] = (uint8_t)(len + n);
+		fix_csum4(p);
+	}
+	return len + n;
+}
+
+/*
+ * The tag covers the inner packet's first 40 (IPv4) or 64 (IPv6) bytes
+ * whichever way the data plane reads them: in place when the inner
+ * packet is at least that long, copied and zero-padded when shorter.
+ * For each, a packet signed with A is taken in; one altered in the last
+ * byte the tag covers is dropped; one altered just past it is taken in.
+ */
+static void test_auth_lengths(void)
+{
+	static const struct {
+		const char *what;
+		int family;
+		size_t options, covered;
+	} cases[] = {
+		{"IPv4, 40 bytes: read in place", AF_INET, 0, 40},
+		{"IPv4, 60 bytes: read in place", AF_INET, 20, 40},
+		{"IPv6, 60 bytes: copied, padded", AF_INET6, 0, 60},
+		{"IPv6, 64 bytes: read in place", AF_INET6, 4, 64},
+		{"IPv6, 80 bytes: read in place", AF_INET6, 20, 64},
+	};
+	uint8_t f[FRAME_LEN], inner[128];
+
+	derive_keys();
+	CU_ASSERT_EQUAL_FATAL(set_table_keys(&key_a, 1), 0);
+	signer = &key_a;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int v6 = cases[i].family == AF_INET6;
+		size_t elen = v6 ? RS_FLEET_ENCAP6_LEN : RS_FLEET_ENCAP_LEN;
+		size_t in, n, last = 14 + elen + cases[i].covered - 1;
+		char what[96];
+
+		in = v6 ? tcp6_packet(inner, "2001:db8:1::7", vip6, 1234, 80,
+				      0x02)
+			: tcp_packet(inner, ip4("198.18.1.7"),
+				     ip4("198.18.0.10"), 1234, 80, 0x02);
+		in = tcp_with_options(inner, cases[i].family, in,
+				      cases[i].options);
+		n = v6 ? encap6_frame(f, addrs6[1], 1, inner, in)
+		       : encap_frame(f, members[1].addr, 1, inner, in);
+		snprintf(what, sizeof(what), "%s: signed", cases[i].what);
+		expect_auth(f, n, what, true);
+		f[last] ^= 0x01;
+		snprintf(what, sizeof(what), "%s: last covered byte altered",
+			 cases[i].what);
+		expect_auth(f, n, what, false);
+		f[last] ^= 0x01;
+		if (last + 1 < n) {
+			f[last + 1] ^= 0x01;
+			snprintf(what, sizeof(what),
+				 "%s: first byte past the tag altered",
+				 cases[i].what);
+			expect_auth(f, n, what, true);
+		}
+	}
+	signer = NULL;
+}
+
+/*
  * A rotation: B added after A (A signs), then B first (B signs, A still
  * verifies), then A removed. At every step each host's packets pass at
  * the others, whichever step they are at: add everywhere, move
@@ -1520,6 +1596,8 @@ int main(void)
 		{"tags: unsigned, wrong key, altered, replayed are dropped",
 		 test_auth_refusals},
 		{"tags: a key rotation loses nothing", test_auth_rotation},
+		{"tags: the covered bytes, read in place or copied",
+		 test_auth_lengths},
 		{"tags: a host without a key checks nothing", test_auth_off},
 	};
 	enum { N = ARRAY_SIZE(tests), NA = ARRAY_SIZE(auth) };
