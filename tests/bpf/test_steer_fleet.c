@@ -9,7 +9,9 @@
  * for IPv4 clients in outer IPv4 and IPv6 clients in outer IPv6; an IPv6
  * client whose owner has no IPv6 address stays here, counted. QUIC
  * datagrams of a fleet service follow their connection ID's server ID to
- * the member that issued it (bpf/lib/fleet_quic.bpf.h).
+ * the member that issued it (bpf/lib/fleet_quic.bpf.h). Each of those
+ * outcomes is a trace event with its reason, member and 4-tuple when a
+ * trace runs (issue 24).
  *
  * Every test runs twice: unsigned (no fleet key), then with a fleet key
  * in the table, every frame it sends signed and every packet it sees
@@ -1193,6 +1195,61 @@ static void test_quic_other_member(void)
 	quic_expect(1, 0x00, 0x0301, 2, 200); /* Handshake to host-3's */
 }
 
+/*
+ * More trace events: a QUIC datagram whose server ID is host-2's names
+ * member 1 (fleet_quic.bpf.h); an IPv6 packet without a connection here,
+ * sent on by its second chance, the inner client's 4-tuple.
+ */
+static void test_trace_quic_and_second_chance(void)
+{
+	struct rs_trace_ctl t = trace_capture_all();
+	const struct rs_trace_event *e = cap.ev;
+	uint8_t dcid[8], payload[64], f6[FRAME_LEN], inner[80], want[16];
+	char src[64];
+	struct frame f;
+	struct run r;
+	size_t in, n;
+	uint32_t c;
+
+	CU_ASSERT_EQUAL_FATAL(trace_capture_open(&cap, skel->obj), 0);
+	CU_ASSERT_EQUAL_FATAL(trace_capture_set(&cap, &t), 0);
+	dcid_of(dcid, 0x00, 0x0201);
+	quic_frame(&f, htonl(0xc6120305u), 20001, payload,
+		   quic_short(payload, dcid, 8));
+	CU_ASSERT_EQUAL_FATAL(run(f.b, f.len, &r), 0);
+	CU_ASSERT_EQUAL(r.verdict, TC_ACT_REDIRECT);
+	CU_ASSERT_EQUAL_FATAL(trace_capture_poll(&cap), 1);
+	CU_ASSERT_EQUAL(e[0].reason, RS_TRACE_FLEET_FORWARD);
+	CU_ASSERT_EQUAL(e[0].member, 1);
+	CU_ASSERT_EQUAL(e[0].service, SVC_Q);
+	CU_ASSERT_EQUAL(e[0].protocol, IPPROTO_UDP);
+	CU_ASSERT_EQUAL(e[0].client_port, 20001);
+	CU_ASSERT_EQUAL(e[0].local_port, 443);
+
+	for (c = 0; c < 1000; c++) {
+		client6(c, src, sizeof(src));
+		if (replica_owner6(src) == 2)
+			break;
+	}
+	CU_ASSERT_FATAL(c < 1000);
+	in = tcp6_packet(inner, src, vip6, 5555, 80, 0x10);
+	n = encap6_frame(f6, addrs6[1], 1, inner, in);
+	CU_ASSERT_EQUAL_FATAL(run(f6, n, &r), 0);
+	CU_ASSERT_EQUAL(r.verdict, TC_ACT_REDIRECT);
+	CU_ASSERT_EQUAL_FATAL(trace_capture_poll(&cap), 2);
+	CU_ASSERT_EQUAL(e[1].reason, RS_TRACE_FLEET_SECOND_CHANCE);
+	CU_ASSERT_EQUAL(e[1].service, SVC);
+	CU_ASSERT_EQUAL(e[1].family, AF_INET6);
+	CU_ASSERT_EQUAL(e[1].protocol, IPPROTO_TCP);
+	ip6(src, want);
+	CU_ASSERT_EQUAL(memcmp(e[1].client, want, 16), 0);
+	CU_ASSERT_EQUAL(e[1].client_port, 5555);
+	ip6(vip6, want);
+	CU_ASSERT_EQUAL(memcmp(e[1].local, want, 16), 0);
+	CU_ASSERT_EQUAL(trace_capture_off(&cap), 0);
+	trace_capture_close(&cap);
+}
+
 static void test_quic_local_unknown_conflict(void)
 {
 	/* This host's ID: never forwarded, the cookie step here takes it. */
@@ -1619,6 +1676,8 @@ int main(void)
 		 test_no_address6_forgets_the_flow},
 		{"QUIC: another member's server ID goes to that member",
 		 test_quic_other_member},
+		{"trace events: a QUIC server ID's member, IPv6 second chance",
+		 test_trace_quic_and_second_chance},
 		{"QUIC: local, unknown, conflicting, unroutable IDs and "
 		 "Initials",
 		 test_quic_local_unknown_conflict},
