@@ -77,7 +77,15 @@ void trace_usage(FILE *f)
 		"  --client A[/L]     only clients in this prefix (default "
 		"/32 or /128)\n"
 		"  --backend NAME     only events of this backend\n"
-		"  --reason R,...     %s\n"
+		"  --reason R,...     lookup: sticky, primary, spill, "
+		"spill-load, least-loaded,\n"
+		"                     no-backend; tc: cookie-hit, "
+		"cookie-unknown, cookie-down,\n"
+		"                     fleet-forward, fleet-received, "
+		"fleet-second-chance,\n"
+		"                     fleet-forged, fleet-unauthenticated, "
+		"fleet-hop-limit;\n"
+		"                     sockops: established, closed\n"
 		"  --hook H,...       lookup (sk_lookup), tc (QUIC cookies, "
 		"fleet), sockops\n"
 		"                     (established, closed)\n"
@@ -90,7 +98,7 @@ void trace_usage(FILE *f)
 		"  Ends at --count, Ctrl-C, SIGTERM or when ringsteerd exits, "
 		"and puts the\n"
 		"  filters back as they were. One trace at a time.\n",
-		trace_reason_names(), DEFAULT_RATE);
+		DEFAULT_RATE);
 }
 
 /* Name -> id of the daemon's services and backends; bpffs and pid. */
