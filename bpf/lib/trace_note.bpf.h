@@ -30,10 +30,9 @@ struct rs_trace_tc_note {
 	union {
 		__u32 word; /* the four below, read as one (and cleared) */
 		struct {
-			__u8 reason; /* the fleet step's enum rs_trace_reason */
-			__u8 cookie; /* the cookie step's enum rs_trace_reason
-				      */
-			__u8 flags;  /* the cookie step's RS_TRACE_F_* */
+			__u8 reason; /* fleet step's enum rs_trace_reason */
+			__u8 cookie; /* cookie step's enum rs_trace_reason */
+			__u8 flags;  /* cookie step's RS_TRACE_F_* */
 			/* The packet traced sits behind fleet outer headers. */
 			__u8 inner;
 		};

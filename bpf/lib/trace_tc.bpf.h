@@ -3,11 +3,11 @@
  * Trace events of steer_tc (abi.h "Tracing"): QUIC cookie decisions and
  * the fleet step's forwards, receptions, second chances and drops. The
  * program notes what happened in the packet's struct rs_trace_tc_note
- * (trace_note.bpf.h), reads rs_trace_ctl.enabled once at its end and only
- * when a trace runs calls rs_trace_tc(), a global function the verifier
- * checks once on its own, as rs_trace_lookup() is. The emitter reads the
- * 4-tuple from the packet itself as it is now, so the fleet code need not carry
- * it to the end.
+ * (trace_note.bpf.h); at its end, when a step noted something, it reads
+ * rs_trace_ctl.enabled, and only when a trace runs calls rs_trace_tc(), a
+ * global function the verifier checks once on its own, as
+ * rs_trace_lookup() is. The emitter reads the 4-tuple from the packet as
+ * it is then, so the fleet code need not carry it to the end.
  */
 #ifndef RS_TRACE_TC_BPF_H
 #define RS_TRACE_TC_BPF_H
