@@ -153,6 +153,10 @@ e2e_check "weight 1 again" rs backend weight web-1 1
 e2e_check "drain web-2" rs backend drain web-2
 mapping m1
 kill -9 "${RS_BG_PID[d1]}"
+# As a supervisor restarts it: once the killed process is gone (until
+# then it still holds the pin directory's lock; on a loaded machine its
+# exit takes a moment, and a start in that moment is rightly refused).
+rs_until 10 e2e_gone "${RS_BG_PID[d1]}" || true
 start_daemon d2
 e2e_check "start after kill -9 comes up" rs status
 mapping m2
@@ -165,6 +169,7 @@ e2e_eq "drain adopted" \
 e2e_check "weight 250" rs backend weight web-1 250
 e2e_check "weight 1" rs backend weight web-1 1
 kill -9 "${RS_BG_PID[d2]}"
+rs_until 10 e2e_gone "${RS_BG_PID[d2]}" || true
 VNODES=4090
 write_conf 0 8 24
 start_daemon d3
@@ -182,6 +187,7 @@ active3() { rsj backends | jq '.backends[] | select(.name == "web-3") | .active_
 a_before=$(active3)
 mapping ms1
 kill -9 "${RS_BG_PID[d4]}"
+rs_until 10 e2e_gone "${RS_BG_PID[d4]}" || true
 start_daemon d5
 e2e_check "restart logs the resumed ramp" grep -q "backend web-3: slow start resumed" "$(rs_bg_err d5)"
 a_after=$(active3)
