@@ -10,7 +10,8 @@
  * a steered connection is established, -1 when that socket reaches
  * TCP_CLOSE, by whatever path (FIN, RST, timeout, the backend exiting,
  * an unaccepted child of a closed listener). A SYN that never completes
- * never gets here, so it never counts.
+ * never gets here, so it never counts. Both become trace events when a
+ * trace runs (trace_sockops.bpf.h).
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -18,6 +19,7 @@
 
 #include "maps.bpf.h"
 #include "net.bpf.h"
+#include "trace_sockops.bpf.h"
 
 /* The 4-tuple as steer_lookup keyed it (struct rs_handoff_key). */
 static __always_inline void handoff_key(struct bpf_sock_ops *ctx,
@@ -48,8 +50,9 @@ static __always_inline void handoff_key(struct bpf_sock_ops *ctx,
  * Between SYN and ACK the configuration may have moved on: the service
  * may have lost its sticky table, or the backend id may have been retired
  * and given to another service. Then the decision is stale and dropped.
+ * RS_TRACE_F_STICKY_SET when the entry was written (for the trace).
  */
-static __always_inline void sticky_commit(const struct rs_handoff *h)
+static __always_inline __u32 sticky_commit(const struct rs_handoff *h)
 {
 	__u32 svc_id = h->key.service, b = h->backend;
 	struct rs_sticky_entry e = {.backend = b}, *cur;
@@ -60,21 +63,23 @@ static __always_inline void sticky_commit(const struct rs_handoff *h)
 
 	svc = bpf_map_lookup_elem(&rs_services, &svc_id);
 	if (!svc || !svc->enabled || !svc->sticky_ttl)
-		return;
+		return 0;
 	be = bpf_map_lookup_elem(&rs_backends, &b);
 	if (!be || be->service != svc_id)
-		return;
+		return 0;
 	sticky = bpf_map_lookup_elem(&rs_sticky, &svc_id);
 	if (!sticky)
-		return;
+		return 0;
 	now = bpf_ktime_get_ns();
 	cur = bpf_map_lookup_elem(sticky, &h->key);
 	/* Same refresh granularity as a sticky hit in steer_lookup. */
 	if (cur && cur->backend == b &&
 	    !rs_sticky_refresh_due(cur->last_seen_ns, now, svc->sticky_ttl))
-		return;
+		return 0;
 	e.last_seen_ns = now;
-	bpf_map_update_elem(sticky, &h->key, &e, BPF_ANY);
+	return bpf_map_update_elem(sticky, &h->key, &e, BPF_ANY)
+		       ? 0
+		       : RS_TRACE_F_STICKY_SET;
 }
 
 static __always_inline void load_add(__u32 backend, __u32 service, __s64 d)
@@ -92,10 +97,11 @@ static __always_inline void load_add(__u32 backend, __u32 service, __s64 d)
 /*
  * Count the connection up and remember, in the socket itself, what it
  * was counted for. The state callback is asked for only here, so only
- * counted sockets ever call back at close.
+ * counted sockets ever call back at close. RS_TRACE_F_COUNTED when
+ * counted (for the trace).
  */
-static __always_inline void load_up(struct bpf_sock_ops *ctx,
-				    const struct rs_handoff *h)
+static __always_inline __u32 load_up(struct bpf_sock_ops *ctx,
+				     const struct rs_handoff *h)
 {
 	__u32 svc_id = h->key.service, b = h->backend;
 	struct bpf_sock *sk = ctx->sk;
@@ -104,15 +110,16 @@ static __always_inline void load_up(struct bpf_sock_ops *ctx,
 
 	be = bpf_map_lookup_elem(&rs_backends, &b);
 	if (!sk || !be || be->service != svc_id)
-		return;
+		return 0;
 	c = bpf_sk_storage_get(&rs_conn, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!c)
-		return;
+		return 0;
 	c->backend = b;
 	c->service = svc_id;
 	load_add(b, svc_id, 1);
 	bpf_sock_ops_cb_flags_set(ctx, ctx->bpf_sock_ops_cb_flags |
 					       BPF_SOCK_OPS_STATE_CB_FLAG);
+	return RS_TRACE_F_COUNTED;
 }
 
 /*
@@ -131,6 +138,8 @@ static __always_inline void load_down(struct bpf_sock_ops *ctx)
 	if (!c)
 		return;
 	load_add(c->backend, c->service, -1);
+	if (rs_trace_on())
+		rs_trace_sock(ctx, c->service, c->backend, RS_TRACE_CLOSED, 0);
 	bpf_sk_storage_delete(&rs_conn, sk);
 }
 
@@ -140,7 +149,7 @@ int steer_sockops(struct bpf_sock_ops *ctx)
 	struct rs_handoff_key hk __attribute__((aligned(8))) = {};
 	struct rs_handoff *h, copy;
 	struct rs_meta *meta;
-	__u32 zero = 0;
+	__u32 zero = 0, flags = 0;
 
 	if (ctx->op == BPF_SOCK_OPS_STATE_CB) {
 		load_down(ctx);
@@ -161,8 +170,11 @@ int steer_sockops(struct bpf_sock_ops *ctx)
 	__builtin_memcpy(&copy, h, sizeof(copy));
 	bpf_map_delete_elem(&rs_handoff, &hk);
 	if (copy.flags & RS_HANDOFF_STICKY)
-		sticky_commit(&copy);
-	load_up(ctx, &copy);
+		flags = sticky_commit(&copy);
+	flags |= load_up(ctx, &copy);
+	if (rs_trace_on())
+		rs_trace_sock(ctx, copy.key.service, copy.backend,
+			      RS_TRACE_ESTABLISHED, flags);
 	return 1;
 }
 

@@ -31,6 +31,7 @@
 #include "fleet.bpf.h"
 #include "maps.bpf.h"
 #include "quic.bpf.h"
+#include "trace_tc.bpf.h"
 
 /* What happened to one datagram of a cookie service; see count(). */
 enum tc_outcome {
@@ -295,8 +296,36 @@ static __always_inline void count(__u32 svc_id, enum tc_outcome outcome,
 	}
 }
 
-SEC("tc")
-int steer_tc(struct __sk_buff *skb)
+/* The trace's reason for a cookie step's @outcome; 0: not traced. */
+static __always_inline void note_cookie(struct __sk_buff *skb,
+					enum tc_outcome outcome, __u32 svc_id,
+					__u32 backend)
+{
+	struct rs_trace_tc_note *n = rs_trace_note_of(skb);
+
+	switch (outcome) {
+	case TC_HIT:
+		n->flags = RS_TRACE_F_ASSIGNED;
+		/* fall through */
+	case TC_ASSIGN_FAILED:
+		n->cookie = RS_TRACE_COOKIE_HIT;
+		n->backend = backend;
+		break;
+	case TC_DOWN:
+		n->cookie = RS_TRACE_COOKIE_DOWN;
+		n->backend = backend;
+		break;
+	case TC_UNKNOWN:
+		n->cookie = RS_TRACE_COOKIE_UNKNOWN;
+		break;
+	default:
+		/* Not ours to decide: sk_lookup decides, and traces. */
+		return;
+	}
+	n->service = svc_id;
+}
+
+static __always_inline int steer(struct __sk_buff *skb)
 {
 	struct udp_flow f = {};
 	struct rs_service *svc;
@@ -321,7 +350,34 @@ int steer_tc(struct __sk_buff *skb)
 
 	outcome = steer_cookie(skb, &f, svc_id, svc, &backend);
 	count(svc_id, outcome, backend);
+	note_cookie(skb, outcome, svc_id, backend);
 	return TC_ACT_UNSPEC;
+}
+
+/*
+ * Tracing off costs four stores a packet, and one array read for a packet
+ * the fleet or cookie step noted. The note is read back from the context,
+ * which the verifier does not track, so branching on it does not split
+ * the program's paths (trace_note.bpf.h). A fleet packet unwrapped here
+ * may then meet the cookie step: two events.
+ */
+SEC("tc")
+int steer_tc(struct __sk_buff *skb)
+{
+	struct rs_trace_tc_note *n = rs_trace_note_of(skb), done;
+	int verdict;
+
+	n->service = RS_NONE;
+	n->backend = RS_NONE;
+	n->member = RS_NONE;
+	n->word = 0;
+	verdict = steer(skb);
+	done.word = n->word;
+	if ((done.reason || done.cookie) && rs_trace_on()) {
+		rs_trace_tc(skb, 0);
+		rs_trace_tc(skb, 1);
+	}
+	return verdict;
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

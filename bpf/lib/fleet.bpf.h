@@ -31,6 +31,7 @@
 #include "bind_match.bpf.h"
 #include "maps.bpf.h"
 #include "net.bpf.h"
+#include "trace_note.bpf.h"
 #include "xxh64.bpf.h"
 
 /* Not a fleet packet, or one to steer here: carry on. */
@@ -782,29 +783,26 @@ static __always_inline int fleet_receive(struct __sk_buff *skb,
 	struct rs_bind *bind;
 	int verdict;
 
-	if (!fleet_outer_ok(skb, outer, &e)) {
-		FLEET_COUNT(forged);
-		return TC_ACT_SHOT;
-	}
+	if (!fleet_outer_ok(skb, outer, &e))
+		goto forged;
 	if (!fleet_verify(skb, fh, outer, &e)) {
 		FLEET_COUNT(unauthenticated);
+		RS_TRACE_NOTE(skb, RS_TRACE_FLEET_UNAUTH, RS_NONE, 0);
 		return TC_ACT_SHOT;
 	}
 	if (e.hops == 0 || e.hops > RS_FLEET_MAX_HOPS) {
 		FLEET_COUNT(hop_limit);
+		RS_TRACE_NOTE(skb, RS_TRACE_FLEET_HOP_LIMIT, RS_NONE, 0);
 		return TC_ACT_SHOT;
 	}
 	if (fleet_parse(skb, ETH_HLEN + elen, outer->family, &in) ||
-	    in.len + elen != outer->len) {
-		FLEET_COUNT(forged);
-		return TC_ACT_SHOT;
-	}
+	    in.len + elen != outer->len)
+		goto forged;
 	bind = rs_match_bind(in.proto, in.family, in.dport,
 			     fleet_bind_addr(&in));
-	if (!bind) {
-		FLEET_COUNT(forged);
-		return TC_ACT_SHOT;
-	}
+	if (!bind)
+		goto forged;
+	RS_TRACE_SERVICE(skb, bind->service);
 	if (in.proto == IPPROTO_TCP && !fleet_is_syn(&in) &&
 	    !fleet_local_conn(skb, &in)) {
 		if (e.hops < RS_FLEET_MAX_HOPS &&
@@ -815,6 +813,8 @@ static __always_inline int fleet_receive(struct __sk_buff *skb,
 						  e.hops + 1);
 			if (verdict != FLEET_CONTINUE) {
 				FLEET_COUNT(second_chance);
+				RS_TRACE_NOTE(skb, RS_TRACE_FLEET_SECOND_CHANCE,
+					      RS_NONE, 1);
 				return verdict;
 			}
 		}
@@ -826,7 +826,14 @@ static __always_inline int fleet_receive(struct __sk_buff *skb,
 		return TC_ACT_SHOT;
 	}
 	FLEET_COUNT(received);
+	RS_TRACE_NOTE(skb, RS_TRACE_FLEET_RECEIVED, RS_NONE, 0);
 	return FLEET_CONTINUE;
+
+	/* One drop path for the four ways a packet shows it is no member's. */
+forged:
+	FLEET_COUNT(forged);
+	RS_TRACE_NOTE(skb, RS_TRACE_FLEET_FORGED, RS_NONE, 0);
+	return TC_ACT_SHOT;
 }
 
 /* Uses fleet_encap(): QUIC connection IDs that name another member. */
@@ -888,6 +895,7 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 	if (!bind)
 		return FLEET_CONTINUE;
 	svc_id = bind->service;
+	RS_TRACE_SERVICE(skb, svc_id);
 	verdict = fleet_quic_entry(skb, fh, p, svc_id);
 	if (verdict != FLEET_BY_TABLE)
 		return verdict;
@@ -919,10 +927,13 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 		    !fleet_member_addr(fh->table, known->member, p->family,
 				       &addr) &&
 		    fleet_addr_eq(&addr, &known->owner)) {
+			idx = known->member;
 			verdict = fleet_forward(skb, fh, p, &addr);
 			if (verdict != FLEET_CONTINUE) {
 				FLEET_COUNT(forwarded);
 				FLEET_COUNT(flow_hits);
+				RS_TRACE_NOTE(skb, RS_TRACE_FLEET_FORWARD, idx,
+					      1);
 			}
 			return verdict;
 		}
@@ -937,10 +948,13 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 		known = bpf_map_lookup_elem(&rs_fleet_flows, &fk);
 		if (known && !fleet_addr_none(&known->owner) &&
 		    !fleet_addr_eq(&known->owner, &fh->self)) {
+			idx = known->member;
 			verdict = fleet_forward(skb, fh, p, &known->owner);
 			if (verdict != FLEET_CONTINUE) {
 				FLEET_COUNT(forwarded);
 				FLEET_COUNT(flow_hits);
+				RS_TRACE_NOTE(skb, RS_TRACE_FLEET_FORWARD, idx,
+					      1);
 			}
 			return verdict;
 		}
@@ -965,8 +979,11 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 			return FLEET_CONTINUE;
 		}
 		verdict = fleet_forward(skb, fh, p, &prev);
-		if (verdict != FLEET_CONTINUE)
+		if (verdict != FLEET_CONTINUE) {
 			FLEET_COUNT(second_chance);
+			RS_TRACE_NOTE(skb, RS_TRACE_FLEET_SECOND_CHANCE,
+				      RS_NONE, 1);
+		}
 		return verdict;
 	}
 	if (fleet_addr_none(&addr) || fleet_addr_none(&fh->self)) {
@@ -985,14 +1002,17 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 		bpf_map_update_elem(&rs_fleet_flows, &fk, &flow, BPF_ANY);
 	}
 	verdict = fleet_forward(skb, fh, p, &addr);
-	if (verdict != FLEET_CONTINUE)
+	if (verdict != FLEET_CONTINUE) {
 		FLEET_COUNT(forwarded);
+		RS_TRACE_NOTE(skb, RS_TRACE_FLEET_FORWARD, idx, 1);
+	}
 	return verdict;
 }
 
 /*
  * The fleet step of steer_tc: a TC verdict, or FLEET_CONTINUE to carry on
- * with the (possibly decapsulated) packet.
+ * with the (possibly decapsulated) packet. What it did for the trace goes
+ * in the packet's note (trace_note.bpf.h).
  */
 static __always_inline int fleet_steer(struct __sk_buff *skb)
 {

@@ -166,6 +166,7 @@ static __always_inline int fleet_quic_entry(struct __sk_buff *skb,
 	} else {
 		FLEET_COUNT(forwarded);
 		FLEET_COUNT(cookie_forwarded);
+		RS_TRACE_NOTE(skb, RS_TRACE_FLEET_FORWARD, c->member - 1, 1);
 	}
 	return verdict;
 }

@@ -17,6 +17,7 @@
 
 #include "maps.bpf.h"
 #include "net.bpf.h"
+#include "trace_gate.bpf.h"
 #include "xxh64.bpf.h"
 
 /* What a decision leaves for its trace event. Zeroed whole at the start. */
@@ -32,15 +33,6 @@ struct rs_trace_decision {
 	__u8 verdict;		    /* SK_PASS or SK_DROP */
 	__u32 pad;
 };
-
-/* The one read a decision makes while no trace runs. */
-static __always_inline int rs_trace_on(void)
-{
-	__u32 zero = 0;
-	struct rs_trace_ctl *t = bpf_map_lookup_elem(&rs_trace_ctl, &zero);
-
-	return t && t->enabled;
-}
 
 /*
  * Why backend @b did not take the connection, as its word and load say
@@ -155,6 +147,8 @@ __attribute__((noinline)) int rs_trace_lookup(struct bpf_sk_lookup *ctx,
 
 	t = bpf_map_lookup_elem(&rs_trace_ctl, &zero);
 	if (!t || !d || !t->enabled)
+		return 0;
+	if (t->hook_mask && !(t->hook_mask & (1u << RS_TRACE_HOOK_LOOKUP)))
 		return 0;
 	if (t->service != RS_NONE && t->service != svc)
 		return 0;

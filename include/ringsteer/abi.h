@@ -785,7 +785,21 @@ enum rs_trace_reason {
 	RS_TRACE_SPILL_LOAD = 4,   /* owner (or sticky backend) at its bound */
 	RS_TRACE_LEAST_LOADED = 5, /* every taker at its bound */
 	RS_TRACE_NO_BACKEND = 6,   /* nobody could: fallback applied */
-	RS_TRACE_REASONS = 7,	   /* one past the last */
+	/* steer_tc, QUIC cookie services */
+	RS_TRACE_COOKIE_HIT = 7,     /* the DCID's server ID chose @backend */
+	RS_TRACE_COOKIE_UNKNOWN = 8, /* no backend of the service has it */
+	RS_TRACE_COOKIE_DOWN = 9,    /* its backend is down or has no socket */
+	/* steer_tc, fleet (docs/fleet.md) */
+	RS_TRACE_FLEET_FORWARD = 10,	   /* sent to fleet member @member */
+	RS_TRACE_FLEET_RECEIVED = 11,	   /* from a member, unwrapped here */
+	RS_TRACE_FLEET_SECOND_CHANCE = 12, /* no connection here: sent on */
+	RS_TRACE_FLEET_FORGED = 13,	   /* dropped: not a member's packet */
+	RS_TRACE_FLEET_UNAUTH = 14,	   /* dropped: its tag did not verify */
+	RS_TRACE_FLEET_HOP_LIMIT = 15,	   /* dropped: hops out of range */
+	/* steer_sockops, connections steer_lookup steered */
+	RS_TRACE_ESTABLISHED = 16, /* handshake done; flags say what followed */
+	RS_TRACE_CLOSED = 17,	   /* a counted connection reached TCP_CLOSE */
+	RS_TRACE_REASONS = 18, /* one past the last (reason_mask: 32 bits) */
 };
 
 /* Why the backend the client's affinity named did not take it. */
@@ -799,6 +813,9 @@ enum rs_trace_skip {
 
 /* rs_trace_event.flags */
 #define RS_TRACE_F_STICKY_OVER 0x1u /* a live sticky entry at its bound */
+#define RS_TRACE_F_COUNTED     0x2u /* ESTABLISHED: load gauge counted up */
+#define RS_TRACE_F_STICKY_SET  0x4u /* ESTABLISHED: sticky entry written */
+#define RS_TRACE_F_ASSIGNED    0x8u /* COOKIE_HIT: the kernel took the socket */
 
 struct rs_trace_event {
 	__u64 ts_ns;	   /* bpf_ktime_get_ns() (CLOCK_MONOTONIC) */
@@ -826,7 +843,8 @@ struct rs_trace_event {
 	__u8 verdict;  /* SK_PASS or SK_DROP */
 	__u8 flags;    /* RS_TRACE_F_* */
 	__u8 pad;
-	__u32 pad2;
+	/* FLEET_FORWARD, FLEET_SECOND_CHANCE: member index, RS_NONE unknown */
+	__u32 member;
 };
 
 /*
@@ -845,7 +863,8 @@ struct rs_trace_ctl {
 	__u32 owner;	    /* pid of the tracer, for the refusal message */
 	__u8 client_family; /* 0: any client */
 	__u8 client_plen;   /* prefix of @client */
-	__u8 pad[6];
+	__u8 hook_mask;	    /* bit 1 << enum rs_trace_hook; 0: any */
+	__u8 pad[5];
 	__u8 client[16]; /* network order */
 };
 

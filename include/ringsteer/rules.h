@@ -325,9 +325,13 @@ static inline int rs_trace_client_match(const struct rs_trace_ctl *t,
  * once. Returns 1 and takes a token, or 0 when the bucket is empty. The
  * refill time advances by the whole tokens credited only, so a steady
  * stream of decisions faster than the rate still earns @rate a second.
+ * Always inlined: clang made it a BPF subprogram of its own inside
+ * steer_tc's rs_trace_tc(), and 6.1's verifier counts every frame of a
+ * call chain as at least 32 bytes of stack: 448 + 64 + 32 > 512 ("combined
+ * stack size of 3 calls is 544. Too large"), steer_tc refused.
  */
-static inline int rs_trace_take(struct rs_trace_cpu *c, __u32 rate, __u32 burst,
-				__u64 now)
+static inline __attribute__((always_inline)) int rs_trace_take(
+	struct rs_trace_cpu *c, __u32 rate, __u32 burst, __u64 now)
 {
 	__u64 elapsed, add;
 

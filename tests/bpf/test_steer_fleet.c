@@ -9,7 +9,9 @@
  * for IPv4 clients in outer IPv4 and IPv6 clients in outer IPv6; an IPv6
  * client whose owner has no IPv6 address stays here, counted. QUIC
  * datagrams of a fleet service follow their connection ID's server ID to
- * the member that issued it (bpf/lib/fleet_quic.bpf.h).
+ * the member that issued it (bpf/lib/fleet_quic.bpf.h). Each of those
+ * outcomes is a trace event with its reason, member and 4-tuple when a
+ * trace runs (issue 24).
  *
  * Every test runs twice: unsigned (no fleet key), then with a fleet key
  * in the table, every frame it sends signed and every packet it sees
@@ -38,6 +40,7 @@
 #include "frames.h"
 #include "hash.h"
 #include "tc_fixture.h"
+#include "trace_capture.h"
 
 #define SVC	  0 /* tcp 198.18.0.10:80 and [2001:db8::10]:80, fleet */
 #define SVC_Q	  1 /* udp 198.18.0.10:443, fleet, cookie = quic */
@@ -646,6 +649,113 @@ static void test_forged_and_hop_limit(void)
 	expect_drop(f, n, "inner ICMP", false);
 }
 
+static struct trace_capture cap;
+
+static int addr4_is(const __u8 *a, uint32_t v4)
+{
+	return !memcmp(a, &v4, 4);
+}
+
+/*
+ * The fleet step's trace events (issue 24): a SYN forwarded names the
+ * member it went to; one kept here makes none; a member's packet taken in
+ * is received, with the client's 4-tuple from behind the outer headers;
+ * forged, over-hop-limit and (signed) unauthenticated packets are dropped
+ * with their reason and the sender's address; a hook filter without tc
+ * lets none through.
+ */
+static void test_trace_events(void)
+{
+	uint8_t f[FRAME_LEN], inner[64];
+	struct rs_trace_ctl t = trace_capture_all();
+	const struct rs_trace_event *e = cap.ev;
+	uint32_t vip = ip4("198.18.0.10"), src = 0, ours = 0;
+	uint32_t client = ip4("198.18.1.7"), forger = ip4("198.18.99.1");
+	int want = -1;
+	size_t n, in;
+	struct run r;
+
+	CU_ASSERT_EQUAL_FATAL(trace_capture_open(&cap, skel->obj), 0);
+	CU_ASSERT_EQUAL_FATAL(trace_capture_set(&cap, &t), 0);
+	for (uint32_t c = 0; c < 300 && (want <= 0 || !ours); c++) {
+		uint32_t a = htonl(0xc6120100u + c);
+		int o = replica_owner(a);
+
+		if (o > 0 && want <= 0) {
+			src = a;
+			want = o;
+		} else if (o == 0 && !ours) {
+			ours = a;
+		}
+	}
+	CU_ASSERT_FATAL(want > 0 && ours);
+	n = eth(f);
+	n += tcp_packet(f + n, src, vip, 41000, 80, 0x02);
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL(r.verdict, TC_ACT_REDIRECT);
+	CU_ASSERT_EQUAL_FATAL(trace_capture_poll(&cap), 1);
+	CU_ASSERT_EQUAL(e[0].hook, RS_TRACE_HOOK_TC);
+	CU_ASSERT_EQUAL(e[0].reason, RS_TRACE_FLEET_FORWARD);
+	CU_ASSERT_EQUAL(e[0].member, (uint32_t)want);
+	CU_ASSERT_EQUAL(e[0].service, SVC);
+	CU_ASSERT_EQUAL(e[0].backend, RS_NONE);
+	CU_ASSERT_EQUAL(e[0].family, AF_INET);
+	CU_ASSERT_EQUAL(e[0].protocol, IPPROTO_TCP);
+	CU_ASSERT(addr4_is(e[0].client, src));
+	CU_ASSERT_EQUAL(e[0].client_port, 41000);
+	CU_ASSERT(addr4_is(e[0].local, vip));
+	CU_ASSERT_EQUAL(e[0].local_port, 80);
+	CU_ASSERT_EQUAL(e[0].verdict, 1);
+
+	n = eth(f);
+	n += tcp_packet(f + n, ours, vip, 41000, 80, 0x02);
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL(r.verdict, TC_ACT_UNSPEC);
+	CU_ASSERT_EQUAL(trace_capture_poll(&cap), 1);
+
+	in = tcp_packet(inner, client, vip, 1234, 80, 0x02);
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(trace_capture_poll(&cap), 2);
+	CU_ASSERT_EQUAL(e[1].reason, RS_TRACE_FLEET_RECEIVED);
+	CU_ASSERT_EQUAL(e[1].service, SVC);
+	CU_ASSERT(addr4_is(e[1].client, client));
+	CU_ASSERT_EQUAL(e[1].client_port, 1234);
+	CU_ASSERT(addr4_is(e[1].local, vip));
+	CU_ASSERT_EQUAL(e[1].verdict, 1);
+
+	n = encap_frame(f, forger, 1, inner, in);
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	n = encap_frame(f, members[1].addr, 3, inner, in);
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(trace_capture_poll(&cap), 4);
+	CU_ASSERT_EQUAL(e[2].reason, RS_TRACE_FLEET_FORGED);
+	CU_ASSERT_EQUAL(e[2].verdict, 0);
+	CU_ASSERT_EQUAL(e[2].service, RS_NONE);
+	CU_ASSERT_EQUAL(e[2].protocol, IPPROTO_UDP);
+	CU_ASSERT(addr4_is(e[2].client, forger));
+	CU_ASSERT_EQUAL(e[2].local_port, RS_FLEET_DEFAULT_PORT);
+	CU_ASSERT_EQUAL(e[3].reason, RS_TRACE_FLEET_HOP_LIMIT);
+	CU_ASSERT_EQUAL(e[3].verdict, 0);
+	CU_ASSERT(addr4_is(e[3].client, members[1].addr));
+	if (signer) {
+		n = encap_frame(f, members[1].addr, 1, inner, in);
+		f[14 + 28 + 8] ^= 1; /* the tag */
+		CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+		CU_ASSERT_EQUAL(r.verdict, TC_ACT_SHOT);
+		CU_ASSERT_EQUAL_FATAL(trace_capture_poll(&cap), 5);
+		CU_ASSERT_EQUAL(e[4].reason, RS_TRACE_FLEET_UNAUTH);
+	}
+
+	t.hook_mask = 1u << RS_TRACE_HOOK_LOOKUP | 1u << RS_TRACE_HOOK_SOCKOPS;
+	CU_ASSERT_EQUAL_FATAL(trace_capture_set(&cap, &t), 0);
+	n = encap_frame(f, forger, 1, inner, in);
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL(trace_capture_poll(&cap), 0);
+	CU_ASSERT_EQUAL(trace_capture_off(&cap), 0);
+	trace_capture_close(&cap);
+}
+
 /*
  * Every truncation of a member's encapsulated packet @f (@n bytes) from
  * @min on (the kernel runs nothing shorter than Ethernet and the outer IP
@@ -1083,6 +1193,61 @@ static void test_quic_other_member(void)
 {
 	quic_expect(0, 0x00, 0x0201, 1, 200); /* 1-RTT to host-2's ID */
 	quic_expect(1, 0x00, 0x0301, 2, 200); /* Handshake to host-3's */
+}
+
+/*
+ * More trace events: a QUIC datagram whose server ID is host-2's names
+ * member 1 (fleet_quic.bpf.h); an IPv6 packet without a connection here,
+ * sent on by its second chance, the inner client's 4-tuple.
+ */
+static void test_trace_quic_and_second_chance(void)
+{
+	struct rs_trace_ctl t = trace_capture_all();
+	const struct rs_trace_event *e = cap.ev;
+	uint8_t dcid[8], payload[64], f6[FRAME_LEN], inner[80], want[16];
+	char src[64];
+	struct frame f;
+	struct run r;
+	size_t in, n;
+	uint32_t c;
+
+	CU_ASSERT_EQUAL_FATAL(trace_capture_open(&cap, skel->obj), 0);
+	CU_ASSERT_EQUAL_FATAL(trace_capture_set(&cap, &t), 0);
+	dcid_of(dcid, 0x00, 0x0201);
+	quic_frame(&f, htonl(0xc6120305u), 20001, payload,
+		   quic_short(payload, dcid, 8));
+	CU_ASSERT_EQUAL_FATAL(run(f.b, f.len, &r), 0);
+	CU_ASSERT_EQUAL(r.verdict, TC_ACT_REDIRECT);
+	CU_ASSERT_EQUAL_FATAL(trace_capture_poll(&cap), 1);
+	CU_ASSERT_EQUAL(e[0].reason, RS_TRACE_FLEET_FORWARD);
+	CU_ASSERT_EQUAL(e[0].member, 1);
+	CU_ASSERT_EQUAL(e[0].service, SVC_Q);
+	CU_ASSERT_EQUAL(e[0].protocol, IPPROTO_UDP);
+	CU_ASSERT_EQUAL(e[0].client_port, 20001);
+	CU_ASSERT_EQUAL(e[0].local_port, 443);
+
+	for (c = 0; c < 1000; c++) {
+		client6(c, src, sizeof(src));
+		if (replica_owner6(src) == 2)
+			break;
+	}
+	CU_ASSERT_FATAL(c < 1000);
+	in = tcp6_packet(inner, src, vip6, 5555, 80, 0x10);
+	n = encap6_frame(f6, addrs6[1], 1, inner, in);
+	CU_ASSERT_EQUAL_FATAL(run(f6, n, &r), 0);
+	CU_ASSERT_EQUAL(r.verdict, TC_ACT_REDIRECT);
+	CU_ASSERT_EQUAL_FATAL(trace_capture_poll(&cap), 2);
+	CU_ASSERT_EQUAL(e[1].reason, RS_TRACE_FLEET_SECOND_CHANCE);
+	CU_ASSERT_EQUAL(e[1].service, SVC);
+	CU_ASSERT_EQUAL(e[1].family, AF_INET6);
+	CU_ASSERT_EQUAL(e[1].protocol, IPPROTO_TCP);
+	ip6(src, want);
+	CU_ASSERT_EQUAL(memcmp(e[1].client, want, 16), 0);
+	CU_ASSERT_EQUAL(e[1].client_port, 5555);
+	ip6(vip6, want);
+	CU_ASSERT_EQUAL(memcmp(e[1].local, want, 16), 0);
+	CU_ASSERT_EQUAL(trace_capture_off(&cap), 0);
+	trace_capture_close(&cap);
 }
 
 static void test_quic_local_unknown_conflict(void)
@@ -1564,6 +1729,8 @@ int main(void)
 		{"forged and over-hop-limit packets are dropped and counted",
 		 test_forged_and_hop_limit},
 		{"truncated and lying packets never pass", test_truncated},
+		{"trace events: forward to a member, received, dropped and why",
+		 test_trace_events},
 		{"a retransmitted SYN follows the first one, not a moved key",
 		 test_syn_retry_follows_first},
 		{"IPv6: SYNs go to the owner userspace computes, in outer "
@@ -1585,6 +1752,8 @@ int main(void)
 		 test_no_address6_forgets_the_flow},
 		{"QUIC: another member's server ID goes to that member",
 		 test_quic_other_member},
+		{"trace events: a QUIC server ID's member, IPv6 second chance",
+		 test_trace_quic_and_second_chance},
 		{"QUIC: local, unknown, conflicting, unroutable IDs and "
 		 "Initials",
 		 test_quic_local_unknown_conflict},

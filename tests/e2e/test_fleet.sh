@@ -6,7 +6,9 @@
 # connections enter through different hosts), three hosts each running
 # ringsteerd and two backends, and an etcd, all in namespaces made here.
 #   every connection of a client reaches the same backend (200 clients);
-#   forged and over-hop-limit packets are dropped and counted; then, with
+#   forged and over-hop-limit packets are dropped and counted, and traced
+#   (`ringsteer trace --hook tc`), as are the forwards of host-2, each of a
+#   client whose backend is on another host; then, with
 #   100 long-lived connections open (a line every 200 ms) and connection
 #   load running: a host drained and undrained, two hosts on different
 #   table versions, etcd stopped and restarted, the router dropping a path
@@ -49,6 +51,9 @@ ip -n "$RS_NS_CLIENT" route add 198.18.11.0/24 via "$RS_EDGE_IP4"
 forged0=$(stat_of 1 forged)
 hop0=$(stat_of 1 hop_limit)
 recv0=$(stat_of 1 received)
+# The drops as host-1's trace shows them (issue 24).
+rs_bg_start ftr1 build/ringsteer -s "$OUT/h1.sock" trace --hook tc --count 3 -j
+e2e_wait_for "$(rs_bg_err ftr1)" "ringsteer: tracing" 10
 send_encap "$RS_NS_CLIENT" 198.18.254.2 1 # not a member
 send_encap "$(rs_fleet_ns 2)" 198.18.12.2 3 # a member, 3 hops > 2
 send_encap "$(rs_fleet_ns 2)" 198.18.12.2 0 # a member, 0 hops
@@ -62,6 +67,24 @@ e2e_eq "a packet from a non-member is dropped as forged" \
 e2e_eq "hop counts 3 and 0 are dropped at the hop limit" \
 	"$(($(stat_of 1 hop_limit) - hop0))" 2
 e2e_eq "neither reached the stack" "$(($(stat_of 1 received) - recv0))" 0
+trace_ended() { ! _rs_alive "${RS_BG_PID[$1]}"; }
+rs_until 10 trace_ended ftr1 || true
+e2e_eq "trace: forged from 198.18.254.2, twice the hop limit from 198.18.12.2, dropped" \
+	"$(jq -r '"\(.reason) \(.client) \(.verdict)"' "$(rs_bg_out ftr1)" | sort | uniq -c | awk '{$1 = $1; print}')" \
+	"1 fleet-forged 198.18.254.2 drop
+2 fleet-hop-limit 198.18.12.2 drop"
+
+echo "# ringsteer trace on host-2: what it forwards belongs to other hosts"
+rs_bg_start ftr2 build/ringsteer -s "$OUT/h2.sock" trace web --hook tc \
+	--reason fleet-forward --count 30 -j
+e2e_wait_for "$(rs_bg_err ftr2)" "ringsteer: tracing" 10
+clients ftr 50 2
+rs_until 10 trace_ended ftr2 || true
+e2e_eq "30 fleet-forward events, each naming a member, of tcp to 198.18.0.10:80" \
+	"$(jq -r 'select(.member != null) | "\(.protocol) \(.local):\(.local_port)"' "$(rs_bg_out ftr2)" | sort | uniq -c | awk '{$1 = $1; print}')" \
+	"30 tcp 198.18.0.10:80"
+e2e_eq "each forwarded client's backend is on another host" \
+	"$(jq -r .client "$(rs_bg_out ftr2)" | sort -u | join - <(awk '$3 !~ /^ERR/ { print $1, $3 }' "$OUT/ftr" | sort -u) | awk '{ n++ } $2 ~ /^h2-/ { h++ } END { print (n > 0), h + 0 }')" "1 0"
 
 # Long-lived connections that carry a line every 200 ms through every
 # change below: 100 clients (198.18.2.1-100), one connection each.

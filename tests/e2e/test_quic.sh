@@ -12,7 +12,8 @@
 #   by IP affinity, exactly as `ringsteer lookup` predicts; DRAIN keeps its
 #   cookies; counters in JSON and metrics match the datagrams sent;
 #   rs_cookies follows reloads and a restart drops stale entries;
-#   `ringsteer cid` / `cid decode`; the filter survives a daemon stop, is
+#   `ringsteer cid` / `cid decode`; `ringsteer trace --hook tc` shows each
+#   cookie hit on its backend and an unknown server ID; the filter survives a daemon stop, is
 #   replaced in place on restart next to a foreign filter, follows
 #   interfaces that appear, vanish (deleted, moved to another namespace) and
 #   come back, never takes a foreign filter's place at its own priority and
@@ -322,6 +323,39 @@ e2e_check "services (table) shows the cookie counters" \
 	bash -c "build/ringsteer -s '$SOCK' services | grep -Eq '^quic +quic +2 +8 +1 '"
 e2e_check "backends (table) shows server IDs and cookie hits" \
 	bash -c "build/ringsteer -s '$SOCK' backends | grep -Eq '^q-2 +quic +0x0002 +[1-9]'"
+
+echo "# ringsteer trace --hook tc: the cookie decisions as they happen"
+# trace_tc NAME ARGS...: a trace in the background, once it runs.
+trace_tc() {
+	local name=$1
+	shift
+	rs_bg_start "$name" build/ringsteer -s "$SOCK" trace quic --hook tc "$@" -j
+	e2e_wait_for "$(rs_bg_err "$name")" "ringsteer: tracing" 10
+}
+# trace_done NAME: the trace ended by itself (--count) within 10 s.
+trace_done() {
+	local i pid=${RS_BG_PID[$1]}
+	for ((i = 0; i < 200; i++)); do
+		_rs_alive "$pid" || return 0
+		sleep 0.05
+	done
+	return 1
+}
+trace_tc tr1 --reason cookie-hit --count "$N"
+qc trhit 198.18.0.10:443 198.18.1.140 --port-base 44000 --dcid "${CID[2]}"
+e2e_check "the trace ends at --count $N" trace_done tr1
+EV=$(rs_bg_out tr1)
+e2e_eq "$N events: tc, udp, quic, q-2, cookie-hit, assigned" \
+	"$(jq -r '"\(.hook) \(.protocol) \(.service) \(.backend) \(.reason) \(.assigned)"' "$EV" | sort | uniq -c | awk '{$1 = $1; print}')" \
+	"$N tc udp quic q-2 cookie-hit true"
+e2e_eq "each from a source the client used, q-2 answering it" \
+	"$(jq -r '"\(.client) \(.client_port)"' "$EV" | sort -u | join -v1 - <(awk '$3 == "q-2" { print $1, $2 }' "$OUT/trhit" | sort -u) | wc -l)" 0
+e2e_eq "to the service address" "$(jq -r '"\(.local):\(.local_port)"' "$EV" | sort -u)" "198.18.0.10:443"
+trace_tc tr2 --reason cookie-unknown,cookie-hit --count 1
+qc trunk 198.18.0.10:443 198.18.1.160 --port-base 44100 --dcid "$UNKNOWN"
+e2e_check "an unknown server ID: the trace ends at --count 1" trace_done tr2
+e2e_eq "cookie-unknown, no backend" \
+	"$(jq -r '"\(.reason) \(.backend)"' "$(rs_bg_out tr2)")" "cookie-unknown null"
 
 echo "# cookie = none: a service the TC program leaves alone"
 qc plain4 198.18.0.10:8443 198.18.1.20 --port-base 44000 --dcid "${CID[2]}"

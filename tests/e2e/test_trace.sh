@@ -9,6 +9,10 @@
 #   filters (client prefix, backend, reason); a second trace refused;
 #   Ctrl-C and the daemon's exit end a trace and put the filters back;
 #   an overflow (--rate 1) counts its lost events (status, Prometheus).
+#   steer_sockops: each of 20 new connections established (counted, sticky
+#   entry written) and closed, on the backend the client reached. The
+#   traces of steer_lookup's decisions ask for --hook lookup: a connection
+#   also makes sockops events.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/netns.sh
@@ -101,7 +105,7 @@ disagree() {
 ctl_enabled() { rsj status | jq -r .trace.enabled; }
 
 echo "# 50 new clients"
-trace_start t1 web --count 50 -j
+trace_start t1 --hook lookup web --count 50 -j
 clients c1 198.18.1.1 50
 trace_wait t1 10 && e2e_pass "trace ends at --count 50" || e2e_fail "trace ends at --count 50"
 e2e_eq "50 events" "$(wc -l <"$(rs_bg_out t1)")" 50
@@ -116,7 +120,7 @@ e2e_eq "every event: service web, tcp, lookup, 198.18.0.10:80" \
 e2e_eq "trace off again" "$(ctl_enabled)" false
 
 echo "# the same 50: sticky"
-trace_start t2 web --count 50 -j
+trace_start t2 --hook lookup web --count 50 -j
 clients c2 198.18.1.1 50
 trace_wait t2 10 || true
 e2e_eq "50 events" "$(wc -l <"$(rs_bg_out t2)")" 50
@@ -129,7 +133,7 @@ e2e_eq "sticky names the backend" \
 drained=$(awk 'NR == 1 { print $2 }' "$OUT/c1.map")
 echo "# $drained drained; 50 other new clients"
 rsj backend drain "$drained" >/dev/null
-trace_start t3 web --count 50 -j
+trace_start t3 --hook lookup web --count 50 -j
 clients c3 198.18.2.1 50
 trace_wait t3 10 || true
 ev3=$(rs_bg_out t3)
@@ -147,7 +151,7 @@ e2e_eq "the others: primary" \
 rsj backend undrain "$drained" >/dev/null
 
 echo "# filters"
-trace_start t4 --client 198.18.70.0/28 -j
+trace_start t4 --hook lookup --client 198.18.70.0/28 -j
 clients c4 198.18.70.1 50
 lines_at_least "$(rs_bg_out t4)" 15 || true
 kill -INT "${RS_BG_PID[t4]}"
@@ -157,7 +161,7 @@ e2e_eq "--client /28: the 15 clients of 198.18.70.1-15" \
 e2e_eq "filters put back" "$(ctl_enabled)" false
 
 want=$(awk '$2 == "web-2"' "$OUT/c1.map" | wc -l)
-trace_start t5 web --backend web-2 --count "$want" -j
+trace_start t5 --hook lookup web --backend web-2 --count "$want" -j
 clients c5 198.18.71.1 50
 # Fresh clients: how many went to web-2 is what the clients say.
 want5=$(e2e_mapping "$OUT/c5" | awk '$2 == "web-2"' | wc -l)
@@ -168,7 +172,7 @@ e2e_eq "--backend web-2: only its decisions" \
 e2e_eq "--backend web-2: as many as reached it (up to --count $want)" \
 	"$(wc -l <"$(rs_bg_out t5)")" "$((want5 < want ? want5 : want))"
 
-trace_start t6 web --reason sticky -j
+trace_start t6 --hook lookup web --reason sticky -j
 clients c6 198.18.1.1 10
 clients c6b 198.18.72.1 10
 lines_at_least "$(rs_bg_out t6)" 10 || true
@@ -200,7 +204,7 @@ rs_bg_stop hot
 
 echo "# overflow: --rate 1"
 lost0=$(rsj status | jq .trace.lost_rate)
-trace_start t8 web --rate 1 -j
+trace_start t8 --hook lookup web --rate 1 -j
 clients c8 198.18.73.1 100
 kill -INT "${RS_BG_PID[t8]}"
 trace_wait t8 10 || true
@@ -210,6 +214,35 @@ e2e_check "the trace says how many it lost" \
 	grep -Eq "lost \(0 buffer full, (9[0-9]|100) over --rate\)" "$(rs_bg_err t8)"
 e2e_check "Prometheus counts them" bash -c \
 	"ip netns exec $RS_NS_EDGE curl -s http://127.0.0.1:9464/metrics | grep -q '^ringsteer_trace_lost_events_total{reason=\"rate\"} $lost1\$'"
+
+echo "# steer_sockops: established and closed"
+trace_start t10 web --hook sockops --count 40 -j
+clients c10 198.18.74.1 20
+trace_wait t10 10 && e2e_pass "40 sockops events" || e2e_fail "40 sockops events"
+ev10=$(rs_bg_out t10)
+e2e_eq "no failed connection" "$(e2e_errors "$OUT/c10")" 0
+jq -c 'select(.reason == "established")' "$ev10" >"$ev10.est"
+jq -c 'select(.reason == "closed")' "$ev10" >"$ev10.closed"
+e2e_eq "20 established, 20 closed" \
+	"$(wc -l <"$ev10.est") $(wc -l <"$ev10.closed")" "20 20"
+e2e_eq "each established one counted, its sticky entry written" \
+	"$(jq -r '"\(.counted) \(.sticky_written)"' "$ev10.est" | sort -u)" "true true"
+e2e_eq "established: on the backend the client reached" \
+	"$(disagree "$ev10.est" "$OUT/c10")" 0
+e2e_eq "closed: on the backend the client reached" \
+	"$(disagree "$ev10.closed" "$OUT/c10")" 0
+e2e_eq "every event: sockops, tcp, web, 198.18.0.10:80" \
+	"$(jq -r '"\(.hook) \(.protocol) \(.service) \(.local):\(.local_port)"' \
+		"$ev10" | sort -u)" "sockops tcp web 198.18.0.10:80"
+e2e_eq "each client's port as in its closed event" \
+	"$(jq -r '"\(.client) \(.client_port)"' "$ev10.est" | sort)" \
+	"$(jq -r '"\(.client) \(.client_port)"' "$ev10.closed" | sort)"
+trace_start t11 web --hook sockops --reason closed --count 1
+clients c11 198.18.75.1 1
+trace_wait t11 10 || true
+e2e_check "text: a hook column, the reason" \
+	grep -Eq " cpu[0-9]+ sockops tcp 198\.18\.75\.1:[0-9]+ -> 198\.18\.0\.10:80 web web-[1-4] closed\$" \
+	"$(rs_bg_out t11)"
 
 echo "# the daemon exits during a trace"
 trace_start t9 -j

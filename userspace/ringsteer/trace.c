@@ -33,26 +33,10 @@
 #include <ringsteer/abi.h>
 
 #include "cli.h"
+#include "trace_print.h"
 
 #define DEFAULT_RATE	1000 /* events a second per CPU */
 #define DAEMON_CHECK_MS 200
-
-static const char *const reason_names[RS_TRACE_REASONS] = {
-	[RS_TRACE_STICKY] = "sticky",
-	[RS_TRACE_PRIMARY] = "primary",
-	[RS_TRACE_SPILL] = "spill",
-	[RS_TRACE_SPILL_LOAD] = "spill-load",
-	[RS_TRACE_LEAST_LOADED] = "least-loaded",
-	[RS_TRACE_NO_BACKEND] = "no-backend",
-};
-
-static const char *const skip_names[] = {
-	[RS_TRACE_SKIP_NONE] = NULL,
-	[RS_TRACE_SKIP_DOWN] = "down",
-	[RS_TRACE_SKIP_DRAIN] = "drained",
-	[RS_TRACE_SKIP_NO_SOCKET] = "no-socket",
-	[RS_TRACE_SKIP_BOUND] = "at-bound",
-};
 
 struct trace {
 	char *svc_names[RS_MAX_SERVICES];
@@ -75,25 +59,38 @@ void trace_usage(FILE *f)
 	fprintf(f,
 		"Usage: ringsteer [-s SOCKET | -c FILE] trace [SERVICE] "
 		"[--client ADDR[/LEN]]\n"
-		"         [--backend NAME] [--reason R[,R...]] [--count N] "
-		"[--sample N]\n"
-		"         [--rate N] [-j]\n"
+		"         [--backend NAME] [--reason R[,R...]] [--hook "
+		"H[,H...]] [--count N]\n"
+		"         [--sample N] [--rate N] [-j]\n"
 		"  The kernel's steering decisions as they happen, one line "
 		"each (JSON lines\n"
-		"  with -j): time, CPU, client -> service address, service, "
-		"backend, reason,\n"
-		"  the ring owner and why it was passed over, sticky entry, "
-		"point, key hash,\n"
-		"  ring generation.\n"
-		"  SERVICE            only this service's decisions\n"
+		"  with -j): time, CPU, hook, client -> service address, "
+		"service, backend,\n"
+		"  reason, then what the hook adds: steer_lookup the ring "
+		"owner and why it\n"
+		"  was passed over, sticky entry, point, key hash, ring "
+		"generation; steer_tc\n"
+		"  the fleet member; steer_sockops whether it was counted and "
+		"its sticky\n"
+		"  entry written.\n"
+		"  SERVICE            only this service's events\n"
 		"  --client A[/L]     only clients in this prefix (default "
 		"/32 or /128)\n"
-		"  --backend NAME     only decisions that chose this backend\n"
-		"  --reason R,...     sticky, primary, spill, spill-load, "
-		"least-loaded,\n"
-		"                     no-backend\n"
+		"  --backend NAME     only events of this backend\n"
+		"  --reason R,...     lookup: sticky, primary, spill, "
+		"spill-load, least-loaded,\n"
+		"                     no-backend; tc: cookie-hit, "
+		"cookie-unknown, cookie-down,\n"
+		"                     fleet-forward, fleet-received, "
+		"fleet-second-chance,\n"
+		"                     fleet-forged, fleet-unauthenticated, "
+		"fleet-hop-limit;\n"
+		"                     sockops: established, closed\n"
+		"  --hook H,...       lookup (sk_lookup), tc (QUIC cookies, "
+		"fleet), sockops\n"
+		"                     (established, closed)\n"
 		"  --count N          end after N events\n"
-		"  --sample N         one in N of the matching decisions (per "
+		"  --sample N         one in N of the matching events (per "
 		"CPU)\n"
 		"  --rate N           at most N events a second per CPU "
 		"(default %d, 0: no\n"
@@ -153,13 +150,6 @@ static int id_of(char *const *names, size_t n, const char *name)
 	return -1;
 }
 
-static const char *name_of(char *const *names, size_t n, __u32 id)
-{
-	if (id == RS_NONE)
-		return NULL;
-	return id < n && names[id] ? names[id] : "?";
-}
-
 static int parse_client(const char *arg, struct rs_trace_ctl *t)
 {
 	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
@@ -196,17 +186,31 @@ static int parse_reasons(const char *arg, struct rs_trace_ctl *t)
 
 	for (tok = strtok_r(dup, ",", &save); tok && !rc;
 	     tok = strtok_r(NULL, ",", &save)) {
-		int r;
+		int r = trace_reason_of_name(tok);
 
-		for (r = 1; r < RS_TRACE_REASONS; r++)
-			if (!strcmp(tok, reason_names[r]))
-				break;
-		if (r == RS_TRACE_REASONS)
-			rc = fail("--reason %s: one of sticky, primary, spill, "
-				  "spill-load, least-loaded, no-backend",
-				  tok);
+		if (r < 0)
+			rc = fail("--reason %s: one of %s", tok,
+				  trace_reason_names());
 		else
 			t->reason_mask |= 1u << r;
+	}
+	free(dup);
+	return rc;
+}
+
+static int parse_hooks(const char *arg, struct rs_trace_ctl *t)
+{
+	char *dup = strdup(arg), *save = NULL, *tok;
+	int rc = 0;
+
+	for (tok = strtok_r(dup, ",", &save); tok && !rc;
+	     tok = strtok_r(NULL, ",", &save)) {
+		int h = trace_hook_of_name(tok);
+
+		if (h < 0)
+			rc = fail("--hook %s: one of lookup, tc, sockops", tok);
+		else
+			t->hook_mask |= (__u8)(1u << h);
 	}
 	free(dup);
 	return rc;
@@ -224,120 +228,20 @@ static int parse_count(const char *opt, const char *arg, unsigned long long max,
 	return 0;
 }
 
-static void addr_str(__u8 family, const __u8 *a, char *buf, size_t len)
-{
-	if (!inet_ntop(family == AF_INET6 ? AF_INET6 : AF_INET, a, buf,
-		       (socklen_t)len))
-		snprintf(buf, len, "?");
-}
-
-static void wall_time(const struct trace *tr, __u64 ts, char *buf, size_t len)
-{
-	int64_t real = (int64_t)ts + tr->mono_to_real;
-	time_t secs = (time_t)(real / 1000000000);
-	struct tm tm;
-
-	localtime_r(&secs, &tm);
-	snprintf(buf, len, "%02d:%02d:%02d.%06d", tm.tm_hour, tm.tm_min,
-		 tm.tm_sec, (int)(real % 1000000000 / 1000));
-}
-
-static const char *reason_of(__u8 r)
-{
-	return r < RS_TRACE_REASONS && reason_names[r] ? reason_names[r] : "?";
-}
-
-static const char *skip_of(__u8 s)
-{
-	return s < sizeof(skip_names) / sizeof(skip_names[0]) ? skip_names[s]
-							      : "?";
-}
-
-static void print_json(struct trace *tr, const struct rs_trace_event *e,
-		       const char *when, const char *client, const char *local)
-{
-	json_t *o = json_pack(
-		"{s:I, s:s, s:i, s:s, s:s, s:s, s:s, s:i, s:s, s:i, s:s?, "
-		"s:s?, s:s, s:s?, s:s?, s:s?, s:i, s:s, s:I, s:s}",
-		"ts_ns", (json_int_t)e->ts_ns, "time", when, "cpu", (int)e->cpu,
-		"hook", "lookup", "family",
-		e->family == AF_INET6 ? "ipv6" : "ipv4", "protocol",
-		e->protocol == IPPROTO_UDP ? "udp" : "tcp", "client", client,
-		"client_port", e->client_port, "local", local, "local_port",
-		e->local_port, "service",
-		name_of(tr->svc_names, RS_MAX_SERVICES, e->service), "backend",
-		name_of(tr->be_names, RS_MAX_BACKENDS, e->backend), "reason",
-		reason_of(e->reason), "primary",
-		name_of(tr->be_names, RS_MAX_BACKENDS, e->primary), "sticky",
-		name_of(tr->be_names, RS_MAX_BACKENDS, e->sticky), "skip",
-		skip_of(e->skip), "point", (int)e->point, "hash", "",
-		"generation", (json_int_t)e->generation, "verdict",
-		e->verdict == 0 /* SK_DROP */ ? "drop" : "pass");
-	char hash[24];
-
-	if (!o)
-		return;
-	snprintf(hash, sizeof(hash), "0x%016" PRIx64, (uint64_t)e->hash);
-	json_object_set_new(o, "hash", json_string(hash));
-	if (e->skip == RS_TRACE_SKIP_BOUND) {
-		json_object_set_new(o, "load", json_integer(e->load));
-		json_object_set_new(o, "bound", json_integer(e->bound));
-	}
-	json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	putchar('\n');
-	json_decref(o);
-}
-
-/*
- * 10:04:05.123456 cpu1 tcp 198.18.1.7:40001 -> 198.18.0.10:80 web
- *   cache-b spill (owner cache-a drained) point 812 hash 0x.. gen 3
- */
-static void print_text(struct trace *tr, const struct rs_trace_event *e,
-		       const char *when, const char *client, const char *local)
-{
-	const char *owner = name_of(tr->be_names, RS_MAX_BACKENDS, e->primary);
-	const char *sticky = name_of(tr->be_names, RS_MAX_BACKENDS, e->sticky);
-	const char *skip = skip_of(e->skip);
-	bool v6 = e->family == AF_INET6;
-
-	printf("%s cpu%u %s %s%s%s:%u -> %s%s%s:%u %s %s %s", when, e->cpu,
-	       e->protocol == IPPROTO_UDP ? "udp" : "tcp", v6 ? "[" : "",
-	       client, v6 ? "]" : "", e->client_port, v6 ? "[" : "", local,
-	       v6 ? "]" : "", e->local_port,
-	       name_of(tr->svc_names, RS_MAX_SERVICES, e->service) ?: "?",
-	       name_of(tr->be_names, RS_MAX_BACKENDS, e->backend) ?: "-",
-	       reason_of(e->reason));
-	if (sticky && e->reason != RS_TRACE_STICKY)
-		printf(" (sticky %s %s)", sticky, skip ?: "");
-	else if (owner && e->backend != e->primary && skip)
-		printf(" (owner %s %s)", owner, skip);
-	else if (owner && e->backend != e->primary)
-		printf(" (owner %s)", owner);
-	if (e->skip == RS_TRACE_SKIP_BOUND)
-		printf(" load %u bound %u", e->load, e->bound);
-	if (e->reason == RS_TRACE_NO_BACKEND)
-		printf(" fallback %s", e->verdict == 0 ? "drop" : "pass");
-	printf(" point %u hash 0x%016" PRIx64 " gen %" PRIu64 "\n", e->point,
-	       (uint64_t)e->hash, (uint64_t)e->generation);
-}
-
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct trace *tr = ctx;
 	const struct rs_trace_event *e = data;
-	char when[32], client[INET6_ADDRSTRLEN], local[INET6_ADDRSTRLEN];
+	struct trace_view v = {.svc_names = tr->svc_names,
+			       .be_names = tr->be_names,
+			       .mono_to_real = tr->mono_to_real,
+			       .json = tr->json};
 
 	if (tr->discard || len < sizeof(*e))
 		return 0;
 	if (tr->count && tr->shown >= tr->count)
 		return 1; /* stop consuming: the rest is not ours to show */
-	wall_time(tr, e->ts_ns, when, sizeof(when));
-	addr_str(e->family, e->client, client, sizeof(client));
-	addr_str(e->family, e->local, local, sizeof(local));
-	if (tr->json)
-		print_json(tr, e, when, client, local);
-	else
-		print_text(tr, e, when, client, local);
+	trace_print(&v, e);
 	tr->shown++;
 	fflush(stdout);
 	return 0;
@@ -435,6 +339,7 @@ static int parse_args(int argc, char **argv, struct trace *tr,
 		{"client", required_argument, NULL, 'C'},
 		{"backend", required_argument, NULL, 'b'},
 		{"reason", required_argument, NULL, 'r'},
+		{"hook", required_argument, NULL, 'H'},
 		{"count", required_argument, NULL, 'n'},
 		{"sample", required_argument, NULL, 'S'},
 		{"rate", required_argument, NULL, 'R'},
@@ -457,6 +362,10 @@ static int parse_args(int argc, char **argv, struct trace *tr,
 			break;
 		case 'r':
 			if (parse_reasons(optarg, t))
+				return 1;
+			break;
+		case 'H':
+			if (parse_hooks(optarg, t))
 				return 1;
 			break;
 		case 'n':
