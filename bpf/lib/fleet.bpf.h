@@ -406,10 +406,7 @@ static __always_inline struct rs_fleet_tag_msg *fleet_tag_head(
 	const struct rs_fleet_addr *dst, __u8 hops, __u8 key_id,
 	__u32 inner_len)
 {
-	struct rs_fleet_tag_meta meta = {.version = RS_FLEET_WIRE_VERSION,
-					 .hops = hops,
-					 .key_id = key_id,
-					 .inner_len = inner_len};
+	struct rs_fleet_tag_meta *meta;
 	struct rs_fleet_tag_msg *m;
 	__u32 zero = 0;
 
@@ -419,12 +416,18 @@ static __always_inline struct rs_fleet_tag_msg *fleet_tag_head(
 	if (family == RS_AF_INET6) {
 		m->v6.src = *src;
 		m->v6.dst = *dst;
-		m->v6.meta = meta;
+		meta = &m->v6.meta;
 	} else {
 		m->v4.src = src->w[3];
 		m->v4.dst = dst->w[3];
-		m->v4.meta = meta;
+		meta = &m->v4.meta;
 	}
+	/* Field by field into the map: no struct on steer_tc's stack. */
+	meta->version = RS_FLEET_WIRE_VERSION;
+	meta->hops = hops;
+	meta->key_id = key_id;
+	meta->pad = 0;
+	meta->inner_len = inner_len;
 	return m;
 }
 
