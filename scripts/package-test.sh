@@ -5,13 +5,24 @@
 # allowed) and installs it into a scratch root with dpkg -x: the files an
 # operator gets are there, the binaries run, the sample configurations are
 # conffiles and pass --check, the man pages render, the unit runs the
-# packaged binaries.
+# packaged binaries. Then the package's life on a system: install,
+# install again, remove, purge, install again, in a chroot on an overlay
+# of this machine's root (its host left as it was).
 #   scripts/package-test.sh      (make package-test; part of make test)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 work=$(mktemp -d /tmp/rs-pkg.XXXXXX)
-trap 'rm -rf -- "$work"' EXIT
+# The overlay of / (below) is unmounted first; rm never crosses a mount.
+cleanup() {
+	mountpoint -q "$work/sys" && umount "$work/sys"
+	if findmnt -rn -o TARGET | grep -q "^$work/"; then
+		echo "package-test: $work still has a mount; left in place" >&2
+		return
+	fi
+	rm -rf --one-file-system -- "$work"
+}
+trap cleanup EXIT
 pass=0
 fail=0
 ok() {
@@ -84,5 +95,50 @@ check "postinst enables nothing else" test "$(grep -c 'deb-systemd-helper enable
 for m in man8/ringsteerd.8 man8/ringsteer.8 man5/ringsteer.conf.5; do
 	check "man $m renders" bash -c "MANWIDTH=80 man -l '$root/usr/share/man/$m.gz' 2>&1 | grep -q '^NAME'"
 done
+
+# As an operator lives with the package: dpkg -i, edits, dpkg -i again,
+# remove, purge, install again. In a chroot whose root is an overlay of
+# this machine's (its dpkg database and libraries, writes kept apart), so
+# the host's own packages and files are never touched; systemctl is not
+# run there (no /run/systemd in it); the operator's `systemctl enable` is
+# systemctl --root, which only writes the symlinks.
+up=$work/up
+mkdir -p "$up/upper" "$up/work" "$work/sys"
+if ! mount -t overlay overlay -o "lowerdir=/,upperdir=$up/upper,workdir=$up/work" \
+	"$work/sys" 2>"$work/mount.err"; then
+	bad "an overlay of / for the dpkg round trip: $(cat "$work/mount.err")"
+	echo "package-test: $pass passed, $fail failed"
+	exit 1
+fi
+sys=$work/sys
+# The overlay shows the root file system's own /dev: give dpkg /dev/null.
+rm -f "$sys/dev/null"
+mknod -m 666 "$sys/dev/null" c 1 3
+cp "$deb" "$sys/tmp/ringsteer.deb"
+in_sys() { chroot "$sys" "$@"; }
+etc=$sys/etc/ringsteer
+wants=$sys/etc/systemd/system/multi-user.target.wants/ringsteerd.service
+check "dpkg -i" in_sys dpkg -i /tmp/ringsteer.deb
+check "installed" bash -c "chroot '$sys' dpkg -s ringsteer | grep -qx 'Status: install ok installed'"
+echo '# the operator was here' >>"$etc/ringsteer.conf.minimal"
+cp "$etc/ringsteer.conf.minimal" "$etc/ringsteer.conf"
+check "systemctl enable (offline, --root)" systemctl --root="$sys" enable ringsteerd.service
+check "dpkg -i again (same version)" in_sys dpkg -i /tmp/ringsteer.deb
+check "an edited conffile is kept" grep -qx '# the operator was here' "$etc/ringsteer.conf.minimal"
+check "the operator's ringsteer.conf is kept" test -s "$etc/ringsteer.conf"
+check "the unit stays enabled" test -L "$wants"
+check "ringsteerd --check of the operator's file" in_sys ringsteerd --check -c /etc/ringsteer/ringsteer.conf
+check "dpkg -r" in_sys dpkg -r ringsteer
+check "removed: no binaries" test ! -e "$sys/usr/sbin/ringsteerd"
+check "removed: conffiles stay" test -e "$etc/ringsteer.conf.sample"
+check "dpkg -P" in_sys dpkg -P ringsteer
+check "purged: no conffiles" test ! -e "$etc/ringsteer.conf.sample" -a ! -e "$etc/ringsteer.conf.minimal"
+check "purged: the operator's ringsteer.conf stays (not the package's)" test -s "$etc/ringsteer.conf"
+check "purged: the unit's enablement gone" test ! -L "$wants"
+check "dpkg -i after the purge" in_sys dpkg -i /tmp/ringsteer.deb
+check "fresh conffiles" bash -c "test -e '$etc/ringsteer.conf.sample' && ! grep -q 'the operator' '$etc/ringsteer.conf.minimal'"
+check "ringsteerd --check of the fresh sample" in_sys ringsteerd --check -c /etc/ringsteer/ringsteer.conf.minimal
+check "the host has no ringsteer package" bash -c "! dpkg -s ringsteer >/dev/null 2>&1"
+
 echo "package-test: $pass passed, $fail failed"
 ((fail == 0))

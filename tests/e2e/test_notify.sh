@@ -12,6 +12,12 @@
 #   reload`, a refused one (the CLI exits 1, STATUS= has FILE:LINE) and
 #   SIGHUP; STOPPING=1 at exit; a start that fails sends no READY=1 but
 #   STATUS= and ERRNO=.
+#   A reload flood (20 reloads, SIGHUPs among them): RELOADING=1 and
+#   READY=1 strictly alternate. A manager that stops reading (its queue
+#   full): the daemon still answers and reloads, and once read again the
+#   queued messages arrive in order (libsystemd's sd_notify blocked the
+#   event loop here). NOTIFY_SOCKET missing, a regular file, or not a
+#   path: the daemon runs and warns once.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/netns.sh
@@ -88,6 +94,48 @@ e2e_eq "RELOADING=1 then READY=1" "$(pair)" "RELOADING=1 READY=1"
 e2e_eq "each reload begins with a watchdog ping (a whole period to build in)" \
 	"$(grep -B1 '^RELOADING=1' "$NOUT" | grep -c '^WATCHDOG=1$')" "$(count '^RELOADING=1')"
 
+echo "# a reload flood: 20 ringsteer reloads, SIGHUPs among them"
+base=$(count '^RELOADING=1')
+for ((i = 0; i < 20; i++)); do
+	rsctl reload >/dev/null || true
+	((i % 5)) || kill -HUP "${RS_BG_PID[daemon]}"
+done
+# Signals that arrive during a reload may fold into one: at least the 20.
+e2e_check "at least 20 more RELOADING=1" wait_count '^RELOADING=1' $((base + 20))
+sleep_until_quiet() {
+	local a b i
+	for ((i = 0; i < 40; i++)); do
+		a=$(count '^(RELOADING|READY)=1')
+		sleep 0.1
+		b=$(count '^(RELOADING|READY)=1')
+		((a == b)) && return 0
+	done
+	return 1
+}
+sleep_until_quiet || true
+# RELOADING=1 and READY=1 strictly alternate from the first READY=1 on.
+seq=$(grep -oE '^(RELOADING|READY)=1' "$NOUT" | cut -d= -f1 | paste -sd' ')
+e2e_check "RELOADING=1 and READY=1 alternate, each reload closed" \
+	bash -c '[[ "$1" =~ ^READY( RELOADING READY)+$ ]]' _ "$seq"
+e2e_check "the daemon still answers" rsctl status
+
+echo "# systemd stops reading the notify socket (its queue fills)"
+kill -STOP "${RS_BG_PID[notify]}"
+# Watchdog pings every 0.2 s fill the socket's queue (net.unix.max_dgram_qlen
+# datagrams, 10 by default) within seconds; the event loop must not block
+# on it.
+qlen=$(sysctl -n net.unix.max_dgram_qlen)
+wait_secs=$((qlen / 5 + 3))
+echo "  queue of $qlen datagrams: waiting ${wait_secs}s"
+for ((i = 0; i < wait_secs * 10; i++)); do sleep 0.1; done
+e2e_check "the daemon still answers status" timeout 5 build/ringsteer -s "$SOCK" status
+e2e_check "and reloads" timeout 10 build/ringsteer -s "$SOCK" reload
+kill -CONT "${RS_BG_PID[notify]}"
+before=$(count '^WATCHDOG=1$')
+e2e_check "once read again, watchdog pings resume" wait_count '^WATCHDOG=1$' $((before + 3))
+e2e_check "the reload's pair arrived, in order, after the wait" \
+	bash -c '[[ "$(grep -oE "^(RELOADING|READY)=1" "$1" | cut -d= -f1 | paste -sd" ")" =~ ^READY( RELOADING READY)+$ ]]' _ "$NOUT"
+
 echo "# a second daemon on the same pins fails to start"
 rs_bg_start notify2 build/tools/notify_listen "$OUT/notify2.sock"
 rs_bg_wait_ready notify2
@@ -104,5 +152,23 @@ echo "# stop"
 rs_bg_stop daemon
 e2e_check "STOPPING=1" wait_count '^STOPPING=1' 1
 e2e_check "the pins stay" test -e "$BPFFS/steer_lookup_link"
+
+# NOTIFY_SOCKET that cannot be used: the daemon runs all the same, and
+# says so once (not at every watchdog ping).
+bad_notify() {
+	local name=$1 value=$2 want=$3
+	rs_bg_start "$name" rs_in_edge env NOTIFY_SOCKET="$value" WATCHDOG_USEC=100000 \
+		build/ringsteerd -c "$CONF"
+	e2e_check "$name: the daemon comes up and answers" \
+		rs_until 10 rsctl status
+	e2e_check "$name: a reload works" rsctl reload
+	e2e_eq "$name: one warning naming NOTIFY_SOCKET" \
+		"$(grep -c "systemd notify: .*$want" "$(rs_bg_err "$name")" || true)" 1
+	rs_bg_stop "$name"
+}
+echo "# NOTIFY_SOCKET missing, not a socket, not a path"
+bad_notify nomissing "$OUT/no-such.sock" "cannot connect to $OUT/no-such.sock: No such file"
+bad_notify nofile "$CONF" "cannot connect to $CONF: Connection refused"
+bad_notify nopath "relative.sock" "NOTIFY_SOCKET=relative.sock is not a unix socket path"
 
 e2e_summary

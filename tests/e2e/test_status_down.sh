@@ -6,7 +6,8 @@
 # (the program id the daemon reported), the services, the backends by
 # state and the sockets, from the pins alone, and exits 1. Checked against
 # real clients still reaching the backends; with nothing pinned it says
-# that nothing steers.
+# that nothing steers. Not root: the control socket is root's, and the
+# pins cannot be read; each said as such, exit 1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/netns.sh
@@ -47,6 +48,16 @@ rs_bg_start daemon rs_in_edge build/ringsteerd -c "$CONF"
 e2e_wait_for "$(rs_bg_err daemon)" "control socket" 10
 rsctl backend drain web-2 >/dev/null
 prog=$(rsctl -j status | jq '.programs[] | select(.attach == "sk_lookup") | .id')
+# An operator without root: the file readable by all, its directory
+# passable (the control socket stays 0600, the pins root's).
+chmod 711 "$OUT"
+chmod 644 "$CONF"
+nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups build/ringsteer -c "$CONF" "$@"; }
+rc=0
+nobody status >"$OUT/nobody-up.out" 2>"$OUT/nobody-up.err" || rc=$?
+e2e_eq "not root, daemon running: exit 1" "$rc" 1
+e2e_check "says the control socket is root's (not 'is it running?')" \
+	grep -q "cannot reach ringsteerd at $SOCK .*Permission denied: the control socket is root's; run ringsteer as root" "$OUT/nobody-up.err"
 rs_bg_stop daemon
 
 rc=0
@@ -65,6 +76,12 @@ rsctl -j status >"$OUT/down.json" 2>/dev/null || true
 e2e_check "-j: the same, as JSON" jq -e '.ok == false and .daemon == "unreachable" and
 	.pinned.link.prog_id == '"$prog"' and .pinned.services == ["web", "api"] and
 	.pinned.backends == {"up": 2, "draining": 1, "down": 0} and .pinned.sockets == 3' "$OUT/down.json"
+
+rc=0
+nobody status >"$OUT/nobody-down.out" 2>/dev/null || rc=$?
+e2e_eq "not root, daemon stopped: exit 1" "$rc" 1
+e2e_check "says the pins cannot be read and to run as root" \
+	grep -qx "ringsteerd is not running; the pins under $BPFFS cannot be read (Permission denied): run as root to see whether they still steer" "$OUT/nobody-down.out"
 
 rs_in_client build/tools/rs_client --target 198.18.0.11:80 --src-base 198.18.1.1 \
 	--count 20 2>/dev/null >"$OUT/clients"

@@ -78,10 +78,14 @@ json_t *call(json_t *req)
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		call_unreachable =
 			fd >= 0 && (errno == ENOENT || errno == ECONNREFUSED);
+		/* The daemon makes its socket 0600: root's alone. */
 		if (!call_quiet_unreachable)
-			fail("cannot reach ringsteerd at %s (%s): %s (is it "
-			     "running? -s SOCKET)",
-			     socket_path, socket_from, strerror(errno));
+			fail("cannot reach ringsteerd at %s (%s): %s%s",
+			     socket_path, socket_from, strerror(errno),
+			     errno == EACCES || errno == EPERM
+				     ? ": the control socket is root's; run "
+				       "ringsteer as root"
+				     : " (is it running? -s SOCKET)");
 		if (fd >= 0)
 			close(fd);
 		goto out;

@@ -12,6 +12,7 @@
 
 #include "all_out.h"
 #include "log.h"
+#include "sockets.h"
 #include "state.h"
 
 /*
@@ -25,12 +26,13 @@
  *   - a listening socket: steering hands the connection to that socket;
  *     the lookup walks past a backend without one (and with none left
  *     falls back, `fallback`), so it takes nothing however UP it is.
- * Where has_socket says nothing yet (a reload adds the backend or changes
- * its addresses: the socket is looked up when the new state is applied,
- * and every second after) the backend counts as able: refusing the file
- * would make it impossible to add a backend, or rename them all, before
- * its process listens. Everywhere else (the operator's actions, status,
- * a reload's other backends) the daemon knows, and no socket means no.
+ * Where has_socket says nothing yet (a reload adds the backend, takes it
+ * back into the file, or changes its addresses: the socket is taken when
+ * the new state is applied) the reload's check asks sock_diag whether
+ * anything listens there (reload_all_out()): a file whose only takers
+ * have no process is all-out (found by a chaos run), while one that adds
+ * a backend before its process listens, next to others that take, is
+ * not. Everywhere else the daemon knows, and no socket means no.
  */
 bool backend_takes_new(const struct daemon *d, size_t i)
 {
@@ -57,7 +59,7 @@ static void why_not(const struct daemon *d, size_t svc, char *buf, size_t len)
 {
 	size_t off = 0;
 
-	buf[0] = 0;
+	snprintf(buf, len, "no backend in the file");
 	for (size_t i = 0; i < d->cfg.n_backends && off < len; i++) {
 		const struct be_rt *be = &d->bes[i];
 		const char *r;
@@ -112,6 +114,10 @@ int reload_all_out(struct daemon *next, struct daemon *cur, bool force,
 	size_t off = 0;
 
 	why[0] = 0;
+	for (size_t i = 0; i < next->cfg.n_backends; i++)
+		if (next->bes[i].socket_unknown &&
+		    !sockets_listening(&next->cfg, i))
+			next->bes[i].socket_unknown = false;
 	for (size_t s = 0; s < next->cfg.n_services; s++) {
 		int o = daemon_find_service(cur, next->cfg.services[s].name);
 		bool has_backends = false;
@@ -119,9 +125,15 @@ int reload_all_out(struct daemon *next, struct daemon *cur, bool force,
 
 		for (size_t i = 0; i < next->cfg.n_backends; i++)
 			has_backends |= next->cfg.backends[i].service == s;
-		/* A service already all-out is not this file's doing. */
-		if (!has_backends || service_takers(next, s) > 0 ||
-		    (o >= 0 && service_takers(cur, (size_t)o) == 0))
+		/*
+		 * A service already all-out is not this file's doing, nor a new
+		 * one without backends (--check warns of it). One whose every
+		 * backend the file takes out is: its clients find nothing
+		 * listening after it (found by a chaos run).
+		 */
+		if (service_takers(next, s) > 0 ||
+		    (o >= 0 && service_takers(cur, (size_t)o) == 0) ||
+		    (o < 0 && !has_backends))
 			continue;
 		why_not(next, s, detail, sizeof(detail));
 		if (force) {
@@ -152,9 +164,5 @@ int reload_all_out(struct daemon *next, struct daemon *cur, bool force,
 
 bool service_all_out(const struct daemon *d, size_t svc)
 {
-	bool has_backends = false;
-
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		has_backends |= d->cfg.backends[i].service == svc;
-	return has_backends && service_takers(d, svc) == 0;
+	return service_takers(d, svc) == 0;
 }

@@ -13,7 +13,10 @@ struct daemon;
 bool backend_takes_new(const struct daemon *d, size_t i);
 /* Backends of service @svc (index in cfg) that take new connections. */
 uint32_t service_takers(const struct daemon *d, size_t svc);
-/* A service with backends none of which takes new connections now. */
+/*
+ * A service no backend of which takes new connections now (none in the
+ * file included: its clients find nothing listening either).
+ */
 bool service_all_out(const struct daemon *d, size_t svc);
 /*
  * After an operator's @action on service @svc, which had @before takers:
@@ -24,7 +27,8 @@ int all_out_check(struct daemon *d, size_t svc, uint32_t before, bool force,
 		  const char *action, char *why, size_t whylen);
 /*
  * A reload from @cur to @next (runtime state carried): -EBUSY with @why
- * naming each service the file would leave all-out, unless @force.
+ * naming each service that takes new connections now and that the file
+ * would leave all-out (its backends unable, or none left), unless @force.
  */
 int reload_all_out(struct daemon *next, struct daemon *cur, bool force,
 		   char *why, size_t whylen);

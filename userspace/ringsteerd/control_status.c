@@ -135,8 +135,7 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 		if (d->cfg.services[s].cookie == RS_COOKIE_QUIC)
 			json_object_set_new(o, "cookie_refused",
 					    cookie_refused(d, s));
-		/* Backends that take new connections; 0 with backends: all-out.
-		 */
+		/* Backends that take new connections; 0: all-out. */
 		json_object_set_new(o, "taking",
 				    json_integer(service_takers(d, s)));
 		json_object_set_new(o, "all_out", json_boolean(all_out));

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,9 +13,25 @@
 #include "listen_check.h"
 #include "log.h"
 #include "notify.h"
+#include "notify_socket.h"
 
 /* One service manager per process: the watchdog's timer is the process's. */
 static ev_timer watchdog;
+
+/*
+ * sd_notifyf()'s formatting, sent through notify_socket.c: libsystemd's
+ * own send blocks while the manager does not read (notify_socket.h).
+ */
+__attribute__((format(printf, 1, 2))) static void notifyf(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	notify_socket_send(msg);
+}
 
 static void steering_status(const struct daemon *d, char *buf, size_t len)
 {
@@ -33,7 +50,7 @@ void notify_ready(const struct daemon *d)
 	char status[128];
 
 	steering_status(d, status, sizeof(status));
-	sd_notifyf(0, "READY=1\nSTATUS=%s", status);
+	notifyf("READY=1\nSTATUS=%s", status);
 }
 
 int notify_reload(struct daemon *d, bool force, char *errs, size_t errlen)
@@ -49,37 +66,37 @@ int notify_reload(struct daemon *d, bool force, char *errs, size_t errlen)
 	 */
 	/* A whole watchdog period for building the new rings. */
 	if (ev_is_active(&watchdog))
-		sd_notify(0, "WATCHDOG=1");
+		notify_socket_send("WATCHDOG=1");
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	sd_notifyf(0, "RELOADING=1\nSTATUS=reloading %s\nMONOTONIC_USEC=%llu",
-		   d->config_path,
-		   (unsigned long long)ts.tv_sec * 1000000ULL +
-			   (unsigned long long)ts.tv_nsec / 1000ULL);
+	notifyf("RELOADING=1\nSTATUS=reloading %s\nMONOTONIC_USEC=%llu",
+		d->config_path,
+		(unsigned long long)ts.tv_sec * 1000000ULL +
+			(unsigned long long)ts.tv_nsec / 1000ULL);
 	err = daemon_reload(d, force, errs, errlen);
 	if (err) {
 		/* The first line names the first problem's FILE:LINE. */
-		sd_notifyf(0,
-			   "READY=1\nSTATUS=reload refused, running the "
-			   "previous configuration: %.*s",
-			   (int)strcspn(errs, "\n"), errs);
+		notifyf("READY=1\nSTATUS=reload refused, running the "
+			"previous configuration: %.*s",
+			(int)strcspn(errs, "\n"), errs);
 		return err;
 	}
 	listen_check(d, true, NULL);
 	steering_status(d, status, sizeof(status));
-	sd_notifyf(0, "READY=1\nSTATUS=%s", status);
+	notifyf("READY=1\nSTATUS=%s", status);
 	return 0;
 }
 
 void notify_failed(int err)
 {
-	sd_notifyf(0, "STATUS=failed to start: %s\nERRNO=%d", strerror(-err),
-		   -err);
+	notifyf("STATUS=failed to start: %s\nERRNO=%d", strerror(-err), -err);
+	notify_socket_flush(1.0);
 }
 
 void notify_stopping(void)
 {
-	sd_notify(0, "STOPPING=1\nSTATUS=stopped; the data plane stays "
-		     "attached");
+	notify_socket_send("STOPPING=1\nSTATUS=stopped; the data plane stays "
+			   "attached");
+	notify_socket_flush(1.0);
 }
 
 /*
@@ -91,7 +108,7 @@ static void on_watchdog(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)loop;
 	(void)w;
 	(void)revents;
-	sd_notify(0, "WATCHDOG=1");
+	notify_socket_send("WATCHDOG=1");
 }
 
 void notify_watchdog_start(struct daemon *d)

@@ -232,6 +232,20 @@ bool sockets_reconcile_backend(struct rs_dataplane *dp,
 	return any;
 }
 
+bool sockets_listening(const struct rs_config *cfg, size_t idx)
+{
+	const struct rs_backend_conf *bc = &cfg->backends[idx];
+	struct rs_sock_found found;
+	struct rs_sock_addr sa;
+
+	for (size_t a = 0; a < bc->n_addrs; a++) {
+		backend_sock_addr(cfg, bc, &bc->addrs[a], &sa);
+		if (!sock_diag_find(&sa, &found))
+			return true;
+	}
+	return false;
+}
+
 /* ---- every backend of the daemon ---- */
 
 void sockets_reconcile_all(struct daemon *d, bool refresh)

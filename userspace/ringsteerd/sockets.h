@@ -38,6 +38,12 @@ bool sockets_reconcile_backend(struct rs_dataplane *dp,
 			       const struct rs_config *cfg, size_t idx,
 			       uint32_t id, struct rs_backend_rt *rt);
 
+/*
+ * Whether something listens on any address of backend @idx now (a
+ * sock_diag lookup; nothing is taken).
+ */
+bool sockets_listening(const struct rs_config *cfg, size_t idx);
+
 /* Empty both SOCKMAP slots of backend @id. */
 int sockets_clear_backend(struct rs_dataplane *dp, uint32_t id);
 
