@@ -137,16 +137,25 @@ ln -sfn "$OUT/sticky.conf" "$LINK"
 checked sticky "current.conf:9: [service web] sticky_max: needs ~832.7 MiB"
 refused sticky "over memory_max 256 MiB"
 
-echo "# a service without backends: accepted, and said so"
+echo "# a service without backends: all-out, refused unless forced, and said so"
 printf '[global]\nbpffs = %s\ncontrol_socket = %s\n\n[service web]\nprotocol = tcp\nlisten = 198.18.0.10:80\n' \
 	"$BPFFS" "$SOCK" >"$OUT/nobackend.conf"
 ln -sfn "$OUT/nobackend.conf" "$LINK"
 build/ringsteerd --check -c "$LINK" >"$OUT/nobackend.check" || true
 e2e_check "--check warns of a service without backends" \
 	grep -q "warning: service web has no backends: every client of it gets fallback = pass" "$OUT/nobackend.check"
-e2e_check "reload of it goes through" bash -c "build/ringsteer -s '$SOCK' reload | grep -qx ok"
+# Its backends took connections: a file that takes them all out empties
+# the service as a weight 0 on each would (docs/operations.md).
+rc=0
+build/ringsteer -s "$SOCK" reload >"$OUT/nobackend.out" 2>&1 || rc=$?
+e2e_eq "reload of it is refused (all-out)" "$rc" 1
+e2e_check "naming the service, no backend in the file, and --force" \
+	grep -q "service web would have no backend that takes new connections (no backend in the file); refused, nothing changed (.ringsteer reload --force. does it anyway)" "$OUT/nobackend.out"
+e2e_check "reload --force of it goes through" bash -c "build/ringsteer -s '$SOCK' reload --force | grep -qx ok"
 e2e_check "and the daemon says so in its log" \
 	grep -q "warn: service web has no backends" "$(rs_bg_err daemon)"
+e2e_check "with the forced all-out" \
+	grep -q "warn: service web: ALL OUT, forced by the operator (reload --force)" "$(rs_bg_err daemon)"
 
 echo "# the good file: --check reports memory, reload goes through"
 ln -sfn "$OUT/good.conf" "$LINK"

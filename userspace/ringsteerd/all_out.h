@@ -29,6 +29,8 @@ int all_out_check(struct daemon *d, size_t svc, uint32_t before, bool force,
  * A reload from @cur to @next (runtime state carried): -EBUSY with @why
  * naming each service that takes new connections now and that the file
  * would leave all-out (its backends unable, or none left), unless @force.
+ * Backends of @next whose socket is not known yet are resolved first: one
+ * on whose addresses nothing listens now is marked as having no socket.
  */
 int reload_all_out(struct daemon *next, struct daemon *cur, bool force,
 		   char *why, size_t whylen);
