@@ -14,7 +14,9 @@
 #     the old one removed, a reload per host per step): no connection
 #     fails, the members never change, no host's record is rejected,
 #     connections are forwarded between hosts all along and no host
-#     drops a forwarded packet as unauthenticated.
+#     drops a forwarded packet as unauthenticated. Then a second rotation
+#     under the same load with a host's daemon killed (-9) and started
+#     again after each step: the same.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/e2e/fleet_lib.sh
@@ -22,6 +24,7 @@ cd "$(dirname "$0")/../.."
 e2e_fleet_setup fsg
 OLD=00112233445566778899aabbccddeeff
 NEW=f0e1d2c3b4a5968778695a4b3c2d1e0f
+THIRD=0f1e2d3c4b5a69788796a5b4c3d2e1f0
 
 # keys I LINE...: host I's key file.
 keys() {
@@ -160,13 +163,33 @@ step "the new key moved first" "$NEW" "$OLD"
 step "the old key removed" "$NEW"
 e2e_check "records are signed with the new key now" bash -c \
 	"$(declare -f b64 etcd_call etcd_get); ETCD='$ETCD' RS_NS_EDGE='$RS_NS_EDGE' etcd_get '$PREFIX/members/host-3' | jq -e .sig >/dev/null"
+# A second rotation, each step followed by a host's daemon killed (-9)
+# and started again with the key file it has then: the pinned keys steer
+# meanwhile, and the new daemon adopts them and re-signs its record.
+declare -A DNAME=([1]=d1 [2]=d2 [3]=d3)
+restart_host() {
+	local i=$1 n=$2 pid=${RS_BG_PID[${DNAME[$1]}]}
+	kill -9 "$pid"
+	rs_until 10 e2e_gone "$pid" || true
+	DNAME[$i]=d$i-r$n
+	rs_bg_start "${DNAME[$i]}" nsenter --net="/run/netns/$(rs_fleet_ns "$i")" -- \
+		build/ringsteerd -c "$OUT/h$i.conf"
+	e2e_wait_for "$(rs_bg_err "${DNAME[$i]}")" "control socket" 15 &&
+		hosts_ok
+}
+step "a third key added second" "$NEW" "$THIRD"
+e2e_check "host-2 killed (-9) and started again: members kept" restart_host 2 1
+step "the third key moved first" "$THIRD" "$NEW"
+e2e_check "host-3 killed (-9) and started again: members kept" restart_host 3 1
+step "the second key removed" "$THIRD"
+e2e_check "host-1 killed (-9) and started again: members kept" restart_host 1 1
 kill -USR1 "${RS_BG_PID[load]}"
 wait "${RS_BG_PID[load]}" || true
 e2e_check "connections made during the rotation" \
 	test "$(sed -n 's/^attempts=\([0-9]*\).*/\1/p' "$(rs_bg_out load)")" -gt 100
 e2e_eq "no failed connection during the rotation" \
 	"$(sed -n 's/.*failed=\([0-9]*\).*/\1/p' "$(rs_bg_out load)")" 0
-e2e_check "host-1 said it has 2 keys, then 1" grep -q "fleet: 2 fleet keys" "$(rs_bg_err d1)"
+e2e_check "host-1 said it had 2 keys" grep -q "fleet: 2 fleet keys" "$(rs_bg_err d1)"
 fwd=0 unauth=0
 for i in 1 2 3; do
 	fwd=$((fwd + $(stat_of "$i" forwarded)))
