@@ -15,7 +15,9 @@
 #     without its lease): the others keep its last valid record, host-2
 #     puts its record back within seconds, nobody moves;
 #   - 300 leased fake members whose names sort first: the three hosts keep
-#     their places in the table.
+#     their places in the table;
+#   - 2,000 drain keys for names that are no member: nothing changes, no
+#     log line per key, a real drain and undrain still go through.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/e2e/fleet_lib.sh
@@ -133,5 +135,30 @@ etcd_call /v3/lease/revoke "{\"ID\":\"$lease\"}" >/dev/null
 etcd_del_prefix "$PREFIX/members/a"
 e2e_check "after the fakes go: three members again" \
 	wait_members host-1,host-2,host-3 1 2 3
+
+echo "# 2,000 drain keys for names that are no member"
+# Drain keys are not signed (RBAC guards them): what a writer can do with
+# them is drain a real member or flood the prefix. A flood changes
+# nothing, costs no log line per key, and a real drain still goes through.
+lines0=$(wc -l <"$(rs_bg_err d1)")
+for ((n = 0; n < 2000; n += 100)); do
+	ops=""
+	for ((k = n; k < n + 100; k++)); do
+		ops+="{\"requestPut\":{\"key\":\"$(b64 "$PREFIX/drain/nobody-$(printf %04d "$k")")\",\"value\":\"$(b64 1)\"}},"
+	done
+	etcd_call /v3/kv/txn "{\"success\":[${ops%,}]}" >/dev/null
+done
+e2e_check "drain host-3 during the flood is applied" ctl 2 fleet drain host-3
+e2e_check "every host sees host-3 drained, host-1 and host-2 not" \
+	wait_members host-1,host-2 1 2 3
+e2e_check "undrain host-3" ctl 2 fleet undrain host-3
+e2e_check "host-3 back on every host" wait_members host-1,host-2,host-3 1 2 3
+e2e_check "host-1 still ready" ctl 1 fleet ready 5
+clients flood 200 1
+e2e_eq "no failed connections" "$(e2e_errors "$OUT/flood")" 0
+e2e_eq "nobody moved" "$(cat "$OUT/base" "$OUT/flood" | e2e_unstable /dev/stdin)" 0
+lines=$(($(wc -l <"$(rs_bg_err d1)") - lines0))
+e2e_check "host-1 logged $lines lines through the flood (no line per key)" test "$lines" -lt 20
+etcd_del_prefix "$PREFIX/drain/nobody-"
 
 e2e_summary
