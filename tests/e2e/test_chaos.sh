@@ -263,7 +263,9 @@ load_rotate() {
 }
 
 # connect_from FILE SRC...: one connection from each SRC, in parallel;
-# "SRC BACKEND|ERR:..." lines in FILE, in the order given.
+# "SRC BACKEND|ERR:..." lines in FILE, in the order given. One rs_client
+# per family (--src-list), not one process per client: a check samples 65
+# clients, and a restart samples them twice.
 # wait_done DIR N: until DIR holds the N markers 0.done..N-1.done that
 # short background jobs leave when they end (at most 30 s). Not `wait
 # PID`: over thousands of jobs the kernel reuses PIDs, and a PID whose
@@ -287,25 +289,28 @@ wait_done() {
 }
 
 connect_from() {
-	local out=$1 k=0 s target
+	local out=$1 s
+	local -a v4=() v6=()
 	shift
-	mkdir -p "$OUT/c"
-	rm -f "$OUT"/c/*
 	for s in "$@"; do
-		target=198.18.0.10:80
-		[[ $s == *:* ]] && target="[2001:db8::10]:80"
-		{
-			rs_in_client build/tools/rs_client --target "$target" \
-				--src-base "$s" --count 1 --timeout-ms 3000 \
-				>"$OUT/c/$k" 2>/dev/null
-			: >"$OUT/c/$k.done"
-		} &
-		k=$((k + 1))
+		if [[ $s == *:* ]]; then v6+=("$s"); else v4+=("$s"); fi
 	done
-	wait_done "$OUT/c" "$#" || true
-	for ((k = 0; k < $#; k++)); do
-		awk '{ print $1, $3 }' "$OUT/c/$k"
-	done >"$out"
+	: >"$OUT/c.out"
+	if ((${#v4[@]})); then
+		printf '%s\n' "${v4[@]}" >"$OUT/c4.src"
+		rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
+			--src-list "$OUT/c4.src" --concurrency 128 --timeout-ms 3000 \
+			>>"$OUT/c.out" 2>/dev/null || true
+	fi
+	if ((${#v6[@]})); then
+		printf '%s\n' "${v6[@]}" >"$OUT/c6.src"
+		rs_in_client build/tools/rs_client --target "[2001:db8::10]:80" \
+			--src-list "$OUT/c6.src" --concurrency 128 --timeout-ms 3000 \
+			>>"$OUT/c.out" 2>/dev/null || true
+	fi
+	# In the order given; a source without a line failed without one.
+	printf '%s\n' "$@" | awk 'FILENAME != "-" { r[$1] = $3; next }
+		{ print $1, ($1 in r ? r[$1] : "ERR:no-result") }' "$OUT/c.out" - >"$out"
 }
 
 # sample FILE: one connection from each of SAMPLE random IPv4 clients (a

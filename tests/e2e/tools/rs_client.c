@@ -56,6 +56,7 @@ struct options {
 	unsigned long src_step; /* addresses between two clients' sources */
 	const char *forbid[MAX_FORBID];
 	int nforbid;
+	const char *src_list; /* sources one per line, instead of a range */
 };
 
 /* One distinct reply text ("web1") or failure ("ERR:timeout"). */
@@ -91,6 +92,9 @@ static struct label g_labels[MAX_LABELS];
 static int g_nlabels;
 /* Attempt mode: label index per attempt, indexed by round * count + src. */
 static uint16_t *g_results;
+/* --src-list: the sources, in the file's order. */
+static struct sockaddr_storage *g_srcs;
+static unsigned long g_nsrcs;
 static struct stats g_stats;
 static int g_ep;
 
@@ -102,6 +106,8 @@ static void usage(FILE *f)
 		   "[--timeout-ms T]\n"
 		   "                 [--loop-seconds S] [--forbid NAME]... "
 		   "[--src-step K]\n"
+		   "                 [--src-list FILE (one source per line, "
+		   "instead of --src-base)]\n"
 		   "  ADDR is an IPv4 address or [IPv6 address]\n");
 }
 
@@ -113,12 +119,76 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Client @idx's source address; returns its length for bind(). */
+static socklen_t src_addr(unsigned long idx, struct sockaddr_storage *ss)
+{
+	if (!g_nsrcs)
+		return tool_src_addr(&g_opt.ep.src_base, idx * g_opt.src_step,
+				     ss);
+	*ss = g_srcs[idx % g_nsrcs];
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+					 : sizeof(struct sockaddr_in);
+}
+
 static const char *src_str(unsigned long idx, char *buf, size_t len)
 {
 	struct sockaddr_storage ss;
 
-	tool_src_addr(&g_opt.ep.src_base, idx * g_opt.src_step, &ss);
+	src_addr(idx, &ss);
 	return tool_addr_str(&ss, buf, len);
+}
+
+/*
+ * The sources of --src-list: one address per line, all of one family;
+ * the first also stands as --src-base. Returns 0 or -1.
+ */
+static int read_src_list(const char *path)
+{
+	char line[128];
+	size_t cap = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		fprintf(stderr, "rs_client: --src-list %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, " \t\r\n")] = 0;
+		if (!line[0])
+			continue;
+		if (g_nsrcs == cap) {
+			void *n;
+
+			cap = cap ? 2 * cap : 64;
+			n = realloc(g_srcs, cap * sizeof(*g_srcs));
+			if (!n) {
+				fclose(f);
+				return -1;
+			}
+			g_srcs = n;
+		}
+		if (tool_parse_ip(line, &g_srcs[g_nsrcs]) ||
+		    (g_nsrcs &&
+		     g_srcs[g_nsrcs].ss_family != g_srcs[0].ss_family)) {
+			fprintf(stderr,
+				"rs_client: --src-list %s: bad source '%s'\n",
+				path, line);
+			fclose(f);
+			return -1;
+		}
+		g_nsrcs++;
+	}
+	fclose(f);
+	if (!g_nsrcs) {
+		fprintf(stderr, "rs_client: --src-list %s: no source\n", path);
+		return -1;
+	}
+	g_opt.ep.src_base = g_srcs[0];
+	g_opt.ep.have_src_base = true;
+	if (!g_opt.count)
+		g_opt.count = g_nsrcs;
+	return 0;
 }
 
 static bool is_forbidden(const char *name)
@@ -243,8 +313,7 @@ static int open_socket(struct slot *s)
 	if (!g_opt.udp)
 		setsockopt(s->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one,
 			   sizeof(one));
-	slen = tool_src_addr(&g_opt.ep.src_base, s->src_idx * g_opt.src_step,
-			     &src);
+	slen = src_addr(s->src_idx, &src);
 	if (bind(s->fd, (struct sockaddr *)&src, slen) < 0)
 		return -errno;
 	return 0;
@@ -526,6 +595,7 @@ static int parse_args(int argc, char **argv)
 		{"loop-seconds", required_argument, NULL, 'L'},
 		{"forbid", required_argument, NULL, 'f'},
 		{"src-step", required_argument, NULL, 'S'},
+		{"src-list", required_argument, NULL, 'l'},
 		TOOL_OPTS_END,
 	};
 	unsigned long v;
@@ -570,6 +640,9 @@ static int parse_args(int argc, char **argv)
 					     1, 1ul << 24, &g_opt.src_step))
 				return -1;
 			break;
+		case 'l':
+			g_opt.src_list = optarg;
+			break;
 		case 'f':
 			if (g_opt.nforbid == MAX_FORBID) {
 				fprintf(stderr,
@@ -583,6 +656,8 @@ static int parse_args(int argc, char **argv)
 			return -1;
 		}
 	}
+	if (g_opt.src_list && read_src_list(g_opt.src_list))
+		return -1;
 	if (tool_client_args_done("rs_client", argc, &g_opt.ep,
 				  g_opt.count != 0, usage))
 		return -1;
