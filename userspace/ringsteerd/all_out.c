@@ -32,7 +32,9 @@
  * anything listens there (reload_all_out()): a file whose only takers
  * have no process is all-out (found by a chaos run), while one that adds
  * a backend before its process listens, next to others that take, is
- * not. Everywhere else the daemon knows, and no socket means no.
+ * not; nor is a file that adds a service whose backends do not run yet
+ * (it takes nothing away). Everywhere else the daemon knows, and no
+ * socket means no.
  */
 bool backend_takes_new(const struct daemon *d, size_t i)
 {
@@ -114,10 +116,19 @@ int reload_all_out(struct daemon *next, struct daemon *cur, bool force,
 	size_t off = 0;
 
 	why[0] = 0;
-	for (size_t i = 0; i < next->cfg.n_backends; i++)
+	/*
+	 * Only for services that exist now: a new service has no clients to
+	 * lose, and its backends may well start after the file that adds it.
+	 */
+	for (size_t i = 0; i < next->cfg.n_backends; i++) {
+		const char *svc =
+			next->cfg.services[next->cfg.backends[i].service].name;
+
 		if (next->bes[i].socket_unknown &&
+		    daemon_find_service(cur, svc) >= 0 &&
 		    !sockets_listening(&next->cfg, i))
 			next->bes[i].socket_unknown = false;
+	}
 	for (size_t s = 0; s < next->cfg.n_services; s++) {
 		int o = daemon_find_service(cur, next->cfg.services[s].name);
 		bool has_backends = false;
