@@ -17,15 +17,8 @@ cd "$(dirname "$0")/../.."
 e2e_setup jnl
 
 e2e_conf_global
+e2e_conf_web1
 cat >>"$CONF" <<CONF
-[service web]
-protocol = tcp
-listen = 198.18.0.10:80
-vnodes = 64
-
-[backend web-1]
-service = web
-address = 127.0.0.1:8081
 interval = 200ms
 
 [backend web-2]

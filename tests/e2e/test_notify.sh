@@ -102,17 +102,9 @@ for ((i = 0; i < 20; i++)); do
 done
 # Signals that arrive during a reload may fold into one: at least the 20.
 e2e_check "at least 20 more RELOADING=1" wait_count '^RELOADING=1' $((base + 20))
-sleep_until_quiet() {
-	local a b i
-	for ((i = 0; i < 40; i++)); do
-		a=$(count '^(RELOADING|READY)=1')
-		sleep 0.1
-		b=$(count '^(RELOADING|READY)=1')
-		((a == b)) && return 0
-	done
-	return 1
-}
-sleep_until_quiet || true
+# Every reload closed: one READY=1 more than RELOADING=1 (the start's).
+closed() { (($(count '^READY=1') == $(count '^RELOADING=1') + 1)); }
+e2e_check "every RELOADING=1 has its READY=1" rs_until 5 closed
 # RELOADING=1 and READY=1 strictly alternate from the first READY=1 on.
 seq=$(grep -oE '^(RELOADING|READY)=1' "$NOUT" | cut -d= -f1 | paste -sd' ')
 e2e_check "RELOADING=1 and READY=1 alternate, each reload closed" \
