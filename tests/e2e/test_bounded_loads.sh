@@ -4,7 +4,7 @@
 # End to end: bounded loads (issue 11). Four real backends that hold every
 # connection open (rs_backend --hold), balance_factor = 1.25, prefix4 = 24.
 #   48 client /24 prefixes open 5 connections each and hold them; then one
-#   hot prefix opens 160. At every sample no backend holds more than
+#   hot prefix opens 160, one after another. At every sample no backend holds more than
 #   ceil(1.25 x total / 4), the hot prefix fills its own backend first
 #   (it ends the fullest, at its bound), and the 240 earlier connections
 #   stay open where they were. Without the bound the hot prefix's backend
@@ -67,8 +67,12 @@ echo "  before the hot prefix: $before"
 hot=198.18.120.1
 owner=$(rsjson lookup web "$hot" | jq -r .primary)
 echo "# one hot prefix ($hot, owner $owner) opens 160"
+# One at a time (--serial): the bound counts established connections, and
+# a burst of SYNs steered before any handshake completes is not in the
+# gauge yet (in a TCG guest all 160 once landed on the owner): see
+# "The bound" in docs/architecture.md.
 rs_bg_start hot rs_in_client build/tools/rs_idle --tcp 198.18.0.10:80 \
-	--src "$hot" --count 160
+	--src "$hot" --count 160 --serial
 violations=0 samples=0
 while ! grep -qx ready "$(rs_bg_out hot)"; do
 	within_bound || violations=$((violations + 1))

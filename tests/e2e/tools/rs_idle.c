@@ -4,6 +4,7 @@
  *
  *   rs_idle (--tcp ADDR:PORT | --unix PATH) --count N [--connect-for S]
  *           [--src IP [--sources K] [--step N]] [--rst] [--ping]
+ *           [--serial]
  *
  * Connects N sockets without blocking; a connect refused for a full unix
  * listen queue (EAGAIN) is retried until all N are in or --connect-for
@@ -19,6 +20,11 @@
  * connection every 200 ms, so that they carry packets all along (a
  * backend with --hold echoes it): a connection whose packets reach a host
  * that does not hold it is reset, and counts as closed.
+ * --serial makes connection i+1 only once the server has spoken on
+ * connection i (a backend's greeting line): the server has accepted it,
+ * so the kernel counted it in its load gauge before the next SYN. Without
+ * it, N SYNs can all be steered before any handshake completes, and a
+ * load bound (checked against established connections) sees none of them.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -51,7 +57,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: rs_idle (--tcp ADDR:PORT | --unix PATH) --count N "
 	      "[--connect-for S] [--src IP [--sources K] [--step N]] "
-	      "[--rst] [--ping]\n",
+	      "[--rst] [--ping] [--serial]\n",
 	      f);
 }
 
@@ -87,6 +93,17 @@ static int connect_one(const struct sockaddr_storage *ss, socklen_t len,
 	}
 	close(fd);
 	return -1;
+}
+
+/* --serial: wait for the server's first bytes, left unread for reap(). */
+static void wait_spoken(int fd, double deadline)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP};
+	double left;
+
+	while (!stop && (left = deadline - now()) > 0)
+		if (poll(&p, 1, (int)(left * 1000) + 1) >= 0 || errno != EINTR)
+			return;
 }
 
 /*
@@ -151,6 +168,7 @@ int main(int argc, char **argv)
 		{"rst", no_argument, NULL, 'r'},
 		{"step", required_argument, NULL, 'S'},
 		{"ping", no_argument, NULL, 'p'},
+		{"serial", no_argument, NULL, 'e'},
 		TOOL_OPTS_END,
 	};
 	struct sockaddr_storage ss = {0};
@@ -159,7 +177,7 @@ int main(int argc, char **argv)
 		      step = 256;
 	struct sockaddr_storage src = {0}, from;
 	socklen_t src_len = 0;
-	bool has_src = false, rst = false, ping = false;
+	bool has_src = false, rst = false, ping = false, serial = false;
 	struct pollfd *pfd;
 	double deadline;
 	int c;
@@ -220,6 +238,9 @@ int main(int argc, char **argv)
 		case 'p':
 			ping = true;
 			break;
+		case 'e':
+			serial = true;
+			break;
 		default:
 			return 2;
 		}
@@ -242,6 +263,8 @@ int main(int argc, char **argv)
 					src_len, deadline);
 		pfd[i].events = POLLIN | POLLRDHUP;
 		made += pfd[i].fd >= 0;
+		if (serial && pfd[i].fd >= 0)
+			wait_spoken(pfd[i].fd, deadline);
 	}
 	for (; i < count; i++)
 		pfd[i].fd = -1;
