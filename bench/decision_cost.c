@@ -73,8 +73,10 @@ struct cell {
 	bool sticky;
 	bool bounded; /* balance_factor 1.25, every backend under its bound */
 	/*
-	 * steer_sockops attached (rs_meta.handoff): every TCP decision leaves
-	 * its hand-off, as in production, where the load gauge needs it.
+	 * steer_sockops attached (rs_meta.handoff), as in production: the
+	 * production TCP decision (issue 21 keeps the row's name; since then
+	 * it writes nothing, the listener's rs_listen storage carries the
+	 * backend to establishment).
 	 */
 	bool handoff;
 	bool miss;	/* address of no service: only the bind match runs */
@@ -648,10 +650,12 @@ static void write_md(FILE *f, const struct cell *cells, size_t n)
 		"Columns, each a ratio to the floor measured beside it: "
 		"**plain** (no sticky table, bounded loads off, no hand-off), "
 		"**sticky hit**, **+hand-off** (steer_sockops attached, as in "
-		"production: every TCP decision writes its `rs_handoff` "
-		"entry), **bounded** (balance_factor 1.25 with the hand-off "
-		"the load gauge needs: the production path of a bounded "
-		"service).\n\n");
+		"production; the name is kept from before issue 21, when "
+		"every TCP decision wrote an `rs_handoff` entry: now it "
+		"writes nothing, and the backend travels to establishment in "
+		"the listener's `rs_listen` storage), **bounded** "
+		"(balance_factor 1.25 with sockops attached: the production "
+		"path of a bounded service).\n\n");
 	for (int fam = 0; fam < 2; fam++) {
 		int family = fam ? AF_INET6 : AF_INET;
 

@@ -261,47 +261,14 @@ static __always_inline int sticky_store(void *sticky,
 }
 
 /*
- * The TCP decision for this 4-tuple, for steer_sockops to find when the
- * handshake completes. Volatile reads for the reason match_bind() gives.
- */
-static __always_inline int handoff_store(struct bpf_sk_lookup *ctx,
-					 const struct rs_affinity_key *key,
-					 __u32 backend, __u32 flags)
-{
-	struct rs_handoff_key hk __attribute__((aligned(8))) = {};
-	struct rs_handoff h __attribute__((aligned(8))) = {.backend = backend,
-							   .flags = flags};
-	__u32 *r = (__u32 *)hk.remote_addr, *l = (__u32 *)hk.local_addr;
-
-	hk.family = ctx->family;
-	hk.remote_port = bpf_ntohs(ctx->remote_port);
-	hk.local_port = ctx->local_port;
-	if (ctx->family == RS_AF_INET) {
-		r[0] = *(volatile __u32 *)&ctx->remote_ip4;
-		l[0] = *(volatile __u32 *)&ctx->local_ip4;
-	} else {
-		r[0] = *(volatile __u32 *)&ctx->remote_ip6[0];
-		r[1] = *(volatile __u32 *)&ctx->remote_ip6[1];
-		r[2] = *(volatile __u32 *)&ctx->remote_ip6[2];
-		r[3] = *(volatile __u32 *)&ctx->remote_ip6[3];
-		l[0] = *(volatile __u32 *)&ctx->local_ip6[0];
-		l[1] = *(volatile __u32 *)&ctx->local_ip6[1];
-		l[2] = *(volatile __u32 *)&ctx->local_ip6[2];
-		l[3] = *(volatile __u32 *)&ctx->local_ip6[3];
-	}
-	__builtin_memcpy(&h.key, key, sizeof(h.key));
-	return bpf_map_update_elem(&rs_handoff, &hk, &h, BPF_ANY);
-}
-
-/*
- * After a decision: the hand-off and the client's sticky entry. A SYN
- * proves nothing about its source address, so while steer_sockops
- * consumes hand-offs a TCP connection's sticky entry is written only once
- * the handshake completes (SYNs from forged addresses then cannot evict
- * real clients from the LRU), and its backend is counted in the load
- * gauge then; every steered TCP connection leaves a hand-off for that.
- * UDP has no handshake to wait for; its entry is written now, and
- * datagrams from forged addresses can still churn a UDP service's table.
+ * After a decision: the client's sticky entry. A SYN proves nothing about
+ * its source address, so while steer_sockops runs a TCP connection's
+ * sticky entry is written only once the handshake completes (SYNs from
+ * forged addresses then cannot evict real clients from the LRU), by
+ * steer_sockops, from what the accepting listener's rs_listen storage
+ * says (issue 21: nothing is written here for a TCP decision). UDP has
+ * no handshake to wait for; its entry is written now, and datagrams from
+ * forged addresses can still churn a UDP service's table.
  * @write_sticky: 0 for a sticky hit (refreshed already) and for a client
  * spilled off its sticky backend for load (its entry stays);
  * REMEMBER_FLOW for a new UDP flow of a service with a bound, which the
@@ -321,24 +288,12 @@ static __always_inline void count_flow(__u32 backend, __u32 service)
 		__sync_fetch_and_add(&l->active, 1);
 }
 
-static __attribute__((noinline)) int remember(struct bpf_sk_lookup *ctx,
-					      void *sticky,
-					      const struct rs_affinity_key *key,
-					      __u32 backend, __u32 write_sticky)
+static __attribute__((noinline)) int remember(const struct rs_affinity_key *key,
+					      void *sticky, __u32 backend,
+					      __u32 write_sticky)
 {
 	struct rs_sticky_entry e = {.backend = backend};
-	struct rs_meta *meta;
-	__u32 zero = 0;
 
-	if (!sticky)
-		write_sticky = 0;
-	if (ctx->protocol == IPPROTO_TCP) {
-		meta = bpf_map_lookup_elem(&rs_meta, &zero);
-		if (meta && meta->handoff)
-			return handoff_store(ctx, key, backend,
-					     write_sticky ? RS_HANDOFF_STICKY
-							  : 0);
-	}
 	if (!write_sticky || !sticky)
 		return 0;
 	if (write_sticky == REMEMBER_FLOW)
@@ -348,12 +303,12 @@ static __attribute__((noinline)) int remember(struct bpf_sk_lookup *ctx,
 }
 
 /*
- * Whether a TCP decision leaves a hand-off (steer_sockops consumes them).
- * Asked in line before calling remember(): the call costs a decision that
- * has nothing to remember several ns (in BPF_PROG_TEST_RUN, 128 ns -> 118
- * ns at 16 x 1024).
+ * Whether steer_sockops writes this TCP decision's sticky entry at
+ * establishment (then nothing is written here). Asked in line before
+ * calling remember(): a call costs a decision that has nothing to
+ * remember several ns.
  */
-static __always_inline int handoff_on(struct bpf_sk_lookup *ctx)
+static __always_inline int sockops_writes(struct bpf_sk_lookup *ctx)
 {
 	struct rs_meta *meta;
 	__u32 zero = 0;
@@ -625,8 +580,6 @@ static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 	if (sticky && steer_sticky(ctx, key, sticky, sst, &io) == 0) {
 		dec->named = dec->chosen = io.named;
 		dec->sticky_hit = 1;
-		if (handoff_on(ctx))
-			remember(ctx, sticky, key, io.named, 0);
 		return 0;
 	}
 	dec->named = io.named;
@@ -651,10 +604,9 @@ static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 	/* Not where the client's affinity names: a reassignment. */
 	if (sst && chosen != (io.named != RS_NONE ? io.named : dec->primary))
 		sst->reassigned++;
-	if (sticky || handoff_on(ctx))
-		remember(ctx, sticky, key, chosen,
-			 io.over ? 0
-			 : ctx->protocol == IPPROTO_UDP && svc->balance_milli
+	if (sticky && !io.over && !sockops_writes(ctx))
+		remember(key, sticky, chosen,
+			 ctx->protocol == IPPROTO_UDP && svc->balance_milli
 				 ? REMEMBER_FLOW
 				 : 1);
 	return 0;

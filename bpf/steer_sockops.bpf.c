@@ -2,59 +2,122 @@
 /*
  * sockops at the root of a cgroup2 hierarchy: sees every TCP connection
  * of the host become established, whatever process or namespace owns it
- * (an accepted socket inherits its listener's cgroup). For the ones that
- * steer_lookup steered, it turns the decision left in rs_handoff into the
- * client's sticky entry: only a completed handshake proves the client
- * address, so SYNs from forged addresses never reach the sticky table.
- * It also keeps the load gauge: +1 for the backend and its service when
- * a steered connection is established, -1 when that socket reaches
- * TCP_CLOSE, by whatever path (FIN, RST, timeout, the backend exiting,
- * an unaccepted child of a closed listener). A SYN that never completes
- * never gets here, so it never counts. Both become trace events when a
- * trace runs (trace_sockops.bpf.h).
+ * (an accepted socket inherits its listener's cgroup). The ones steered
+ * to a backend carry a copy of their listener's rs_listen storage (the
+ * daemon writes it on each backend's listening sockets; BPF_F_CLONE has
+ * the kernel copy it into every child), which names the backend and the
+ * service: nothing is written at the SYN (issue 21). For those it writes
+ * the client's sticky entry, since only a completed handshake proves the
+ * client address (SYNs from forged addresses never reach the sticky
+ * table), and keeps the load gauge: +1 for the backend and its service at
+ * establishment, -1 when that socket reaches TCP_CLOSE, by whatever path
+ * (FIN, RST, timeout, the backend exiting, an unaccepted child of a
+ * closed listener). A SYN that never completes never gets here, so it
+ * never counts. Both become trace events when a trace runs
+ * (trace_sockops.bpf.h). Every other socket of the host leaves at the
+ * first test (the op) or the second (no rs_listen storage).
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
+#include "bind_match.bpf.h"
 #include "maps.bpf.h"
 #include "net.bpf.h"
 #include "trace_sockops.bpf.h"
 
-/* The 4-tuple as steer_lookup keyed it (struct rs_handoff_key). */
-static __always_inline void handoff_key(struct bpf_sock_ops *ctx,
-					struct rs_handoff_key *hk)
-{
-	__u32 *r = (__u32 *)hk->remote_addr, *l = (__u32 *)hk->local_addr;
+/* The child's addresses, read once (volatile: see trace_sockops.bpf.h). */
+struct conn_addrs {
+	__u32 local[4];
+	__u32 remote[4];
+	__u16 local_port;  /* host byte order */
+	__u16 remote_port; /* host byte order */
+	__u8 family;
+};
 
-	hk->family = ctx->family;
+static __always_inline void conn_addrs(struct bpf_sock_ops *ctx,
+				       struct conn_addrs *a)
+{
+	a->family = (__u8)ctx->family;
 	/* remote_port holds the network-order port in its upper half. */
-	hk->remote_port = bpf_ntohl(ctx->remote_port);
-	hk->local_port = ctx->local_port;
-	if (ctx->family == RS_AF_INET) {
-		r[0] = ctx->remote_ip4;
-		l[0] = ctx->local_ip4;
+	a->remote_port = (__u16)bpf_ntohl(ctx->remote_port);
+	a->local_port = (__u16)ctx->local_port;
+	if (a->family == RS_AF_INET) {
+		a->remote[0] = *(volatile __u32 *)&ctx->remote_ip4;
+		a->local[0] = *(volatile __u32 *)&ctx->local_ip4;
 		return;
 	}
-	r[0] = ctx->remote_ip6[0];
-	r[1] = ctx->remote_ip6[1];
-	r[2] = ctx->remote_ip6[2];
-	r[3] = ctx->remote_ip6[3];
-	l[0] = ctx->local_ip6[0];
-	l[1] = ctx->local_ip6[1];
-	l[2] = ctx->local_ip6[2];
-	l[3] = ctx->local_ip6[3];
+	a->remote[0] = *(volatile __u32 *)&ctx->remote_ip6[0];
+	a->remote[1] = *(volatile __u32 *)&ctx->remote_ip6[1];
+	a->remote[2] = *(volatile __u32 *)&ctx->remote_ip6[2];
+	a->remote[3] = *(volatile __u32 *)&ctx->remote_ip6[3];
+	a->local[0] = *(volatile __u32 *)&ctx->local_ip6[0];
+	a->local[1] = *(volatile __u32 *)&ctx->local_ip6[1];
+	a->local[2] = *(volatile __u32 *)&ctx->local_ip6[2];
+	a->local[3] = *(volatile __u32 *)&ctx->local_ip6[3];
 }
 
 /*
- * Between SYN and ACK the configuration may have moved on: the service
- * may have lost its sticky table, or the backend id may have been retired
- * and given to another service. Then the decision is stale and dropped.
- * RS_TRACE_F_STICKY_SET when the entry was written (for the trace).
+ * The sticky key as steer_lookup's build_key() makes it, from the ring's
+ * header (the key policy and prefixes of the ring installed now).
  */
-static __always_inline __u32 sticky_commit(const struct rs_handoff *h)
+static __always_inline int sticky_key(const struct conn_addrs *a, __u32 svc_id,
+				      struct rs_affinity_key *key)
 {
-	__u32 svc_id = h->key.service, b = h->backend;
+	struct rs_ring_slot *hdr;
+	__u32 zero = 0, *w = (__u32 *)key->addr;
+	void *ring;
+
+	ring = bpf_map_lookup_elem(&rs_rings, &svc_id);
+	if (!ring)
+		return -1;
+	hdr = bpf_map_lookup_elem(ring, &zero);
+	if (!hdr)
+		return -1;
+	key->service = svc_id;
+	key->family = a->family;
+	if (hdr->hdr.key_policy == RS_KEY_SRC_IP_PORT)
+		key->port = a->remote_port;
+	if (a->family == RS_AF_INET) {
+		w[0] = a->remote[0] & rs_prefix_mask32(hdr->hdr.prefix4);
+		return 0;
+	}
+	w[0] = a->remote[0] & rs_prefix_mask32(hdr->hdr.prefix6);
+	w[1] = a->remote[1] & rs_prefix_mask32(hdr->hdr.prefix6 - 32);
+	w[2] = a->remote[2] & rs_prefix_mask32(hdr->hdr.prefix6 - 64);
+	w[3] = a->remote[3] & rs_prefix_mask32(hdr->hdr.prefix6 - 96);
+	return 0;
+}
+
+/*
+ * An entry that steer_lookup honours names another backend: live, of the
+ * service, UP or DRAIN. The client was then spilled off it for load (its
+ * entry stays, as it did when the SYN's decision travelled in a hand-off),
+ * or another connection of the same key wrote it meanwhile.
+ */
+static __always_inline int entry_kept(const struct rs_sticky_entry *e,
+				      __u32 svc_id, __u32 ttl, __u64 now)
+{
+	__u32 other = e->backend;
+	struct rs_backend *be;
+
+	if (!rs_sticky_live(e->last_seen_ns, now, ttl))
+		return 0;
+	be = bpf_map_lookup_elem(&rs_backends, &other);
+	return be && be->service == svc_id && rs_sticky_state_honours(be->state);
+}
+
+/*
+ * The client's sticky entry for backend @b of service @svc_id, when the
+ * service keeps one. Between SYN and ACK the configuration may have moved
+ * on (the backend id retired and given to another service): then nothing
+ * is written. RS_TRACE_F_STICKY_SET when the entry was written (for the
+ * trace).
+ */
+static __always_inline __u32 sticky_commit(const struct conn_addrs *a,
+					   __u32 svc_id, __u32 b)
+{
+	struct rs_affinity_key key __attribute__((aligned(8))) = {};
 	struct rs_sticky_entry e = {.backend = b}, *cur;
 	struct rs_service *svc;
 	struct rs_backend *be;
@@ -68,16 +131,18 @@ static __always_inline __u32 sticky_commit(const struct rs_handoff *h)
 	if (!be || be->service != svc_id)
 		return 0;
 	sticky = bpf_map_lookup_elem(&rs_sticky, &svc_id);
-	if (!sticky)
+	if (!sticky || sticky_key(a, svc_id, &key))
 		return 0;
 	now = bpf_ktime_get_ns();
-	cur = bpf_map_lookup_elem(sticky, &h->key);
+	cur = bpf_map_lookup_elem(sticky, &key);
+	if (cur && cur->backend != b && entry_kept(cur, svc_id, svc->sticky_ttl, now))
+		return 0;
 	/* Same refresh granularity as a sticky hit in steer_lookup. */
 	if (cur && cur->backend == b &&
 	    !rs_sticky_refresh_due(cur->last_seen_ns, now, svc->sticky_ttl))
 		return 0;
 	e.last_seen_ns = now;
-	return bpf_map_update_elem(sticky, &h->key, &e, BPF_ANY)
+	return bpf_map_update_elem(sticky, &key, &e, BPF_ANY)
 		       ? 0
 		       : RS_TRACE_F_STICKY_SET;
 }
@@ -101,15 +166,13 @@ static __always_inline void load_add(__u32 backend, __u32 service, __s64 d)
  * counted (for the trace).
  */
 static __always_inline __u32 load_up(struct bpf_sock_ops *ctx,
-				     const struct rs_handoff *h)
+				     struct bpf_sock *sk, __u32 svc_id, __u32 b)
 {
-	__u32 svc_id = h->key.service, b = h->backend;
-	struct bpf_sock *sk = ctx->sk;
 	struct rs_backend *be;
 	struct rs_conn *c;
 
 	be = bpf_map_lookup_elem(&rs_backends, &b);
-	if (!sk || !be || be->service != svc_id)
+	if (!be || be->service != svc_id)
 		return 0;
 	c = bpf_sk_storage_get(&rs_conn, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!c)
@@ -146,10 +209,11 @@ static __always_inline void load_down(struct bpf_sock_ops *ctx)
 SEC("sockops")
 int steer_sockops(struct bpf_sock_ops *ctx)
 {
-	struct rs_handoff_key hk __attribute__((aligned(8))) = {};
-	struct rs_handoff *h, copy;
-	struct rs_meta *meta;
-	__u32 zero = 0, flags = 0;
+	struct conn_addrs a __attribute__((aligned(8))) = {};
+	struct bpf_sock *sk;
+	struct rs_conn *l;
+	struct rs_bind *bind;
+	__u32 svc_id, b, flags;
 
 	if (ctx->op == BPF_SOCK_OPS_STATE_CB) {
 		load_down(ctx);
@@ -157,24 +221,28 @@ int steer_sockops(struct bpf_sock_ops *ctx)
 	}
 	if (ctx->op != BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB)
 		return 1;
-	/* Another namespace's connection: its 4-tuple is not ours. */
-	meta = bpf_map_lookup_elem(&rs_meta, &zero);
-	if (meta && meta->netns_cookie &&
-	    bpf_get_netns_cookie(ctx) != meta->netns_cookie)
+	sk = ctx->sk;
+	if (!sk)
 		return 1;
-	handoff_key(ctx, &hk);
-	h = bpf_map_lookup_elem(&rs_handoff, &hk);
-	if (!h)
+	/* Not accepted by one of our backends' listeners: not ours. */
+	l = bpf_sk_storage_get(&rs_listen, sk, 0, 0);
+	if (!l)
 		return 1;
-	/* Copied first: the delete frees the element h points into. */
-	__builtin_memcpy(&copy, h, sizeof(copy));
-	bpf_map_delete_elem(&rs_handoff, &hk);
-	if (copy.flags & RS_HANDOFF_STICKY)
-		flags = sticky_commit(&copy);
-	flags |= load_up(ctx, &copy);
+	svc_id = l->service;
+	b = l->backend;
+	/*
+	 * Steered: dialled the service's own address, the one steer_lookup
+	 * answers for. A health check or a client of the backend's own
+	 * address is the backend's business, not the service's load.
+	 */
+	conn_addrs(ctx, &a);
+	bind = rs_match_bind(IPPROTO_TCP, a.family, a.local_port, a.local);
+	if (!bind || bind->service != svc_id)
+		return 1;
+	flags = sticky_commit(&a, svc_id, b);
+	flags |= load_up(ctx, sk, svc_id, b);
 	if (rs_trace_on())
-		rs_trace_sock(ctx, copy.key.service, copy.backend,
-			      RS_TRACE_ESTABLISHED, flags);
+		rs_trace_sock(ctx, svc_id, b, RS_TRACE_ESTABLISHED, flags);
 	return 1;
 }
 

@@ -31,7 +31,7 @@ MEM=${VMTEST_MEM:-2048}
 # and drain (health), no refusal under any weight path (never_closed),
 # QUIC cookies at TC (quic), the probes as the operator sees them
 # (kernel), the load gauge and its reconciliation (bounded_loads,
-# load_reconcile), hand-offs per namespace (handoff_netns), fleet
+# load_reconcile), which connections sockops counts (sockops_scope), fleet
 # forwarding (fleet, and fleet6 for IPv6) and QUIC connection IDs across
 # fleet hosts (fleet_quic): about 14 minutes under TCG on 2 cores, over
 # 22 when the host is busy with other work (hence the 2400 s timeout). Left
@@ -41,7 +41,7 @@ MEM=${VMTEST_MEM:-2048}
 E2E=${VMTEST_E2E:-tests/e2e/test_affinity.sh tests/e2e/test_health.sh
 tests/e2e/test_never_closed.sh tests/e2e/test_quic.sh tests/e2e/test_kernel.sh
 tests/e2e/test_bounded_loads.sh tests/e2e/test_load_reconcile.sh
-tests/e2e/test_handoff_netns.sh tests/e2e/test_fleet.sh tests/e2e/test_fleet6.sh
+tests/e2e/test_sockops_scope.sh tests/e2e/test_fleet.sh tests/e2e/test_fleet6.sh
 tests/e2e/test_fleet_quic.sh}
 BPF=${VMTEST_BPF:-$(for f in tests/bpf/test_*.c; do
 	t=${f#tests/bpf/}

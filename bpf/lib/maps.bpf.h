@@ -113,21 +113,6 @@ struct {
 } rs_sticky SEC(".maps");
 
 /*
- * TCP decisions waiting for their handshake: written by steer_lookup,
- * consumed by steer_sockops at establishment. An LRU, so unanswered SYNs
- * (a flood) recycle each other's entries and nothing else; a real client
- * whose entry is recycled before its ACK arrives only misses one sticky
- * refresh.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, RS_HANDOFF_MAX);
-	__type(key, struct rs_handoff_key);
-	__type(value, struct rs_handoff);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} rs_handoff SEC(".maps");
-
-/*
  * The load gauge (struct rs_load): established steered TCP connections
  * per backend and per service, counted by steer_sockops with atomic adds
  * and read by steer_lookup for the bound. Shared values, not per-CPU: the
@@ -162,6 +147,18 @@ struct {
 	__type(value, struct rs_conn);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } rs_conn SEC(".maps");
+
+/*
+ * Per backend listening socket, written by the daemon, cloned by the
+ * kernel into every accepted child (include/ringsteer/abi.h).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC | BPF_F_CLONE);
+	__type(key, int);
+	__type(value, struct rs_conn);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_listen SEC(".maps");
 
 /* QUIC server IDs of cookie services; read by the TC program. */
 struct {

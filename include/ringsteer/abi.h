@@ -415,59 +415,33 @@ struct rs_meta {
 	 */
 	__u32 lpm_binds;
 	/*
-	 * 1 while steer_sockops is attached (rs_handoff is consumed): TCP
-	 * sticky entries are then written at establishment. 0: written at
-	 * the SYN, as for UDP, since nothing would ever read a hand-off.
+	 * 1 while steer_sockops is attached: TCP sticky entries are then
+	 * written at establishment (from the child's rs_listen storage),
+	 * and steer_lookup writes nothing for a TCP decision. 0: written at
+	 * the SYN, as for UDP, since nothing would ever see establishment.
 	 */
 	__u32 handoff;
 	__u32 pad;
 	/*
-	 * The network namespace whose connections steer_lookup hands off
-	 * (its SO_NETNS_COOKIE). steer_sockops at the cgroup2 root sees the
-	 * connections of every namespace, and one of another namespace with
-	 * the same 4-tuple must not take this one's hand-off (nor count in
-	 * its gauge). 0 = not known: any namespace.
+	 * The network namespace steer_lookup is attached to (its
+	 * SO_NETNS_COOKIE); 0 = not known. Kept for the ABI: steer_sockops
+	 * no longer needs it, since only this daemon's listeners carry its
+	 * rs_listen storage.
 	 */
 	__u64 netns_cookie;
 };
 
 /*
- * rs_handoff (LRU_HASH, RS_HANDOFF_MAX entries): steer_lookup's decision
- * for a TCP connection whose handshake is not complete, keyed by the
- * connection's 4-tuple. steer_sockops reads it when the connection is
- * established (BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB), writes the sticky
- * entry and deletes it, so a SYN that is never answered (a flood from
- * forged addresses) leaves no sticky entry behind, only a hand-off entry
- * that the LRU recycles. Issue 11's load gauge carries its backend from
- * here to the socket the same way.
+ * rs_listen (SK_STORAGE, BPF_F_CLONE): written by the daemon on each
+ * backend's listening socket(s) (every socket of a SO_REUSEPORT group) as
+ * it puts them in rs_sockets: which backend and service the socket serves
+ * (a struct rs_conn). The kernel copies it to every child the listener
+ * accepts, so steer_sockops knows at establishment where a connection
+ * was steered without anything written at the SYN (issue 21; before it,
+ * steer_lookup wrote the decision per SYN into an LRU hash, rs_handoff).
+ * A child whose local address is not the service's listen address (a
+ * health check, a client of the backend's own address) is not counted.
  */
-#define RS_HANDOFF_MAX 65536
-
-struct rs_handoff_key {
-	__u8 family; /* AF_INET or AF_INET6 */
-	__u8 pad;
-	__u16 remote_port; /* client's port, host byte order */
-	__u16 local_port;  /* service port, host byte order */
-	__u16 pad2;
-	__u8 remote_addr[16]; /* network byte order; IPv4 in the first 4 */
-	__u8 local_addr[16];  /* the service address the client dialled */
-};
-
-/*
- * Written for every steered TCP connection while steer_sockops runs: the
- * backend is counted in rs_backend_load at establishment. The sticky
- * entry is written only with RS_HANDOFF_STICKY (a ring decision of a
- * sticky service whose client was not spilled off its sticky backend
- * for load).
- */
-#define RS_HANDOFF_STICKY 1u
-
-struct rs_handoff {
-	struct rs_affinity_key key; /* the sticky key; key.service = service */
-	__u32 backend;
-	__u32 flags; /* RS_HANDOFF_* */
-};
-
 /*
  * Fleet mode (docs/fleet.md): the same affinity key first picks the owner
  * host of a PoP from the fleet table, then the owner's ring picks the
@@ -945,9 +919,6 @@ RS_ABI_SIZE(rs_ring_slot, 16);
 RS_ABI_SIZE(rs_backend_stats, 40);
 RS_ABI_SIZE(rs_service_stats, 72);
 RS_ABI_SIZE(rs_meta, 24);
-RS_ABI_SIZE(rs_handoff_key, 40);
-RS_ABI_SIZE(rs_handoff, 32);
-RS_ABI_OFFSET(rs_handoff, key, 0);
 RS_ABI_SIZE(rs_hash_probe, 40);
 RS_ABI_SIZE(rs_fleet_header, 32);
 RS_ABI_SIZE(rs_fleet_member, 32);

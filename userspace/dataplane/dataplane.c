@@ -145,6 +145,26 @@ static void link_pin_path(const struct rs_dataplane *dp, char *buf, size_t len)
 	snprintf(buf, len, "%s/%s", dp->root, RS_LINK_PIN_NAME);
 }
 
+/*
+ * Maps that no program of this version uses any more, pinned by an older
+ * daemon whose programs were just replaced: rs_handoff (a TCP decision per
+ * SYN until issue 21). A program still holding one keeps it alive; the
+ * pin only kept it listed.
+ */
+static void drop_stale_pins(const struct rs_dataplane *dp)
+{
+	static const char *const stale[] = {"rs_handoff"};
+	char path[PATH_MAX + 32];
+
+	for (size_t i = 0; i < sizeof(stale) / sizeof(stale[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dp->root, stale[i]);
+		if (!unlink(path))
+			rs_info("bpf: removed the pin %s (an earlier version's "
+				"map, unused now)",
+				path);
+	}
+}
+
 int dp_attach(struct rs_dataplane *dp)
 {
 	int prog_fd = bpf_program__fd(dp->skel->progs.steer_lookup);
@@ -164,6 +184,7 @@ int dp_attach(struct rs_dataplane *dp)
 		}
 		dp->link_fd = link_fd;
 		dp->adopted_link = true;
+		drop_stale_pins(dp);
 		return 0;
 	}
 

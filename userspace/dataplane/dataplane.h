@@ -141,9 +141,9 @@ uint32_t dp_pinned_sockets_map_id(const char *root);
  * the cgroup2 hierarchy through a link pinned under the root (or swap it in
  * behind the pinned link), mounting the hierarchy for the moment in a fresh
  * directory next to @near (the control socket: the daemon's run directory)
- * and unmounting it again. Then rs_meta.handoff = 1: steer_lookup leaves
- * TCP decisions in rs_handoff and sticky entries are written when the
- * handshake completes. On failure (logged here) rs_meta.handoff = 0 and
+ * and unmounting it again. Then rs_meta.handoff = 1: steer_lookup writes
+ * nothing for a TCP decision, and steer_sockops writes the sticky entry
+ * when the handshake completes (from the listener's rs_listen storage). On failure (logged here) rs_meta.handoff = 0 and
  * TCP sticky entries are written at the SYN, as before.
  */
 int dp_sockops_attach(struct rs_dataplane *dp, const char *near);
@@ -243,6 +243,13 @@ int dp_clear_socket(struct rs_dataplane *dp, uint32_t slot);
 
 /* Cookie of the socket in @slot, or -ENOENT when empty. */
 int dp_socket_cookie(struct rs_dataplane *dp, uint32_t slot, uint64_t *cookie);
+
+/*
+ * Name backend @backend of service @service on TCP listener @sock_fd
+ * (its rs_listen storage, which every child it accepts inherits).
+ */
+int dp_set_listener(struct rs_dataplane *dp, int sock_fd, uint32_t backend,
+		    uint32_t service);
 
 /* ---- QUIC server IDs (dataplane_cookies.c) ---- */
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * steer_sockops at the root of the cgroup2 hierarchy: it turns
- * steer_lookup's TCP decisions (rs_handoff) into sticky entries when the
- * handshake completes. A cgroup-attached program sees the sockets of
+ * steer_sockops at the root of the cgroup2 hierarchy: it counts the
+ * connections accepted by the backends' listeners (rs_listen) and writes
+ * their sticky entries when the handshake completes. A cgroup-attached program sees the sockets of
  * every cgroup below its own, and the root is above all of them, whatever
  * process or network namespace the backends run in.
  *

@@ -79,6 +79,52 @@ static bool has_reuseport(int fd)
 	return !getsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, &len) && on;
 }
 
+struct listener_name {
+	struct rs_dataplane *dp;
+	uint32_t backend, service;
+	int err;
+};
+
+static int name_one(int fd, void *arg)
+{
+	struct listener_name *n = arg;
+	int err = dp_set_listener(n->dp, fd, n->backend, n->service);
+
+	if (err && !n->err)
+		n->err = err;
+	return err;
+}
+
+/*
+ * rs_listen on every socket of the address: with SO_REUSEPORT the kernel
+ * picks any socket of the group after steer_lookup's choice, and the
+ * children of one without it would be neither counted nor sticky.
+ */
+static void name_listeners(struct rs_dataplane *dp,
+			   const struct rs_backend_conf *bc,
+			   const struct rs_sock_addr *sa, uint32_t id,
+			   uint32_t svc_id)
+{
+	struct listener_name n = {.dp = dp, .backend = id, .service = svc_id};
+	char where[80];
+	int got;
+
+	if (sa->protocol != IPPROTO_TCP)
+		return;
+	got = sock_each_listener(sa, name_one, &n);
+	if (got > 0 && !n.err) {
+		rs_debug("backend %s: %d listening socket(s) named", bc->name,
+			 got);
+		return;
+	}
+	rs_addr_format(sa->family, sa->addr, sa->port, where, sizeof(where));
+	rs_warn("backend %s: listening socket(s) on %s not named for the "
+		"load gauge and sticky entries (%s): its connections are "
+		"counted by the next reconciliation instead",
+		bc->name, where,
+		strerror(n.err ? -n.err : got < 0 ? -got : ENOENT));
+}
+
 static int install_socket(struct rs_dataplane *dp,
 			  const struct rs_sock_addr *sa,
 			  const struct rs_backend_conf *bc, uint32_t id,
@@ -131,7 +177,7 @@ static bool wildcard_listener(const struct rs_sock_addr *sa, char *buf,
 }
 
 static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
-			   size_t idx, uint32_t id, size_t a,
+			   size_t idx, uint32_t id, uint32_t svc_id, size_t a,
 			   struct rs_addr_rt *rt)
 {
 	const struct rs_backend_conf *bc = &cfg->backends[idx];
@@ -170,6 +216,7 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 			if (fd >= 0)
 				close(fd);
 			daemon_kernel_note_socket(cfg, idx, rt->reuseport);
+			name_listeners(dp, bc, &sa, id, svc_id);
 			rt->has_socket = true;
 			rt->cookie = found.cookie;
 			rt->nslots = n;
@@ -188,6 +235,7 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 			ba->family == AF_INET6 && !found.v6only ? ", dual-stack"
 								: "",
 			(int)owner);
+		name_listeners(dp, bc, &sa, id, svc_id);
 		rt->has_socket = true;
 		rt->reported_missing = false;
 		rt->cookie = found.cookie;
@@ -221,12 +269,13 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 
 bool sockets_reconcile_backend(struct rs_dataplane *dp,
 			       const struct rs_config *cfg, size_t idx,
-			       uint32_t id, struct rs_backend_rt *rt)
+			       uint32_t id, uint32_t svc_id,
+			       struct rs_backend_rt *rt)
 {
 	bool any = false;
 
 	for (size_t a = 0; a < cfg->backends[idx].n_addrs; a++) {
-		reconcile_addr(dp, cfg, idx, id, a, &rt->addr[a]);
+		reconcile_addr(dp, cfg, idx, id, svc_id, a, &rt->addr[a]);
 		any |= rt->addr[a].has_socket;
 	}
 	return any;
@@ -254,8 +303,9 @@ void sockets_reconcile_all(struct daemon *d, bool refresh)
 		struct be_rt *be = &d->bes[i];
 		bool had = be->has_socket;
 
-		be->has_socket = sockets_reconcile_backend(&d->dp, &d->cfg, i,
-							   be->id, &be->sock);
+		be->has_socket = sockets_reconcile_backend(
+			&d->dp, &d->cfg, i, be->id,
+			d->svcs[d->cfg.backends[i].service].id, &be->sock);
 		be->socket_unknown = false;
 		if (refresh && had != be->has_socket)
 			ring_refresh(d, d->cfg.backends[i].service,

@@ -32,11 +32,14 @@ struct rs_backend_rt {
 /*
  * Make backend @idx's SOCKMAP slots (backend id @id) hold the sockets
  * listening on its addresses now: acquire missing ones, replace ones from a
- * restarted backend. Returns true when at least one address has a socket.
+ * restarted backend. A TCP backend's listeners (every socket of a
+ * SO_REUSEPORT group) are named in rs_listen as backend @id of service
+ * @svc_id. Returns true when at least one address has a socket.
  */
 bool sockets_reconcile_backend(struct rs_dataplane *dp,
 			       const struct rs_config *cfg, size_t idx,
-			       uint32_t id, struct rs_backend_rt *rt);
+			       uint32_t id, uint32_t svc_id,
+			       struct rs_backend_rt *rt);
 
 /*
  * Whether something listens on any address of backend @idx now (a

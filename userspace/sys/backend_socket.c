@@ -26,6 +26,9 @@ struct diag_match {
 	const struct rs_sock_addr *want;
 	struct rs_sock_found found;
 	bool hit;
+	/* sock_each_listener(): every match's inode, not the first only */
+	uint64_t *inodes;
+	size_t n_inodes, max_inodes;
 };
 
 static bool diag_msg_matches(const struct inet_diag_msg *m,
@@ -51,11 +54,13 @@ static int diag_on_msg(struct nl_msg *msg, void *arg)
 	const struct inet_diag_msg *m;
 
 	if (nlh->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
-	    nlmsg_datalen(nlh) < (int)sizeof(*m) || dm->hit)
+	    nlmsg_datalen(nlh) < (int)sizeof(*m) || (dm->hit && !dm->inodes))
 		return NL_OK;
 	m = nlmsg_data(nlh);
 	if (!diag_msg_matches(m, dm->want))
 		return NL_OK;
+	if (dm->inodes && dm->n_inodes < dm->max_inodes)
+		dm->inodes[dm->n_inodes++] = m->idiag_inode;
 	dm->found.v6only = false;
 	if (m->idiag_family == AF_INET6 &&
 	    nlmsg_parse(nlh, sizeof(*m), tb, INET_DIAG_MAX, NULL) == 0 &&
@@ -73,7 +78,7 @@ static int diag_on_msg(struct nl_msg *msg, void *arg)
  * builds the TCP-only TCPDIAG_GETSOCK request, and UDP backends need
  * SOCK_DIAG_BY_FAMILY.
  */
-int sock_diag_find(const struct rs_sock_addr *addr, struct rs_sock_found *out)
+static int diag_dump(const struct rs_sock_addr *addr, struct diag_match *dm)
 {
 	struct inet_diag_req_v2 req = {
 		.sdiag_family = addr->family,
@@ -82,7 +87,6 @@ int sock_diag_find(const struct rs_sock_addr *addr, struct rs_sock_found *out)
 					? 1u << TCP_LISTEN_STATE
 					: ~0u,
 	};
-	struct diag_match dm = {.want = addr};
 	struct nl_sock *sk;
 	int err;
 
@@ -94,7 +98,7 @@ int sock_diag_find(const struct rs_sock_addr *addr, struct rs_sock_found *out)
 		err = -ECONNREFUSED;
 		goto out;
 	}
-	nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, diag_on_msg, &dm);
+	nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, diag_on_msg, dm);
 	err = nl_send_simple(sk, SOCK_DIAG_BY_FAMILY, NLM_F_DUMP, &req,
 			     sizeof(req));
 	if (err < 0) {
@@ -102,15 +106,21 @@ int sock_diag_find(const struct rs_sock_addr *addr, struct rs_sock_found *out)
 		goto out;
 	}
 	err = nl_recvmsgs_default(sk);
-	if (err < 0) {
-		err = -EIO;
-		goto out;
-	}
-	err = dm.hit ? 0 : -ENOENT;
-	if (dm.hit)
-		*out = dm.found;
+	err = err < 0 ? -EIO : 0;
 out:
 	nl_socket_free(sk);
+	return err;
+}
+
+int sock_diag_find(const struct rs_sock_addr *addr, struct rs_sock_found *out)
+{
+	struct diag_match dm = {.want = addr};
+	int err = diag_dump(addr, &dm);
+
+	if (!err && !dm.hit)
+		err = -ENOENT;
+	if (!err)
+		*out = dm.found;
 	return err;
 }
 
@@ -175,4 +185,57 @@ int sock_acquire(const struct rs_sock_addr *addr, struct rs_sock_found *found,
 	if (err)
 		return err;
 	return sock_take(*owner, fd, found->inode);
+}
+
+struct each_listener {
+	const uint64_t *inodes;
+	bool *done;
+	int (*fn)(int fd, void *arg);
+	void *arg;
+	int handed;
+};
+
+static int take_each(size_t idx, pid_t pid, int fd, void *arg)
+{
+	struct each_listener *e = arg;
+	int sfd;
+
+	if (e->done[idx])
+		return 0;
+	sfd = sock_take(pid, fd, e->inodes[idx]);
+	if (sfd < 0)
+		return 0; /* closed meanwhile, or another holder will do */
+	e->done[idx] = true;
+	if (!e->fn(sfd, e->arg))
+		e->handed++;
+	close(sfd);
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int sock_each_listener(const struct rs_sock_addr *addr,
+		       int (*fn)(int fd, void *arg), void *arg)
+{
+	uint64_t inodes[RS_SOCK_EACH_MAX];
+	bool done[RS_SOCK_EACH_MAX] = {0};
+	struct diag_match dm = {.want = addr,
+				.inodes = inodes,
+				.max_inodes = RS_SOCK_EACH_MAX};
+	struct each_listener e = {
+		.inodes = inodes, .done = done, .fn = fn, .arg = arg};
+	int err = diag_dump(addr, &dm);
+
+	if (err)
+		return err;
+	if (!dm.n_inodes)
+		return -ENOENT;
+	qsort(inodes, dm.n_inodes, sizeof(inodes[0]), cmp_u64);
+	err = socket_holders_scan(inodes, dm.n_inodes, take_each, &e);
+	return err ? err : e.handed;
 }

@@ -45,4 +45,15 @@ int sock_take(pid_t pid, int fd, uint64_t inode);
 int sock_acquire(const struct rs_sock_addr *addr, struct rs_sock_found *found,
 		 pid_t *owner);
 
+/*
+ * Every socket bound exactly to @addr (the whole SO_REUSEPORT group of a
+ * TCP listener, the first RS_SOCK_EACH_MAX of it), each duplicated into
+ * this process for the length of a call of @fn (which returns 0 when it
+ * used the socket; the fd is closed after it). Returns how many @fn used,
+ * -ENOENT when nothing is bound there, or a negative errno.
+ */
+#define RS_SOCK_EACH_MAX 256
+int sock_each_listener(const struct rs_sock_addr *addr,
+		       int (*fn)(int fd, void *arg), void *arg);
+
 #endif /* RS_BACKEND_SOCKET_H */
