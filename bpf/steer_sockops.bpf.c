@@ -104,7 +104,8 @@ static __always_inline int entry_kept(const struct rs_sticky_entry *e,
 	if (!rs_sticky_live(e->last_seen_ns, now, ttl))
 		return 0;
 	be = bpf_map_lookup_elem(&rs_backends, &other);
-	return be && be->service == svc_id && rs_sticky_state_honours(be->state);
+	return be && be->service == svc_id &&
+	       rs_sticky_state_honours(be->state);
 }
 
 /*
@@ -135,7 +136,8 @@ static __always_inline __u32 sticky_commit(const struct conn_addrs *a,
 		return 0;
 	now = bpf_ktime_get_ns();
 	cur = bpf_map_lookup_elem(sticky, &key);
-	if (cur && cur->backend != b && entry_kept(cur, svc_id, svc->sticky_ttl, now))
+	if (cur && cur->backend != b &&
+	    entry_kept(cur, svc_id, svc->sticky_ttl, now))
 		return 0;
 	/* Same refresh granularity as a sticky hit in steer_lookup. */
 	if (cur && cur->backend == b &&

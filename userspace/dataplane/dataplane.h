@@ -143,8 +143,9 @@ uint32_t dp_pinned_sockets_map_id(const char *root);
  * directory next to @near (the control socket: the daemon's run directory)
  * and unmounting it again. Then rs_meta.handoff = 1: steer_lookup writes
  * nothing for a TCP decision, and steer_sockops writes the sticky entry
- * when the handshake completes (from the listener's rs_listen storage). On failure (logged here) rs_meta.handoff = 0 and
- * TCP sticky entries are written at the SYN, as before.
+ * when the handshake completes (from the listener's rs_listen storage). On
+ * failure (logged here) rs_meta.handoff = 0 and TCP sticky entries are written
+ * at the SYN, as before.
  */
 int dp_sockops_attach(struct rs_dataplane *dp, const char *near);
 /* Close our fds; the pinned link keeps the program attached. */

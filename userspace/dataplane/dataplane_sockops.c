@@ -2,9 +2,9 @@
 /*
  * steer_sockops at the root of the cgroup2 hierarchy: it counts the
  * connections accepted by the backends' listeners (rs_listen) and writes
- * their sticky entries when the handshake completes. A cgroup-attached program sees the sockets of
- * every cgroup below its own, and the root is above all of them, whatever
- * process or network namespace the backends run in.
+ * their sticky entries when the handshake completes. A cgroup-attached program
+ * sees the sockets of every cgroup below its own, and the root is above all of
+ * them, whatever process or network namespace the backends run in.
  *
  * Hosts that mount only cgroup v1 have no cgroup2 directory to attach at,
  * so the daemon mounts the hierarchy for the moment of the attach (in a

@@ -122,7 +122,9 @@ static void name_listeners(struct rs_dataplane *dp,
 		"load gauge and sticky entries (%s): its connections are "
 		"counted by the next reconciliation instead",
 		bc->name, where,
-		strerror(n.err ? -n.err : got < 0 ? -got : ENOENT));
+		strerror(n.err	   ? -n.err
+			 : got < 0 ? -got
+				   : ENOENT));
 }
 
 static int install_socket(struct rs_dataplane *dp,

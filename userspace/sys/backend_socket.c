@@ -224,9 +224,8 @@ int sock_each_listener(const struct rs_sock_addr *addr,
 {
 	uint64_t inodes[RS_SOCK_EACH_MAX];
 	bool done[RS_SOCK_EACH_MAX] = {0};
-	struct diag_match dm = {.want = addr,
-				.inodes = inodes,
-				.max_inodes = RS_SOCK_EACH_MAX};
+	struct diag_match dm = {
+		.want = addr, .inodes = inodes, .max_inodes = RS_SOCK_EACH_MAX};
 	struct each_listener e = {
 		.inodes = inodes, .done = done, .fn = fn, .arg = arg};
 	int err = diag_dump(addr, &dm);
