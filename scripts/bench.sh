@@ -307,6 +307,14 @@ run_variant() {
 		ringsteer_up "$CONF_BOUNDED"
 		targets=(--target "$SERVICE")
 		;;
+	attached-direct)
+		# ringsteer attached, clients to the backends' own addresses:
+		# what the host-wide hook costs sockets that are not steered.
+		ringsteer_up "$CONF"
+		for ((i = 1; i <= NBACKENDS; i++)); do
+			targets+=(--target "$(backend_addr "$i")")
+		done
+		;;
 	haproxy) targets=(--target "$HAPROXY_ADDR") ;;
 	nginx) targets=(--target "$NGINX_ADDR") ;;
 	esac
@@ -322,13 +330,14 @@ run_variant() {
 		t1=$(date +%s%N)
 		# mode round variant wall_ns cpus, then the deltas of
 		# prog_stats: what each program cost on this real run.
-		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$round" "$v" \
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$round" "$v" \
 			$((t1 - t0)) "$(nproc)" \
 			"$(paste -d' ' <(tr ' ' '\n' <<<"$s1") <(tr ' ' '\n' <<<"$s0") |
 				awk '{ printf "%s%d", (NR > 1 ? "\t" : ""), $1 - $2 }')" \
+			"$(kv "$line" conns)" "$(kv "$line" secs)" \
 			>>"$RES/bpfstats.tsv"
 	fi
-	[[ $v == ringsteer* ]] && ringsteer_down
+	[[ $v == ringsteer* || $v == attached-direct ]] && ringsteer_down
 	log "  $mode round $round $v: $line"
 	printf '%s\t%s\t%s' "$mode" "$round" "$v"
 	for k in rate p50_us p99_us p999_us errors timeouts; do
@@ -369,7 +378,7 @@ section_e2e() {
 
 	printf 'mode\tround\tvariant\trate\tp50_us\tp99_us\tp999_us\terrors\ttimeouts\n' \
 		>"$RES/e2e.tsv"
-	printf 'mode\tround\tvariant\twall_ns\tcpus\tlookup_runs\tlookup_ns\tsockops_runs\tsockops_ns\n' \
+	printf 'mode\tround\tvariant\twall_ns\tcpus\tlookup_runs\tlookup_ns\tsockops_runs\tsockops_ns\tconns\tsecs\n' \
 		>"$RES/bpfstats.tsv"
 
 	n=${#VARIANTS[@]}
@@ -397,7 +406,7 @@ section_e2e() {
 	sysctl -qw kernel.bpf_stats_enabled=1
 	STATS_RUN=1
 	for m in "${modes[@]}"; do
-		for v in ringsteer ringsteer-bounded; do
+		for v in ringsteer ringsteer-bounded attached-direct; do
 			run_variant "${m%%:*}" stats "$v" "${m#*:}" >/dev/null
 		done
 	done
@@ -450,18 +459,23 @@ bpfstats_table() {
 What the programs cost on a real run (one more run of each ringsteer
 variant with `kernel.bpf_stats_enabled = 1`, off in the rounds above: it
 adds two clock reads to every program run). Runs per connection count
-against `steer_lookup`'s runs (one per SYN). `steer_sockops` at the
-cgroup2 root runs for every TCP socket event of the host that calls it,
-the load generator's client sockets and anything else on the machine
-included; share of CPU is the program's time over the run's wall time
-times the CPUs.
+against the connections the load generator made (its `conns`, over its
+measured seconds, scaled to the whole run: warm-up included).
+`steer_sockops` at the cgroup2 root runs for every TCP socket event of
+the host that calls it, the load generator's client sockets and anything
+else on the machine included; **attached-direct** is ringsteer attached
+while the clients connect to the backends' own addresses: nothing is
+steered, so it is what the hook costs the host's other sockets. Share of
+CPU is the program's time over the run's wall time times the CPUs.
 
-| mode | variant | steer_lookup ns/run | steer_sockops runs/connection | steer_sockops ns/run | CPU share lookup | CPU share sockops |
-|---|---|---:|---:|---:|---:|---:|
+| mode | variant | steer_lookup runs/connection | ns/run | steer_sockops runs/connection | ns/run | CPU share lookup | CPU share sockops |
+|---|---|---:|---:|---:|---:|---:|---:|
 EOT
-	awk -F'\t' 'NR > 1 && $6 > 0 {
-		printf "| %s | %s | %.0f | %.1f | %.0f | %.2f%% | %.2f%% |\n",
-			$1, $3, $7 / $6, $8 / $6, $8 ? $9 / $8 : 0,
+	awk -F'\t' 'NR > 1 && $10 > 0 {
+		conns = $10 * $4 / 1e9 / $11
+		printf "| %s | %s | %.2f | %.0f | %.1f | %.0f | %.2f%% | %.2f%% |\n",
+			$1, $3, $6 / conns, ($6 ? $7 / $6 : 0), $8 / conns,
+			($8 ? $9 / $8 : 0),
 			100 * $7 / ($4 * $5), 100 * $9 / ($4 * $5) }' \
 		"$RES/bpfstats.tsv"
 	echo
