@@ -127,7 +127,8 @@ idle_open() { # connections still open, after two more pings
 load() {
 	rs_bg_start "$1" rs_in_client build/tools/rs_client \
 		--target 198.18.0.10:80 --src-base 198.18.1.1 --count 50 \
-		--loop-seconds "${2:-2}" --concurrency 2
+		--loop-seconds "${2:-2}" --concurrency 2 \
+		--timeout-ms "$((1000 * ${E2E_SLOW:-1}))"
 }
 
 echo "# drain host-2: its keys move, everyone else's stay"
