@@ -631,6 +631,24 @@ static __always_inline void fleet_outer6_fill(
 }
 
 /*
+ * The flow's value for the outer UDP source port and IPv6 flow label (the
+ * router's ECMP hash spreads flows by them; one flow keeps one path): a
+ * mix of the 5-tuple already parsed. Not bpf_get_hash_recalc(): with no
+ * hash from the NIC (veth, many virtual NICs) it runs the flow dissector
+ * over the packet again, the costliest step of a forwarded packet after
+ * the encapsulation itself (issue 21).
+ */
+static __attribute__((noinline)) __u32 fleet_flow_hash(const struct fleet_pkt *p)
+{
+	__u32 h = ((__u32)p->sport << 16 | p->dport) ^ p->proto;
+
+	h ^= p->saddr.w[0] ^ p->saddr.w[1] ^ p->saddr.w[2] ^ p->saddr.w[3];
+	h ^= p->daddr.w[0] ^ p->daddr.w[1] ^ p->daddr.w[2] ^ p->daddr.w[3];
+	h *= 0x9e3779b1u;
+	return h ^ (h >> 15);
+}
+
+/*
  * Write the outer headers for an inner packet of @inner_len bytes of
  * @family to @dst and send it. Returns the TC verdict.
  */
@@ -638,13 +656,12 @@ static __always_inline int fleet_send(struct __sk_buff *skb,
 				      const struct fleet_host *fh, __u8 family,
 				      const struct rs_fleet_addr *dst,
 				      __u32 inner_len, __u8 tos, __u8 hops,
-				      int ifindex)
+				      int ifindex, __u32 flow)
 {
 	union {
 		struct fleet_outer o4;
 		struct fleet_outer6 o6;
 	} o = {};
-	__u32 flow = bpf_get_hash_recalc(skb);
 	struct fleet_sig sig;
 
 	if (fleet_sign(skb, fh, family, dst, inner_len, hops, &sig))
@@ -686,7 +703,7 @@ static __always_inline int fleet_encap(struct __sk_buff *skb,
 				BPF_ADJ_ROOM_MAC, flags))
 		return FLEET_CONTINUE;
 	return fleet_send(skb, fh, p->family, dst, p->len, p->tos, hops,
-			  ifindex);
+			  ifindex, fleet_flow_hash(p));
 }
 
 /*
@@ -706,7 +723,7 @@ static __always_inline int fleet_reforward(struct __sk_buff *skb,
 		return FLEET_CONTINUE;
 	return fleet_send(skb, fh, outer->family, dst,
 			  outer->len - fleet_encap_len(outer->family),
-			  outer->tos, hops, ifindex);
+			  outer->tos, hops, ifindex, fleet_flow_hash(outer));
 }
 
 /*
@@ -902,13 +919,35 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 	verdict = fleet_quic_entry(skb, fh, p, svc_id);
 	if (verdict != FLEET_BY_TABLE)
 		return verdict;
+	syn = tcp && fleet_is_syn(p);
+	if (tcp)
+		fleet_flow_key(p, &fk);
+	if (tcp && !syn) {
+		/*
+		 * First the SYN's owner, before the key's hash and the table:
+		 * most packets this host forwards are the later packets of a
+		 * connection whose SYN it forwarded (issue 21: a third less
+		 * work for them). A flow this host forwarded is not held here
+		 * (a SYN steered here deletes the entry).
+		 */
+		known = bpf_map_lookup_elem(&rs_fleet_flows, &fk);
+		if (known && !fleet_addr_none(&known->owner) &&
+		    !fleet_addr_eq(&known->owner, &fh->self)) {
+			idx = known->member;
+			verdict = fleet_forward(skb, fh, p, &known->owner);
+			if (verdict != FLEET_CONTINUE) {
+				FLEET_COUNT(forwarded);
+				FLEET_COUNT(flow_hits);
+				RS_TRACE_NOTE(skb, RS_TRACE_FLEET_FORWARD, idx,
+					      1);
+			}
+			return verdict;
+		}
+	}
 	if (fleet_key(svc_id, p, &key) ||
 	    fleet_owner(fh->table, RS_FLEET_CURRENT, svc_id, &key, p->family,
 			&idx, &addr))
 		return FLEET_CONTINUE;
-	syn = tcp && fleet_is_syn(p);
-	if (tcp)
-		fleet_flow_key(p, &fk);
 	if (syn) {
 		/*
 		 * A retransmitted SYN follows the first one, to a host that
@@ -943,25 +982,11 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 	}
 	if (tcp && !syn) {
 		/*
-		 * First the SYN's owner: a flow this host forwarded is not
-		 * held here (a SYN steered here deletes the entry), and the
-		 * socket lookup below, which runs sk_lookup when it misses,
-		 * is the costliest step of this program.
+		 * A connection this host holds stays here, whoever owns it.
+		 * After the flow memory above: the socket lookup, which runs
+		 * sk_lookup when it misses, is the costliest step of this
+		 * program.
 		 */
-		known = bpf_map_lookup_elem(&rs_fleet_flows, &fk);
-		if (known && !fleet_addr_none(&known->owner) &&
-		    !fleet_addr_eq(&known->owner, &fh->self)) {
-			idx = known->member;
-			verdict = fleet_forward(skb, fh, p, &known->owner);
-			if (verdict != FLEET_CONTINUE) {
-				FLEET_COUNT(forwarded);
-				FLEET_COUNT(flow_hits);
-				RS_TRACE_NOTE(skb, RS_TRACE_FLEET_FORWARD, idx,
-					      1);
-			}
-			return verdict;
-		}
-		/* A connection this host holds stays here, whoever owns it. */
 		if (fleet_local_conn(skb, p)) {
 			if (idx != fh->h.self)
 				FLEET_COUNT(local_socket);
