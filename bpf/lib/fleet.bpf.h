@@ -638,7 +638,8 @@ static __always_inline void fleet_outer6_fill(
  * over the packet again, the costliest step of a forwarded packet after
  * the encapsulation itself (issue 21).
  */
-static __attribute__((noinline)) __u32 fleet_flow_hash(const struct fleet_pkt *p)
+static __attribute__((noinline)) __u32 fleet_flow_hash(
+	const struct fleet_pkt *p)
 {
 	__u32 h = ((__u32)p->sport << 16 | p->dport) ^ p->proto;
 
