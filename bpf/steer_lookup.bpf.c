@@ -645,7 +645,7 @@ int steer_lookup(struct bpf_sk_lookup *ctx)
 			verdict = SK_DROP;
 	}
 	/* Tracing off: this one read is all a decision pays for it. */
-	if (rs_trace_on()) {
+	if (rs_trace_wants(RS_TRACE_HOOK_LOOKUP, svc_id, dec.chosen)) {
 		dec.verdict = verdict;
 		rs_trace_lookup(ctx, &dec, svc_id);
 	}

@@ -24,6 +24,27 @@ static __always_inline int rs_trace_on(void)
 	return t && t->enabled;
 }
 
+/*
+ * A trace runs and its hook, service and backend filters let @svc's
+ * decision for @backend through: that much of the filter in line, so a
+ * trace of another service costs a decision a few compares and no call of
+ * the event's builder (issue 24: at most +10 ns; with the call, +16).
+ */
+static __always_inline int rs_trace_wants(__u32 hook, __u32 svc,
+					  __u32 backend)
+{
+	__u32 zero = 0;
+	struct rs_trace_ctl *t = bpf_map_lookup_elem(&rs_trace_ctl, &zero);
+
+	if (!t || !t->enabled)
+		return 0;
+	if (t->hook_mask && !(t->hook_mask & (1u << hook)))
+		return 0;
+	if (t->service != RS_NONE && t->service != svc)
+		return 0;
+	return t->backend == RS_NONE || t->backend == backend;
+}
+
 /* One event's filter inputs; client in network order, IPv4 in [0]. */
 struct rs_trace_gate_in {
 	__u32 client[4];
