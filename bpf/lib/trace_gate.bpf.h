@@ -30,8 +30,7 @@ static __always_inline int rs_trace_on(void)
  * trace of another service costs a decision a few compares and no call of
  * the event's builder (issue 24: at most +10 ns; with the call, +16).
  */
-static __always_inline int rs_trace_wants(__u32 hook, __u32 svc,
-					  __u32 backend)
+static __always_inline int rs_trace_wants(__u32 hook, __u32 svc, __u32 backend)
 {
 	__u32 zero = 0;
 	struct rs_trace_ctl *t = bpf_map_lookup_elem(&rs_trace_ctl, &zero);
