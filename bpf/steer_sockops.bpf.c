@@ -78,14 +78,11 @@ static __always_inline int sticky_key(const struct conn_addrs *a, __u32 svc_id,
 	key->family = a->family;
 	if (hdr->hdr.key_policy == RS_KEY_SRC_IP_PORT)
 		key->port = a->remote_port;
-	if (a->family == RS_AF_INET) {
-		w[0] = a->remote[0] & rs_prefix_mask32(hdr->hdr.prefix4);
-		return 0;
-	}
-	w[0] = a->remote[0] & rs_prefix_mask32(hdr->hdr.prefix6);
-	w[1] = a->remote[1] & rs_prefix_mask32(hdr->hdr.prefix6 - 32);
-	w[2] = a->remote[2] & rs_prefix_mask32(hdr->hdr.prefix6 - 64);
-	w[3] = a->remote[3] & rs_prefix_mask32(hdr->hdr.prefix6 - 96);
+	w[0] = a->remote[0];
+	w[1] = a->remote[1];
+	w[2] = a->remote[2];
+	w[3] = a->remote[3];
+	rs_key_mask_addr(w, a->family, hdr->hdr.prefix4, hdr->hdr.prefix6);
 	return 0;
 }
 

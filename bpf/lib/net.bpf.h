@@ -10,8 +10,7 @@
 #include <linux/types.h>
 #include <bpf/bpf_endian.h>
 
-#define RS_AF_INET  2
-#define RS_AF_INET6 10
+#include <ringsteer/abi.h> /* RS_AF_INET, RS_AF_INET6 */
 
 /* include/net/ip.h, not exported to uapi. */
 #define IP_MF	  0x2000

@@ -17,6 +17,13 @@
 
 #define RS_NAME_MAX	64
 #define RS_MAX_SERVICES 64
+/*
+ * Address families as the structs below carry them: Linux's AF_INET and
+ * AF_INET6, named here for the BPF side, which has no <sys/socket.h>.
+ */
+#define RS_AF_INET  2
+#define RS_AF_INET6 10
+
 #define RS_MAX_BACKENDS 1024
 #define RS_MAX_BINDS	4096
 /* Slot 0 of every ring map is the header, points are slots 1..npoints. */

@@ -104,6 +104,27 @@ static inline __u32 rs_prefix_mask32(int bits)
 	return m;
 }
 
+/*
+ * The address words of an affinity key: @w (network order, IPv4 in w[0])
+ * masked in place to the prefix the key keeps (the ring header's prefix4
+ * and prefix6). steer_sockops and rs_affinity_key_build() apply it;
+ * steer_lookup's build_key() applies the same masks as it reads the
+ * sk_lookup context, and tests/bpf compares the two.
+ */
+static inline void rs_key_mask_addr(__u32 w[4], __u8 family, __u8 prefix4,
+				    __u8 prefix6)
+{
+	if (family == RS_AF_INET) {
+		w[0] &= rs_prefix_mask32(prefix4);
+		w[1] = w[2] = w[3] = 0;
+		return;
+	}
+	w[0] &= rs_prefix_mask32(prefix6);
+	w[1] &= rs_prefix_mask32(prefix6 - 32);
+	w[2] &= rs_prefix_mask32(prefix6 - 64);
+	w[3] &= rs_prefix_mask32(prefix6 - 96);
+}
+
 /* ---- ring points ---- */
 
 /* Points a backend of weight @weight has in a ring of @vnodes per weight. */

@@ -37,14 +37,7 @@ void rs_affinity_key_build(struct rs_affinity_key *key,
 	key->family = family;
 	if (svc->key_policy == RS_KEY_SRC_IP_PORT)
 		key->port = port;
-	/* The words build_key() in bpf/steer_lookup.bpf.c masks. */
 	memcpy(w, addr, sizeof(w));
-	if (family == AF_INET) {
-		w[0] &= rs_prefix_mask32(svc->prefix4);
-		w[1] = w[2] = w[3] = 0;
-	} else {
-		for (int i = 0; i < 4; i++)
-			w[i] &= rs_prefix_mask32((int)svc->prefix6 - 32 * i);
-	}
+	rs_key_mask_addr(w, family, svc->prefix4, svc->prefix6);
 	memcpy(key->addr, w, sizeof(w));
 }
