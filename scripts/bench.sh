@@ -452,30 +452,30 @@ e2e_table() {
 # bpfstats_table: what each program cost on a real run (one extra run per
 # ringsteer variant and mode with kernel.bpf_stats_enabled = 1). A new
 # connection is one steer_lookup run (its SYN; a retransmitted SYN would
-# be a second), so runs per connection are counted against it.
+# be a second), steered or not, so runs per connection count against it.
 bpfstats_table() {
 	[[ -s $RES/bpfstats.tsv ]] || return 0
 	cat <<'EOT'
 What the programs cost on a real run (one more run of each ringsteer
 variant with `kernel.bpf_stats_enabled = 1`, off in the rounds above: it
-adds two clock reads to every program run). Runs per connection count
-against the connections the load generator made (its `conns`, over its
-measured seconds, scaled to the whole run: warm-up included).
-`steer_sockops` at the cgroup2 root runs for every TCP socket event of
-the host that calls it, the load generator's client sockets and anything
-else on the machine included; **attached-direct** is ringsteer attached
+adds two clock reads to every program run, which the ns per run
+include). Every new connection in the edge namespace runs `steer_lookup`
+once (its SYN; a retransmitted SYN again), steered or not, so its runs
+count the connections. `steer_sockops` at the cgroup2 root runs for
+every TCP socket event of the host that calls it: the load generator's
+client sockets, and anything else the machine runs at the time, count
+in its runs per connection. **attached-direct** is ringsteer attached
 while the clients connect to the backends' own addresses: nothing is
-steered, so it is what the hook costs the host's other sockets. Share of
-CPU is the program's time over the run's wall time times the CPUs.
+steered, so its rows are what the hooks cost connections that are not
+ours (steer_lookup's early return, steer_sockops' first tests). CPU
+share is the program's time over the run's wall time times the CPUs.
 
-| mode | variant | steer_lookup runs/connection | ns/run | steer_sockops runs/connection | ns/run | CPU share lookup | CPU share sockops |
+| mode | variant | connections (steer_lookup runs) | steer_lookup ns/run | steer_sockops runs/connection | steer_sockops ns/run | CPU share lookup | CPU share sockops |
 |---|---|---:|---:|---:|---:|---:|---:|
 EOT
-	awk -F'\t' 'NR > 1 && $10 > 0 {
-		conns = $10 * $4 / 1e9 / $11
-		printf "| %s | %s | %.2f | %.0f | %.1f | %.0f | %.2f%% | %.2f%% |\n",
-			$1, $3, $6 / conns, ($6 ? $7 / $6 : 0), $8 / conns,
-			($8 ? $9 / $8 : 0),
+	awk -F'\t' 'NR > 1 && $6 > 0 {
+		printf "| %s | %s | %d | %.0f | %.1f | %.0f | %.2f%% | %.2f%% |\n",
+			$1, $3, $6, $7 / $6, $8 / $6, ($8 ? $9 / $8 : 0),
 			100 * $7 / ($4 * $5), 100 * $9 / ($4 * $5) }' \
 		"$RES/bpfstats.tsv"
 	echo
