@@ -234,7 +234,9 @@ static __attribute__((noinline)) int steer_sticky(
 	io->named = b;
 	if (!rs_sticky_state_honours(be->state))
 		return -1;
-	if (rs_sticky_bound_applies(be->state, ctx->protocol) &&
+	/* No bound in the word: no call (a sticky hit's common case). */
+	if (be->balance_milli &&
+	    rs_sticky_bound_applies(be->state, ctx->protocol) &&
 	    walk_at_bound(b, be)) {
 		io->over = 1;
 		count_load_spill(b);
