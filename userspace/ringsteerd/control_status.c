@@ -14,6 +14,7 @@
 #include "kernel.h"
 #include "tc_attach.h"
 #include "listen_check.h"
+#include "notify_socket.h"
 #include <ringsteer/version.h>
 
 static const char *proto_name(uint8_t p)
@@ -148,7 +149,7 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 	listen_check(d, false, not_local);
 	return json_pack(
 		"{s:b, s:s, s:i, s:f, s:s, s:s, s:o, s:o, s:I, s:I, "
-		"s:o, s:o, s:o, s:o}",
+		"s:o, s:o, s:o, s:o, s:i}",
 		"ok", 1, "version", RS_VERSION, "pid", (int)getpid(),
 		"uptime_s", ev_now(d->loop) - d->started, "config",
 		d->config_path, "bpffs", d->cfg.bpffs, "programs", progs,
@@ -161,7 +162,8 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 			  (int)d->load.unattributed, "error",
 			  d->load.last_err ? strerror(-d->load.last_err)
 					   : NULL),
-		"trace", trace_json(d), "listen_not_local", not_local);
+		"trace", trace_json(d), "listen_not_local", not_local,
+		"notify_queued", (int)notify_socket_queued());
 }
 
 static json_t *service_json(struct daemon *d, size_t s)

@@ -182,6 +182,11 @@ void notify_socket_send(const char *msg)
 		queue_push(msg);
 }
 
+unsigned int notify_socket_queued(void)
+{
+	return (unsigned int)ns.n;
+}
+
 void notify_socket_flush(double timeout_s)
 {
 	double left = timeout_s;

@@ -17,6 +17,8 @@
  * reached is logged once and the message dropped.
  */
 void notify_socket_send(const char *msg);
+/* Messages waiting for the manager to read (status shows it). */
+unsigned int notify_socket_queued(void);
 /* At exit: what is queued, waiting at most @timeout_s for the manager. */
 void notify_socket_flush(double timeout_s);
 
