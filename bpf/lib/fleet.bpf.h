@@ -886,6 +886,26 @@ static __always_inline int fleet_forward(struct __sk_buff *skb,
 }
 
 /*
+ * Forward @p to @dst, member @member, by the flow memory (its SYN's owner):
+ * counted as forwarded and as a flow hit.
+ */
+static __always_inline int fleet_forward_flow(struct __sk_buff *skb,
+					      const struct fleet_host *fh,
+					      const struct fleet_pkt *p,
+					      const struct rs_fleet_addr *dst,
+					      __u32 member)
+{
+	int verdict = fleet_forward(skb, fh, p, dst);
+
+	if (verdict != FLEET_CONTINUE) {
+		FLEET_COUNT(forwarded);
+		FLEET_COUNT(flow_hits);
+		RS_TRACE_NOTE(skb, RS_TRACE_FLEET_FORWARD, member, 1);
+	}
+	return verdict;
+}
+
+/*
  * A plain packet: forward it when the table names another owner. A TCP
  * SYN forwarded leaves its owner in rs_fleet_flows; the connection's later
  * packets go there too (abi.h says why). An IPv6 packet whose owner (or
@@ -934,15 +954,8 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 		known = bpf_map_lookup_elem(&rs_fleet_flows, &fk);
 		if (known && !fleet_addr_none(&known->owner) &&
 		    !fleet_addr_eq(&known->owner, &fh->self)) {
-			idx = known->member;
-			verdict = fleet_forward(skb, fh, p, &known->owner);
-			if (verdict != FLEET_CONTINUE) {
-				FLEET_COUNT(forwarded);
-				FLEET_COUNT(flow_hits);
-				RS_TRACE_NOTE(skb, RS_TRACE_FLEET_FORWARD, idx,
-					      1);
-			}
-			return verdict;
+			return fleet_forward_flow(skb, fh, p, &known->owner,
+						  known->member);
 		}
 	}
 	if (fleet_key(svc_id, p, &key) ||
@@ -970,15 +983,8 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 		    !fleet_member_addr(fh->table, known->member, p->family,
 				       &addr) &&
 		    fleet_addr_eq(&addr, &known->owner)) {
-			idx = known->member;
-			verdict = fleet_forward(skb, fh, p, &addr);
-			if (verdict != FLEET_CONTINUE) {
-				FLEET_COUNT(forwarded);
-				FLEET_COUNT(flow_hits);
-				RS_TRACE_NOTE(skb, RS_TRACE_FLEET_FORWARD, idx,
-					      1);
-			}
-			return verdict;
+			return fleet_forward_flow(skb, fh, p, &addr,
+						  known->member);
 		}
 	}
 	if (tcp && !syn) {

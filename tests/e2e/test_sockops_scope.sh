@@ -69,15 +69,15 @@ rs_bg_start oth ip netns exec "$OTHER" build/tools/rs_backend --name other \
 rs_bg_wait_ready oth
 
 echo "# the other namespace completes a connection with one of our 4-tuples"
-rs_bg_start cli ip netns exec "$OTHER" socat \
-	TCP:198.18.0.10:80,bind=198.18.1.1:40001 SYSTEM:"sleep 60"
-for ((i = 0; i < 50; i++)); do
-	ip netns exec "$OTHER" ss -Htn state established \
-		src 198.18.0.10:80 | grep -q 40001 && break
-	sleep 0.1
-done
-e2e_check "it is established there" bash -c \
-	"ip netns exec $OTHER ss -Htn state established | grep -q 198.18.1.1:40001"
+# Held open until the test ends: socat reads the backend's greeting and
+# then waits for more.
+rs_bg_start cli ip netns exec "$OTHER" socat -u \
+	TCP:198.18.0.10:80,bind=198.18.1.1:40001 STDOUT
+established_there() {
+	ip netns exec "$OTHER" ss -Htn state established |
+		grep -q 198.18.1.1:40001
+}
+e2e_check "it is established there" rs_until 5 established_there
 # No wait: the kernel runs steer_sockops (PASSIVE_ESTABLISHED_CB, in
 # tcp_init_transfer) before it sets the accepted socket ESTABLISHED, the
 # state the loop above saw; whatever the program did to the gauge or the

@@ -244,6 +244,18 @@ e2e_check "text: a hook column, the reason" \
 	grep -Eq " cpu[0-9]+ sockops tcp 198\.18\.75\.1:[0-9]+ -> 198\.18\.0\.10:80 web web-[1-4] closed\$" \
 	"$(rs_bg_out t11)"
 
+echo "# a tracer killed with SIGKILL cannot put its filters back: the daemon does"
+trace_start t12
+trace_on() { rsj status | jq -e '.trace.enabled' >/dev/null; }
+e2e_check "the trace runs" rs_until 5 trace_on
+kill -KILL "${RS_BG_PID[t12]}"
+trace_off() { ! trace_on; }
+e2e_check "within seconds status says no trace runs" rs_until 10 trace_off
+e2e_check "and the daemon said why" \
+	grep -q "trace: its tracer (pid ${RS_BG_PID[t12]}) is gone" "$(rs_bg_err d1)"
+e2e_eq "the pinned control word is off" \
+	"$(bpftool -j map lookup pinned "$BPFFS/rs_trace_ctl" key 0 0 0 0 | jq '.formatted.value.enabled // .value[0]')" 0
+
 echo "# the daemon exits during a trace"
 trace_start t9 -j
 rs_bg_stop d1

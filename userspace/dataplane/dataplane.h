@@ -319,5 +319,11 @@ int dp_fleet_stats(struct rs_dataplane *dp, struct rs_fleet_stats *out);
  */
 int dp_trace_stats(struct rs_dataplane *dp, struct rs_trace_cpu *out);
 int dp_trace_ctl(struct rs_dataplane *dp, struct rs_trace_ctl *out);
+/*
+ * Turn off the trace of tracer @owner if it is still the one set: a
+ * tracer killed before it could put the control word back. -ESTALE when
+ * another tracer owns the word now.
+ */
+int dp_trace_off(struct rs_dataplane *dp, __u32 owner);
 
 #endif /* RS_DATAPLANE_H */

@@ -93,3 +93,17 @@ int dp_trace_ctl(struct rs_dataplane *dp, struct rs_trace_ctl *out)
 		return -errno;
 	return 0;
 }
+
+int dp_trace_off(struct rs_dataplane *dp, __u32 owner)
+{
+	int fd = bpf_map__fd(dp->skel->maps.rs_trace_ctl);
+	struct rs_trace_ctl t;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, &t))
+		return -errno;
+	if (!t.enabled || t.owner != owner)
+		return -ESTALE;
+	t.enabled = 0;
+	return bpf_map_update_elem(fd, &zero, &t, BPF_ANY) ? -errno : 0;
+}

@@ -120,6 +120,8 @@ void daemon_stop(struct daemon *d);
 void daemon_reconcile_sockets(struct daemon *d);
 /* guard.c, once a second: pin again what was unpinned under us. */
 void daemon_check_pins(struct daemon *d);
+/* A trace left on by a tracer that died: off (trace_reaper.c). */
+void daemon_trace_reap(struct daemon *d);
 
 /*
  * Operator actions. Return 0, -ENOENT (no such backend), -EINVAL (bad

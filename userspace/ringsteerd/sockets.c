@@ -327,4 +327,5 @@ void on_reconcile(struct ev_loop *loop, ev_timer *w, int revents)
 	daemon_reconcile_sockets(w->data);
 	daemon_tc_check(w->data);
 	daemon_check_pins(w->data);
+	daemon_trace_reap(w->data);
 }
