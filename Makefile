@@ -53,7 +53,7 @@ INC_ringsteerd := $(INC_sys) -Iuserspace/dataplane -I$(BUILD)/bpf \
 INC_ringsteer := $(INC_config) -Iuserspace/ringsteer
 INC_tests     := $(INC_ringsteerd) -I$(BUILD)/tests/bpf
 
-BPF_PROGS := steer_lookup steer_tc steer_sockops steer_probe
+BPF_PROGS := steer_lookup steer_tc steer_tc_kfunc steer_sockops steer_probe
 BPF_OBJS  := $(patsubst %,$(BUILD)/bpf/%.bpf.o,$(BPF_PROGS))
 BPF_SKELS := $(patsubst %,$(BUILD)/bpf/%.skel.h,$(BPF_PROGS))
 # Test-only BPF programs: built under build/tests, never beside the shipped.
@@ -140,6 +140,13 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
 	@mkdir -p $(@D)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+# steer_tc again, with the kernel's crypto kfuncs for QUIC-LB (6.10+);
+# ringsteerd loads it where the kernel has them (docs/quic.md).
+$(BUILD)/bpf/steer_tc_kfunc.bpf.o: bpf/steer_tc.bpf.c
+	@mkdir -p $(@D)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DRS_QUIC_LB_KFUNC $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/tests/bpf/%.bpf.o: tests/bpf/progs/%.bpf.c
 	@mkdir -p $(@D)

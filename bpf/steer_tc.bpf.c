@@ -31,6 +31,7 @@
 #include "fleet.bpf.h"
 #include "maps.bpf.h"
 #include "quic.bpf.h"
+#include "quic_lb.bpf.h"
 #include "trace_tc.bpf.h"
 
 /* What happened to one datagram of a cookie service; see count(). */
@@ -169,11 +170,11 @@ static __always_inline enum tc_outcome steer_cookie(
 	const struct rs_service *svc, __u32 *backend)
 {
 	struct rs_cookie_key key __attribute__((aligned(8))) = {};
+	struct quic_lb_sid sid;
 	__u32 sid_len, cid_len, off, len, dcid_off = 0;
 	struct rs_cookie *cookie;
 	struct rs_backend *be;
 	struct bpf_sock *sk;
-	__u8 config;
 	long err;
 
 	/*
@@ -201,21 +202,22 @@ static __always_inline enum tc_outcome steer_cookie(
 		return TC_MALFORMED;
 	}
 
-	/*
-	 * Load the DCID's first octet onto key.len and the server ID right
-	 * behind it onto key.server_id: the key is built without a copy
-	 * loop, and its bytes past the server ID stay zero. The nonce after
-	 * the server ID is never needed.
-	 */
-	if (bpf_skb_load_bytes(skb, dcid_off, &key.len, 1 + sid_len))
-		return TC_MALFORMED;
-	config = key.len >> QUIC_LB_CONFIG_SHIFT;
-	if (config == QUIC_LB_CONFIG_UNROUTABLE)
+	switch (quic_lb_server_id(
+		skb, dcid_off, svc_id,
+		QUIC_LB_LENS(sid_len, cid_len, svc->quic_config_id), &sid)) {
+	case QUIC_SID_FOUND:
+		break;
+	case QUIC_SID_NONE:
 		return TC_NONE;
-	if (config != svc->quic_config_id)
+	case QUIC_SID_UNKNOWN:
 		return TC_UNKNOWN;
+	case QUIC_SID_MALFORMED:
+		return TC_MALFORMED;
+	default:
+		return TC_ERROR;
+	}
 	key.service = svc_id;
-	key.len = sid_len;
+	__builtin_memcpy(&key.len, &sid, sizeof(sid));
 
 	cookie = bpf_map_lookup_elem(&rs_cookies, &key);
 	if (!cookie)

@@ -81,6 +81,24 @@ _Static_assert(sizeof(struct fleet_outer) == RS_FLEET_ENCAP_LEN,
 _Static_assert(sizeof(struct fleet_outer6) == RS_FLEET_ENCAP6_LEN,
 	       "outer IPv6 headers are RS_FLEET_ENCAP6_LEN bytes");
 
+/*
+ * The outer headers are built here, not on fleet_send()'s stack: with them
+ * there, steer_tc's frame and fleet_send()'s came to 544 bytes on 6.1,
+ * whose verifier rounds every frame up to 32. Per CPU, like the tag's
+ * scratch; steer_tc's own, so not pinned.
+ */
+union fleet_outers {
+	struct fleet_outer o4;
+	struct fleet_outer6 o6;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, union fleet_outers);
+} rs_fleet_outer SEC(".maps");
+
 #define FLEET_COUNT(field)                                                     \
 	do {                                                                   \
 		__u32 zero_ = 0;                                               \
@@ -653,29 +671,48 @@ static __attribute__((noinline)) __u32 fleet_flow_hash(
  * Write the outer headers for an inner packet of @inner_len bytes of
  * @family to @dst and send it. Returns the TC verdict.
  */
-static __always_inline int fleet_send(struct __sk_buff *skb,
-				      const struct fleet_host *fh, __u8 family,
-				      const struct rs_fleet_addr *dst,
-				      __u32 inner_len, __u8 tos, __u8 hops,
-				      int ifindex, __u32 flow)
+struct fleet_send_args {
+	__u32 inner_len;
+	__u32 flow;
+	int ifindex;
+	__u8 family;
+	__u8 tos;
+	__u8 hops;
+};
+
+/*
+ * Not inline: its headers and signature would sit in steer_tc's own frame,
+ * which then leaves the QUIC-LB cipher's frame no room (quic_lb.bpf.h).
+ */
+static __noinline int fleet_send(struct __sk_buff *skb,
+				 const struct fleet_host *fh,
+				 const struct rs_fleet_addr *dst,
+				 const struct fleet_send_args *a)
 {
-	union {
-		struct fleet_outer o4;
-		struct fleet_outer6 o6;
-	} o = {};
+	__u32 inner_len = a->inner_len, flow = a->flow;
+	__u8 family = a->family, tos = a->tos, hops = a->hops;
+	int ifindex = a->ifindex;
+	union fleet_outers *o;
 	struct fleet_sig sig;
+	__u32 zero = 0;
 
 	if (fleet_sign(skb, fh, family, dst, inner_len, hops, &sig))
 		return TC_ACT_SHOT; /* it lies about its length */
+	o = bpf_map_lookup_elem(&rs_fleet_outer, &zero);
+	if (!o)
+		return TC_ACT_SHOT; /* room made, no headers: never deliver */
+	__builtin_memset(o, 0, sizeof(*o));
 	if (family == RS_AF_INET6) {
-		fleet_outer6_fill(&o.o6, fh, flow, dst, inner_len, tos, hops,
+		fleet_outer6_fill(&o->o6, fh, flow, dst, inner_len, tos, hops,
 				  &sig);
-		if (bpf_skb_store_bytes(skb, ETH_HLEN, &o.o6, sizeof(o.o6), 0))
+		if (bpf_skb_store_bytes(skb, ETH_HLEN, &o->o6, sizeof(o->o6),
+					0))
 			return TC_ACT_SHOT; /* half-built: never deliver it */
 	} else {
-		fleet_outer_fill(&o.o4, &fh->h, flow, dst->w[3], inner_len, tos,
-				 hops, &sig);
-		if (bpf_skb_store_bytes(skb, ETH_HLEN, &o.o4, sizeof(o.o4), 0))
+		fleet_outer_fill(&o->o4, &fh->h, flow, dst->w[3], inner_len,
+				 tos, hops, &sig);
+		if (bpf_skb_store_bytes(skb, ETH_HLEN, &o->o4, sizeof(o->o4),
+					0))
 			return TC_ACT_SHOT;
 	}
 	return (int)bpf_redirect_neigh(ifindex, NULL, 0, 0);
@@ -703,8 +740,16 @@ static __always_inline int fleet_encap(struct __sk_buff *skb,
 	if (bpf_skb_adjust_room(skb, (__s32)fleet_encap_len(p->family),
 				BPF_ADJ_ROOM_MAC, flags))
 		return FLEET_CONTINUE;
-	return fleet_send(skb, fh, p->family, dst, p->len, p->tos, hops,
-			  ifindex, fleet_flow_hash(p));
+	struct fleet_send_args a = {
+		.inner_len = p->len,
+		.flow = fleet_flow_hash(p),
+		.ifindex = ifindex,
+		.family = p->family,
+		.tos = p->tos,
+		.hops = hops,
+	};
+
+	return fleet_send(skb, fh, dst, &a);
 }
 
 /*
@@ -717,14 +762,19 @@ static __always_inline int fleet_reforward(struct __sk_buff *skb,
 					   const struct rs_fleet_addr *dst,
 					   __u8 hops)
 {
+	struct fleet_send_args a = {};
 	int ifindex;
 
 	ifindex = fleet_route(skb);
 	if (ifindex <= 0)
 		return FLEET_CONTINUE;
-	return fleet_send(skb, fh, outer->family, dst,
-			  outer->len - fleet_encap_len(outer->family),
-			  outer->tos, hops, ifindex, fleet_flow_hash(outer));
+	a.inner_len = outer->len - fleet_encap_len(outer->family);
+	a.flow = fleet_flow_hash(outer);
+	a.ifindex = ifindex;
+	a.family = outer->family;
+	a.tos = outer->tos;
+	a.hops = hops;
+	return fleet_send(skb, fh, dst, &a);
 }
 
 /*

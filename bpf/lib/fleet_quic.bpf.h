@@ -23,6 +23,7 @@
 
 #include "maps.bpf.h"
 #include "quic.bpf.h"
+#include "quic_lb.bpf.h"
 #include "xxh64.bpf.h"
 
 /* Not decided by a connection ID: on to the fleet table. */
@@ -36,6 +37,7 @@
  */
 static __always_inline int fleet_quic_server_id(struct __sk_buff *skb,
 						const struct fleet_pkt *p,
+						__u32 svc_id,
 						const struct rs_service *svc,
 						struct rs_fleet_cid *want)
 {
@@ -56,24 +58,13 @@ static __always_inline int fleet_quic_server_id(struct __sk_buff *skb,
 			   ulen - sizeof(uh), cid_len,
 			   &dcid_off) != QUIC_DCID_FOUND)
 		return -1;
-	/*
-	 * The mask repeats the bound checked above: 6.1's verifier loses it
-	 * when sid_len is spilled to the stack and refuses the load. The
-	 * empty asm keeps the compiler from dropping the mask as redundant.
-	 */
-	_Static_assert((RS_QUIC_MAX_SERVER_ID & (RS_QUIC_MAX_SERVER_ID + 1)) ==
-			       0,
-		       "RS_QUIC_MAX_SERVER_ID is a mask");
-	asm volatile("" : "+r"(sid_len));
-	sid_len &= RS_QUIC_MAX_SERVER_ID;
-	if (!sid_len ||
-	    bpf_skb_load_bytes(skb, dcid_off, &want->len, 1 + sid_len))
-		return -1;
-	if ((want->len >> QUIC_LB_CONFIG_SHIFT) == QUIC_LB_CONFIG_UNROUTABLE ||
-	    (want->len >> QUIC_LB_CONFIG_SHIFT) != svc->quic_config_id)
-		return -1;
-	want->len = sid_len;
-	return 0;
+	_Static_assert(sizeof(struct quic_lb_sid) == 16, "rs_fleet_cid head");
+	return quic_lb_server_id(
+		       skb, dcid_off, svc_id,
+		       QUIC_LB_LENS(sid_len, cid_len, svc->quic_config_id),
+		       (struct quic_lb_sid *)want) == QUIC_SID_FOUND
+		       ? 0
+		       : -1;
 }
 
 /*
@@ -132,7 +123,7 @@ static __always_inline int fleet_quic_entry(struct __sk_buff *skb,
 		return FLEET_BY_TABLE;
 	svc = bpf_map_lookup_elem(&rs_services, &svc_id);
 	if (!svc || svc->cookie != RS_COOKIE_QUIC ||
-	    fleet_quic_server_id(skb, p, svc, &want))
+	    fleet_quic_server_id(skb, p, svc_id, svc, &want))
 		return FLEET_BY_TABLE;
 	c = fleet_quic_find(fh->table, svc_id, &want);
 	/* Two members claim it: neither gets it (docs/fleet.md). */

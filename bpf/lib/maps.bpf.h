@@ -9,6 +9,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <ringsteer/abi.h>
+#include <ringsteer/quic_lb.h>
 #include <ringsteer/rules.h>
 
 struct {
@@ -168,6 +169,24 @@ struct {
 	__type(value, struct rs_cookie);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } rs_cookies SEC(".maps");
+
+/* QUIC-LB configs (and keys) of cookie services; read by the TC program. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RS_MAX_SERVICES *RS_QUIC_LB_CONFIGS);
+	__type(key, __u32);
+	__type(value, struct rs_quic_lb);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_quic_lb SEC(".maps");
+
+/* Work space of an encrypted CID's decode (bpf/lib/quic_lb.bpf.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rs_quic_lb_work);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_quic_lb_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

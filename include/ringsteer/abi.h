@@ -95,7 +95,7 @@ enum rs_key_policy {
 
 enum rs_cookie_policy {
 	RS_COOKIE_NONE = 0,
-	RS_COOKIE_QUIC = 1, /* QUIC-LB plaintext server ID in the DCID */
+	RS_COOKIE_QUIC = 1, /* QUIC-LB server ID in the DCID (rs_quic_lb) */
 };
 
 #define RS_QUIC_MAX_SERVER_ID 15
@@ -187,6 +187,57 @@ struct rs_cookie_key {
 
 struct rs_cookie {
 	__u32 backend;
+};
+
+/*
+ * rs_quic_lb (ARRAY, index = service id * RS_QUIC_LB_CONFIGS + config
+ * rotation bits): how steer_tc reads a CID of that config
+ * (include/ringsteer/quic_lb.h, docs/quic.md "Encrypted CIDs"). A config
+ * with no entry (mode RS_QUIC_LB_NONE) is read as the plaintext layout when
+ * it is the service's quic_config_id, and not at all otherwise. The
+ * lengths are the service's (quic_server_id_len, quic_cid_len): a rotation
+ * changes the key, not the layout.
+ *
+ * The round keys are the key's AES-128 schedule, for the software AES in
+ * BPF (kernels before 6.10: no crypto kfuncs). Where the kfuncs are used
+ * they stay zero: the key then lives only in the kernel's crypto context.
+ * Either way only root can read this map.
+ */
+#define RS_QUIC_LB_CONFIGS 8
+
+/* An AES-128 key schedule (include/ringsteer/aes128.h uses it). */
+struct rs_aes128_key {
+	__u32 enc[44]; /* encryption round keys, FIPS-197 5.2 */
+	__u32 dec[44]; /* the equivalent inverse cipher's, FIPS-197 5.3.5 */
+};
+
+enum rs_quic_lb_mode {
+	RS_QUIC_LB_NONE = 0,	  /* no config here: see above */
+	RS_QUIC_LB_PLAINTEXT = 1, /* server ID in clear */
+	RS_QUIC_LB_ENCRYPTED = 2, /* single pass or four-pass, by length */
+};
+
+struct rs_quic_lb {
+	__u8 mode; /* enum rs_quic_lb_mode */
+	/*
+	 * Encrypted: server ID + nonce, the bytes after the first octet that
+	 * are encrypted; any CID bytes after them are the server's own (the
+	 * draft lets it append some). 0: all of the CID after octet 0.
+	 */
+	__u8 plen;
+	__u8 pad[6];
+	struct rs_aes128_key key; /* zero unless the software AES runs */
+};
+
+/*
+ * ctx_in of steer_tc_kfunc's rs_quic_lb_set_key (SEC("syscall")): make
+ * the crypto context of rs_quic_lb entry @index from @key, or drop it when
+ * @key is all zero. @err: 0 or the kernel's negative errno.
+ */
+struct rs_quic_lb_key_args {
+	__u32 index;
+	__u8 key[16];
+	__s32 err;
 };
 
 /*
@@ -897,6 +948,8 @@ RS_ABI_SIZE(rs_cookie_key, 20);
 RS_ABI_OFFSET(rs_cookie_key, len, 4);
 RS_ABI_OFFSET(rs_cookie_key, server_id, 5);
 RS_ABI_SIZE(rs_cookie, 4);
+RS_ABI_SIZE(rs_quic_lb, 360);
+RS_ABI_SIZE(rs_quic_lb_key_args, 24);
 RS_ABI_SIZE(rs_backend, 108);
 /* The state word and bound: the 16 bytes of rs_backends the data plane reads.
  */

@@ -68,14 +68,17 @@ e2e_shares() {
 	awk '{ n[$2]++ } END { for (b in n) print b, n[b] }' "$1" | sort
 }
 
-# e2e_wait_for FILE PATTERN [TIMEOUT_S]: wait for a line matching PATTERN.
+# e2e_wait_for FILE PATTERN [TIMEOUT_S]: wait for a line matching PATTERN,
+# TIMEOUT_S times E2E_SLOW (4 under make vmtest's TCG, where loading
+# steer_tc alone takes seconds).
 e2e_wait_for() {
-	local file=$1 pattern=$2 timeout=${3:-10} i
+	local file=$1 pattern=$2 timeout=$((${3:-10} * ${E2E_SLOW:-1})) i
 	for ((i = 0; i < timeout * 20; i++)); do
 		grep -q -- "$pattern" "$file" 2>/dev/null && return 0
 		sleep 0.05
 	done
-	echo "timed out waiting for '$pattern' in $file" >&2
+	echo "timed out waiting for '$pattern' in $file; its end:" >&2
+	tail -n 15 "$file" 2>/dev/null | sed 's/^/    /' >&2
 	return 1
 }
 

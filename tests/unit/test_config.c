@@ -1395,6 +1395,78 @@ static void test_service_keys(void)
 	CU_ASSERT_EQUAL(cfg.services[0].cookie, RS_COOKIE_QUIC);
 }
 
+/* QUIC-LB keys (docs/quic.md "Encrypted CIDs"): read, checked, refused. */
+static void test_quic_lb_keys(void)
+{
+	static const uint8_t want[16] = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55,
+					 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb,
+					 0xcc, 0xdd, 0xee, 0xff};
+	char dir[] = "/tmp/rs-cfg-key-XXXXXX", key[64], open_key[64];
+	char text[512];
+	const struct rs_service_conf *s;
+	FILE *f;
+
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+	snprintf(key, sizeof(key), "%s/k", dir);
+	snprintf(open_key, sizeof(open_key), "%s/open", dir);
+	f = fopen(key, "w");
+	CU_ASSERT_FATAL(f != NULL);
+	fputs("# current\n00112233445566778899aabbccddeeff\n", f);
+	fclose(f);
+	chmod(key, 0600);
+	f = fopen(open_key, "w");
+	CU_ASSERT_FATAL(f != NULL);
+	fputs("00112233445566778899aabbccddeeff\n", f);
+	fclose(f);
+	chmod(open_key, 0644);
+
+	snprintf(text, sizeof(text),
+		 QUIC "quic_cid_len = 9\nquic_key_file = %s\n"
+		      "quic_previous_config_id = 1\nquic_nonce_len = 5\n",
+		 key);
+	EXPECT_LOADED(text);
+	s = &cfg.services[0];
+	CU_ASSERT(s->quic_key_set);
+	CU_ASSERT(!memcmp(s->quic_key, want, 16));
+	CU_ASSERT(s->quic_prev_set);
+	CU_ASSERT_EQUAL(s->quic_prev_config_id, 1);
+	CU_ASSERT(!s->quic_prev_key_set);
+	CU_ASSERT_EQUAL(s->quic_nonce_len, 5);
+
+	snprintf(text, sizeof(text),
+		 QUIC "quic_cid_len = 6\nquic_key_file = %s\n", key);
+	EXPECT_ERROR(text, "t.conf:5: [service q] quic_cid_len: ",
+		     "quic_cid_len 6 with quic_server_id_len 2 leaves a "
+		     "3-byte nonce; an encrypted CID needs at least 4 "
+		     "(quic_cid_len >= 7)");
+	snprintf(text, sizeof(text),
+		 QUIC "quic_key_file = %s\nquic_previous_config_id = 0\n", key);
+	EXPECT_ERROR(text, "t.conf:6: [service q] quic_previous_config_id: ",
+		     "quic_previous_config_id 0 is the current quic_config_id");
+	snprintf(text, sizeof(text), QUIC "quic_previous_key_file = %s\n", key);
+	EXPECT_ERROR(text, "t.conf:5: [service q] quic_previous_key_file: ",
+		     "needs quic_previous_config_id");
+	snprintf(text, sizeof(text), WEB "quic_key_file = %s\n", key);
+	EXPECT_ERROR(text, "t.conf:4: [service web] quic_key_file: ",
+		     "quic_key_file needs cookie = quic");
+	snprintf(text, sizeof(text), QUIC "quic_key_file = %s\n", open_key);
+	EXPECT_ERROR(text, "t.conf:5: [service q] quic_key_file: ",
+		     "can be read or written by group or others");
+	CU_ASSERT(strstr(err, "00112233") == NULL); /* never the key */
+	EXPECT_ERROR(QUIC "quic_nonce_len = 6\n",
+		     "t.conf:5: [service q] quic_nonce_len: ",
+		     "quic_nonce_len 6 does not fit: quic_cid_len 8 holds the "
+		     "first octet, a 2-byte server ID and at most 5 bytes");
+	EXPECT_ERROR(QUIC "quic_nonce_len = 3\n",
+		     "t.conf:5: [service q] quic_nonce_len: ", "bad");
+	EXPECT_ERROR(QUIC "quic_key_file = relative/k\n",
+		     "t.conf:5: [service q] quic_key_file: ",
+		     "expected an absolute path");
+	unlink(key);
+	unlink(open_key);
+	rmdir(dir);
+}
+
 static void test_health_keys(void)
 {
 	const struct rs_health_conf *h;
@@ -2377,6 +2449,7 @@ static const struct test config_tests[] = {
 	{"global keys", test_global_keys},
 	{"client caps and idle timeout", test_client_keys},
 	{"service keys", test_service_keys},
+	{"QUIC-LB keys: read, checked, refused", test_quic_lb_keys},
 	{"health check keys", test_health_keys},
 	{"server IDs", test_server_ids},
 	{"bad global keys", test_bad_global},

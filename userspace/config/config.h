@@ -89,8 +89,21 @@ struct rs_service_conf {
 	uint8_t quic_server_id_len; /* 1..RS_QUIC_MAX_SERVER_ID */
 	uint8_t quic_cid_len;	    /* 1 + server_id_len .. 20 */
 	uint8_t quic_config_id;	    /* 0..6 */
-	uint32_t balance_milli;	    /* balance_factor x 1000; 0 = no bound */
-	bool fleet; /* steered fleet-wide ([fleet], fleet = on) */
+	/*
+	 * QUIC-LB encryption (docs/quic.md "Encrypted CIDs"): the key of
+	 * quic_config_id, and a previous config still decoded during a
+	 * rotation (plaintext when it has no key). Keys are read from
+	 * owner-only files at parse time and never printed.
+	 */
+	uint8_t quic_nonce_len; /* 0: the rest of the CID after the ID */
+	bool quic_key_set;
+	uint8_t quic_key[16];
+	bool quic_prev_set; /* quic_previous_config_id is in the file */
+	uint8_t quic_prev_config_id;
+	bool quic_prev_key_set;
+	uint8_t quic_prev_key[16];
+	uint32_t balance_milli; /* balance_factor x 1000; 0 = no bound */
+	bool fleet;		/* steered fleet-wide ([fleet], fleet = on) */
 };
 
 /*

@@ -14,10 +14,85 @@
 #include "config_checks.h"
 #include "config_keys.h"
 
+#include <ringsteer/quic_lb.h>
+
 static void section_label(char *buf, size_t len, const char *type,
 			  const char *name)
 {
 	snprintf(buf, len, "%s %s", type, name);
+}
+
+/*
+ * QUIC-LB encryption and rotation (docs/quic.md "Encrypted CIDs"). An
+ * encrypted CID is the first octet, the server ID and a nonce of at least
+ * 4 bytes (draft-ietf-quic-load-balancers-21): 16 of them are one AES
+ * block, any other sum goes through the four-pass Feistel network.
+ */
+static void check_quic_lb(struct cfg_report *r, const struct svc_entry *s,
+			  const char *label)
+{
+	const struct rs_service_conf *c = &s->conf;
+	int key = s->key_line[SVC_QUIC_KEY_FILE];
+	int prev = s->key_line[SVC_QUIC_PREV_CONFIG_ID];
+	int prev_key = s->key_line[SVC_QUIC_PREV_KEY_FILE];
+	int nonce_at = s->key_line[SVC_QUIC_NONCE_LEN];
+	unsigned int room = c->quic_cid_len - 1u - c->quic_server_id_len;
+	unsigned int nonce = c->quic_nonce_len ? c->quic_nonce_len : room;
+
+	if (c->cookie != RS_COOKIE_QUIC) {
+		if (key)
+			cfg_report(r, key, label, "quic_key_file",
+				   "quic_key_file needs cookie = quic");
+		if (prev)
+			cfg_report(r, prev, label, "quic_previous_config_id",
+				   "quic_previous_config_id needs cookie = "
+				   "quic");
+		if (prev_key)
+			cfg_report(
+				r, prev_key, label, "quic_previous_key_file",
+				"quic_previous_key_file needs cookie = quic");
+		if (nonce_at)
+			cfg_report(r, nonce_at, label, "quic_nonce_len",
+				   "quic_nonce_len needs cookie = quic");
+		return;
+	}
+	if (c->quic_nonce_len && c->quic_nonce_len > room)
+		cfg_report(r, nonce_at, label, "quic_nonce_len",
+			   "quic_nonce_len %u does not fit: quic_cid_len %u "
+			   "holds the first octet, a %u-byte server ID and at "
+			   "most %u bytes of nonce",
+			   c->quic_nonce_len, c->quic_cid_len,
+			   c->quic_server_id_len, room);
+	else if (c->quic_nonce_len &&
+		 c->quic_server_id_len + c->quic_nonce_len >
+			 RS_QUIC_LB_MAX_PLAIN)
+		cfg_report(r, nonce_at, label, "quic_nonce_len",
+			   "quic_server_id_len + quic_nonce_len is %u, more "
+			   "than the %u an encrypted CID holds",
+			   c->quic_server_id_len + c->quic_nonce_len,
+			   RS_QUIC_LB_MAX_PLAIN);
+	if (prev_key && !prev)
+		cfg_report(r, prev_key, label, "quic_previous_key_file",
+			   "quic_previous_key_file needs "
+			   "quic_previous_config_id (the config it decodes)");
+	if (c->quic_prev_set && c->quic_prev_config_id == c->quic_config_id)
+		cfg_report(r, prev, label, "quic_previous_config_id",
+			   "quic_previous_config_id %u is the current "
+			   "quic_config_id: a rotation needs another codepoint",
+			   c->quic_prev_config_id);
+	if ((c->quic_key_set || c->quic_prev_key_set) &&
+	    nonce < RS_QUIC_LB_MIN_NONCE) {
+		int at = s->key_line[SVC_QUIC_CID_LEN];
+
+		cfg_report(r, at ? at : (key ? key : prev_key), label,
+			   at ? "quic_cid_len" : NULL,
+			   "quic_cid_len %u with quic_server_id_len %u leaves "
+			   "a %u-byte nonce; an encrypted CID needs at least "
+			   "%u (quic_cid_len >= %u)",
+			   c->quic_cid_len, c->quic_server_id_len, nonce,
+			   RS_QUIC_LB_MIN_NONCE,
+			   1u + c->quic_server_id_len + RS_QUIC_LB_MIN_NONCE);
+	}
 }
 
 /* A refused protocol or cookie is already reported: say nothing more. */
@@ -32,14 +107,17 @@ static void check_quic(struct cfg_report *r, const struct svc_entry *s,
 			   "cookie = quic needs protocol = udp");
 	if (s->key_bad[SVC_QUIC_SERVER_ID_LEN] || s->key_bad[SVC_QUIC_CID_LEN])
 		return;
-	if (c->quic_cid_len >= 1 + c->quic_server_id_len)
+	if (c->quic_cid_len < 1 + c->quic_server_id_len) {
+		cfg_report(
+			r, line ? line : c->line, label,
+			line ? "quic_cid_len" : NULL,
+			"quic_cid_len %u is too short for quic_server_id_len "
+			"%u (needs at least %u)",
+			c->quic_cid_len, c->quic_server_id_len,
+			1u + c->quic_server_id_len);
 		return;
-	cfg_report(
-		r, line ? line : c->line, label, line ? "quic_cid_len" : NULL,
-		"quic_cid_len %u is too short for quic_server_id_len %u (needs "
-		"at least %u)",
-		c->quic_cid_len, c->quic_server_id_len,
-		1u + c->quic_server_id_len);
+	}
+	check_quic_lb(r, s, label);
 }
 
 static void check_services(const struct cfg_entries *e, struct cfg_report *r)

@@ -65,6 +65,14 @@ static bool service_changed(const struct rs_service_conf *a,
 	       a->quic_server_id_len != b->quic_server_id_len ||
 	       a->quic_cid_len != b->quic_cid_len ||
 	       a->quic_config_id != b->quic_config_id ||
+	       a->quic_nonce_len != b->quic_nonce_len ||
+	       a->quic_key_set != b->quic_key_set ||
+	       memcmp(a->quic_key, b->quic_key, sizeof(a->quic_key)) ||
+	       a->quic_prev_set != b->quic_prev_set ||
+	       a->quic_prev_config_id != b->quic_prev_config_id ||
+	       a->quic_prev_key_set != b->quic_prev_key_set ||
+	       memcmp(a->quic_prev_key, b->quic_prev_key,
+		      sizeof(a->quic_prev_key)) ||
 	       a->balance_milli != b->balance_milli;
 }
 

@@ -16,7 +16,7 @@
 #include "config.h"
 
 #define LABEL_MAX 256
-#define MAX_KEYS  16
+#define MAX_KEYS  20
 
 /*
  * Every section entry has key_line[] (where each key was first set, 0 when
@@ -92,6 +92,11 @@ enum {
 	SVC_STICKY_MAX,
 	SVC_BALANCE_FACTOR,
 	SVC_FLEET,
+	SVC_QUIC_CONFIG_ID,
+	SVC_QUIC_KEY_FILE,
+	SVC_QUIC_PREV_CONFIG_ID,
+	SVC_QUIC_PREV_KEY_FILE,
+	SVC_QUIC_NONCE_LEN,
 };
 
 enum {

@@ -6,12 +6,14 @@
  * config_checks.c, since keys may come in any order.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <netinet/in.h>
 #include <string.h>
 
 #include "config_keys.h"
+#include "quic_lb.h"
 
 static void set_protocol(const struct cfg_key *k, void *obj, const char *v)
 {
@@ -177,6 +179,60 @@ static void set_quic_config_id(const struct cfg_key *k, void *obj,
 		s->conf.quic_config_id = (uint8_t)n;
 }
 
+static void set_quic_nonce_len(const struct cfg_key *k, void *obj,
+			       const char *v)
+{
+	struct svc_entry *s = obj;
+	uint64_t n;
+
+	if (cfg_parse_ranged(k, v, RS_QUIC_LB_MIN_NONCE, 18, &n))
+		s->conf.quic_nonce_len = (uint8_t)n;
+}
+
+static void set_quic_previous_config_id(const struct cfg_key *k, void *obj,
+					const char *v)
+{
+	struct svc_entry *s = obj;
+	uint64_t n;
+
+	if (cfg_parse_ranged(k, v, 0, QUIC_MAX_CONFIG_ID, &n)) {
+		s->conf.quic_prev_config_id = (uint8_t)n;
+		s->conf.quic_prev_set = true;
+	}
+}
+
+/* An owner-only file of one key; the key is kept, the path is not. */
+static void read_quic_key(const struct cfg_key *k, const char *v, bool *set,
+			  uint8_t key[16])
+{
+	char why[PATH_MAX + 160];
+
+	if (v[0] != '/') {
+		cfg_bad_value(k, "expected an absolute path");
+		return;
+	}
+	if (quic_lb_key_read(v, key, why, sizeof(why))) {
+		cfg_key_error(k, "%s", why);
+		return;
+	}
+	*set = true;
+}
+
+static void set_quic_key_file(const struct cfg_key *k, void *obj, const char *v)
+{
+	struct svc_entry *s = obj;
+
+	read_quic_key(k, v, &s->conf.quic_key_set, s->conf.quic_key);
+}
+
+static void set_quic_previous_key_file(const struct cfg_key *k, void *obj,
+				       const char *v)
+{
+	struct svc_entry *s = obj;
+
+	read_quic_key(k, v, &s->conf.quic_prev_key_set, s->conf.quic_prev_key);
+}
+
 /*
  * Above 100 the bound never binds in practice, and the product in
  * rs_load_bound() stays within 64 bits.
@@ -240,12 +296,22 @@ const struct key_def cfg_service_keys[] = {
 	[SVC_BALANCE_FACTOR] = {"balance_factor", "balance_factor",
 				set_balance_factor, false},
 	[SVC_FLEET] = {"fleet", "fleet", set_fleet, false},
+	[SVC_QUIC_CONFIG_ID] = {"quic_config_id", "quic_config_id",
+				set_quic_config_id, false},
+	[SVC_QUIC_KEY_FILE] = {"quic_key_file", "path", set_quic_key_file,
+			       false},
+	[SVC_QUIC_PREV_CONFIG_ID] = {"quic_previous_config_id",
+				     "quic_previous_config_id",
+				     set_quic_previous_config_id, false},
+	[SVC_QUIC_PREV_KEY_FILE] = {"quic_previous_key_file", "path",
+				    set_quic_previous_key_file, false},
+	[SVC_QUIC_NONCE_LEN] = {"quic_nonce_len", "quic_nonce_len",
+				set_quic_nonce_len, false},
 	{"key", "key policy", set_key_policy, false},
 	{"prefix4", "prefix4", set_prefix4, false},
 	{"prefix6", "prefix6", set_prefix6, false},
 	{"seed", "seed", set_seed, false},
 	{"fallback", "fallback", set_fallback, false},
-	{"quic_config_id", "quic_config_id", set_quic_config_id, false},
 	{NULL, NULL, NULL, false},
 };
 

@@ -9,6 +9,7 @@
 #include <sys/random.h>
 
 #include "quic_cid.h"
+#include "quic_lb.h"
 
 /* Same rules as the config parser and cookie_config() in steer_tc. */
 static int check_service(const struct rs_service *svc)
@@ -35,16 +36,40 @@ int quic_cid_nonce_len(const struct rs_service *svc)
 	return svc->quic_cid_len - svc->quic_server_id_len;
 }
 
+/* The mode of config @config of @svc under @keys (NULL: plaintext only). */
+static int config_mode(const struct rs_service *svc,
+		       const struct quic_cid_keys *keys, uint8_t config)
+{
+	uint8_t mode = keys && config < RS_QUIC_LB_CONFIGS ? keys->mode[config]
+							   : RS_QUIC_LB_NONE;
+
+	if (mode == RS_QUIC_LB_NONE && config == svc->quic_config_id)
+		return RS_QUIC_LB_PLAINTEXT;
+	return mode;
+}
+
 int quic_cid_encode(const struct rs_service *svc, const uint8_t *server_id,
 		    const uint8_t *nonce, uint8_t *cid_out)
 {
+	return quic_cid_encode_keyed(svc, NULL, svc ? svc->quic_config_id : 0,
+				     server_id, nonce, cid_out);
+}
+
+int quic_cid_encode_keyed(const struct rs_service *svc,
+			  const struct quic_cid_keys *keys, uint8_t config_id,
+			  const uint8_t *server_id, const uint8_t *nonce,
+			  uint8_t *cid_out)
+{
 	uint8_t rnd[QUIC_CID_MAX_LEN];
 	size_t sid_len, need;
-	int err = check_service(svc);
+	int err = check_service(svc), mode;
 
 	if (err)
 		return err;
 	if (!server_id || !cid_out)
+		return -EINVAL;
+	mode = config_mode(svc, keys, config_id);
+	if (mode == RS_QUIC_LB_NONE)
 		return -EINVAL;
 	sid_len = svc->quic_server_id_len;
 	need = svc->quic_cid_len - sid_len;
@@ -58,18 +83,33 @@ int quic_cid_encode(const struct rs_service *svc, const uint8_t *server_id,
 			return -EIO;
 		nonce = rnd;
 	}
-	cid_out[0] = (uint8_t)(svc->quic_config_id << QUIC_CID_CONFIG_SHIFT) |
+	cid_out[0] = (uint8_t)(config_id << QUIC_CID_CONFIG_SHIFT) |
 		     (nonce[0] & QUIC_CID_LOW_BITS);
 	memcpy(cid_out + 1, server_id, sid_len);
 	memcpy(cid_out + 1 + sid_len, nonce + 1, need - 1);
+	if (mode == RS_QUIC_LB_ENCRYPTED) {
+		err = quic_lb_cid_crypt(
+			keys->key[config_id], cid_out,
+			keys->plen ? 1u + keys->plen : svc->quic_cid_len, 0);
+		if (err)
+			return err;
+	}
 	return svc->quic_cid_len;
 }
 
 int quic_cid_decode(const struct rs_service *svc, const uint8_t *cid,
 		    size_t len, struct quic_cid_info *out)
 {
+	return quic_cid_decode_keyed(svc, NULL, cid, len, out);
+}
+
+int quic_cid_decode_keyed(const struct rs_service *svc,
+			  const struct quic_cid_keys *keys, const uint8_t *cid,
+			  size_t len, struct quic_cid_info *out)
+{
+	uint8_t plain[QUIC_CID_MAX_LEN];
 	size_t sid_len, n;
-	int err = check_service(svc);
+	int err = check_service(svc), mode = RS_QUIC_LB_NONE;
 
 	if (err)
 		return err;
@@ -77,6 +117,19 @@ int quic_cid_decode(const struct rs_service *svc, const uint8_t *cid,
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	sid_len = svc->quic_server_id_len;
+	if (len == svc->quic_cid_len) {
+		mode = config_mode(svc, keys, cid[0] >> QUIC_CID_CONFIG_SHIFT);
+		if (mode == RS_QUIC_LB_ENCRYPTED) {
+			memcpy(plain, cid, len);
+			err = quic_lb_cid_crypt(
+				keys->key[cid[0] >> QUIC_CID_CONFIG_SHIFT],
+				plain, keys->plen ? 1u + keys->plen : len, 1);
+			if (err)
+				return err;
+			cid = plain;
+			out->encrypted = true;
+		}
+	}
 	if (len >= 1) {
 		out->config_id = cid[0] >> QUIC_CID_CONFIG_SHIFT;
 		out->low_bits = cid[0] & QUIC_CID_LOW_BITS;
@@ -100,7 +153,7 @@ int quic_cid_decode(const struct rs_service *svc, const uint8_t *cid,
 		out->reason = QUIC_CID_WRONG_LENGTH;
 	else if (out->config_id == QUIC_CID_CONFIG_UNROUTABLE)
 		out->reason = QUIC_CID_UNROUTABLE;
-	else if (out->config_id != svc->quic_config_id)
+	else if (mode == RS_QUIC_LB_NONE)
 		out->reason = QUIC_CID_WRONG_CONFIG;
 	else
 		out->reason = QUIC_CID_ROUTABLE;

@@ -18,6 +18,7 @@
 #ifndef RS_QUIC_CID_H
 #define RS_QUIC_CID_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,8 @@ enum quic_cid_reason {
 
 struct quic_cid_info {
 	enum quic_cid_reason reason;
+	bool encrypted; /* the config has a key: server ID and nonce decrypted
+			 */
 	uint8_t config_id; /* top 3 bits of octet 0 */
 	uint8_t low_bits;  /* low 5 bits of octet 0 (random) */
 	/* Filled as far as the CID reaches, whatever the reason. */
@@ -86,6 +89,39 @@ int quic_cid_encode(const struct rs_service *svc, const uint8_t *server_id,
  */
 int quic_cid_decode(const struct rs_service *svc, const uint8_t *cid,
 		    size_t len, struct quic_cid_info *out);
+
+/*
+ * A service's QUIC-LB configs by config rotation bits, as rs_quic_lb holds
+ * them (abi.h): RS_QUIC_LB_NONE where a config id is not decoded (the
+ * service's own quic_config_id then still reads as plaintext), and the
+ * key of each RS_QUIC_LB_ENCRYPTED one.
+ */
+struct quic_cid_keys {
+	/* Encrypted bytes after octet 0: ID + nonce; 0: the CID's rest. */
+	uint8_t plen;
+	uint8_t mode[RS_QUIC_LB_CONFIGS];
+	uint8_t key[RS_QUIC_LB_CONFIGS][16];
+};
+
+/*
+ * quic_cid_encode under config @config_id of @keys (NULL: the plaintext
+ * svc->quic_config_id): the plaintext CID, then encrypted when that config
+ * has a key. -EINVAL also for a config @keys does not decode, or a CID
+ * whose server ID and nonce no encrypted mode takes (5..19 bytes).
+ */
+int quic_cid_encode_keyed(const struct rs_service *svc,
+			  const struct quic_cid_keys *keys, uint8_t config_id,
+			  const uint8_t *server_id, const uint8_t *nonce,
+			  uint8_t *cid_out);
+
+/*
+ * quic_cid_decode with @keys (NULL: plaintext only), as steer_tc reads a
+ * CID: its config by the first octet's top bits, decrypted where that
+ * config has a key (out->encrypted), server ID and nonce from the result.
+ */
+int quic_cid_decode_keyed(const struct rs_service *svc,
+			  const struct quic_cid_keys *keys, const uint8_t *cid,
+			  size_t len, struct quic_cid_info *out);
 
 /* "routable", "wrong length", ...; "?" for values outside the enum. */
 const char *quic_cid_reason_str(enum quic_cid_reason reason);

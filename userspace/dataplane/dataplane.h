@@ -21,11 +21,18 @@
 
 struct steer_lookup_bpf;
 struct steer_tc_bpf;
+struct steer_tc_kfunc_bpf;
 struct steer_sockops_bpf;
 
 struct rs_dataplane {
 	struct steer_lookup_bpf *skel;
-	struct steer_tc_bpf *tc_skel; /* loaded only for cookie services */
+	/* Loaded only for cookie services: one of the two (dataplane_tc.c). */
+	struct steer_tc_bpf *tc_skel;	     /* software AES for QUIC-LB */
+	struct steer_tc_kfunc_bpf *tc_kskel; /* the kernel's crypto kfuncs */
+	char tc_cipher_note[160];	     /* why the software AES, if so */
+	/* The keys behind tc_kskel's crypto contexts (to write only changes).
+	 */
+	uint8_t (*tc_keys)[16];
 	char root[PATH_MAX];
 	int link_fd;
 	bool adopted_link; /* an existing pinned link was updated, not created
@@ -128,6 +135,24 @@ void dp_tc_close(struct rs_dataplane *dp);
 bool dp_tc_loaded(const struct rs_dataplane *dp);
 /* fd and kernel id of the loaded steer_tc, -1 / 0 when not loaded. */
 int dp_tc_prog_fd(struct rs_dataplane *dp);
+/*
+ * How the loaded steer_tc decrypts QUIC-LB CIDs: "kfunc" (the kernel's
+ * crypto kfuncs), "software" (AES in BPF), or NULL when it is not loaded.
+ * @why, when not NULL, gets why the kfuncs are not used ("" when they are).
+ */
+const char *dp_tc_cipher(const struct rs_dataplane *dp, const char **why);
+/*
+ * The QUIC-LB configs of rs_quic_lb: @cfgs[RS_MAX_SERVICES *
+ * RS_QUIC_LB_CONFIGS] with @plens (rs_quic_lb.plen) and @keys (16 bytes
+ * each, all zero where the mode is not RS_QUIC_LB_ENCRYPTED). With the kfunc
+ * object the keys become crypto contexts and the map's round keys stay zero;
+ * with the software one the round keys are written. Each entry that changes is
+ * written in one update, so a packet sees the old config or the new one. 0 or a
+ * negative errno (logged).
+ */
+int dp_tc_sync_quic_lb(struct rs_dataplane *dp, const uint8_t *modes,
+		       const uint8_t *plens, const uint8_t (*keys)[16],
+		       size_t *changed);
 uint32_t dp_tc_program_id(struct rs_dataplane *dp);
 /* Kernel id of the rs_sockets map: tells our TC filters from others. */
 uint32_t dp_sockets_map_id(struct rs_dataplane *dp);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "dataplane_probe.h"
@@ -209,8 +210,34 @@ int rs_probe_tc_assign_reuseport(void)
 	return msg.result == -ESOCKTNOSUPPORT ? 0 : (int)msg.result;
 }
 
+int rs_probe_crypto_kfuncs(char *why, size_t len)
+{
+	static const char *const names[] = {
+		"bpf_crypto_ctx_create", "bpf_crypto_ctx_release",
+		"bpf_crypto_encrypt", "bpf_crypto_decrypt"};
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int found = 1;
+
+	if (!vmlinux) {
+		snprintf(why, len, "the kernel's BTF cannot be read");
+		return -errno ? -errno : -ENOENT;
+	}
+	for (size_t i = 0; found && i < sizeof(names) / sizeof(names[0]); i++)
+		if (btf__find_by_name_kind(vmlinux, names[i], BTF_KIND_FUNC) <
+		    0) {
+			snprintf(why, len,
+				 "the kernel has no %s kfunc (Linux 6.10+)",
+				 names[i]);
+			found = 0;
+		}
+	btf__free(vmlinux);
+	return found;
+}
+
 int rs_kernel_probe(struct rs_kernel_features *kf)
 {
+	char why[128];
+
 	struct utsname u;
 
 	memset(kf, 0, sizeof(*kf));
@@ -229,6 +256,7 @@ int rs_kernel_probe(struct rs_kernel_features *kf)
 	kf->tc_assign_reuseport = kf->tc_sk_assign == 1
 					  ? rs_probe_tc_assign_reuseport()
 					  : kf->tc_sk_assign;
+	kf->crypto_kfunc = rs_probe_crypto_kfuncs(why, sizeof(why));
 	return 0;
 }
 
@@ -282,8 +310,9 @@ void rs_kernel_format(const struct rs_kernel_features *kf, char *buf,
 	snprintf(buf, len,
 		 "kernel %s: sk_lookup %s, sk_assign %s, bpf_loop %s, sockmap "
 		 "%s, sockops %s, TC sk_assign %s, TC sk_assign to "
-		 "SO_REUSEPORT %s",
+		 "SO_REUSEPORT %s, crypto kfuncs %s (QUIC-LB AES: %s)",
 		 kf->release, yes_no(kf->sk_lookup), yes_no(kf->sk_assign),
 		 yes_no(kf->bpf_loop), yes_no(kf->sockmap), yes_no(kf->sockops),
-		 yes_no(kf->tc_sk_assign), reuse);
+		 yes_no(kf->tc_sk_assign), reuse, yes_no(kf->crypto_kfunc),
+		 kf->crypto_kfunc == 1 ? "kfunc" : "software");
 }

@@ -26,6 +26,11 @@ struct rs_kernel_features {
 	 * network namespace; negative errno when it could not run.
 	 */
 	int tc_assign_reuseport;
+	/*
+	 * The BPF crypto kfuncs steer_tc decrypts QUIC-LB CIDs with (6.10);
+	 * without them it runs AES in BPF (docs/quic.md).
+	 */
+	int crypto_kfunc;
 };
 
 /* One kernel feature the data plane cannot do without. */
@@ -43,6 +48,13 @@ int rs_kernel_probe(struct rs_kernel_features *kf);
  * probe could not run (no privilege, no clsact, fork failed).
  */
 int rs_probe_tc_assign_reuseport(void);
+
+/*
+ * 1 when the kernel's BTF has the crypto kfuncs (bpf_crypto_ctx_create,
+ * _release, bpf_crypto_encrypt, _decrypt), 0 when one is missing (named
+ * in @why), negative errno when the BTF cannot be read.
+ */
+int rs_probe_crypto_kfuncs(char *why, size_t len);
 
 /*
  * The first feature steer_lookup needs that @kf lacks, or NULL when

@@ -50,6 +50,9 @@ int dp_check_shared(struct rs_dataplane *dp, struct bpf_object *obj,
 			continue;
 		peer = bpf_object__find_map_by_name(dp->skel->obj,
 						    bpf_map__name(m));
+		/* steer_tc_kfunc's crypto contexts are its own, unpinned. */
+		if (!peer && !bpf_map__pin_path(m))
+			continue;
 		if (!peer || dp_map_id_of_fd(bpf_map__fd(m)) !=
 				     dp_map_id_of_fd(bpf_map__fd(peer))) {
 			rs_err("bpf: %s's map %s is not steer_lookup's: "

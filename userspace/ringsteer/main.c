@@ -223,6 +223,13 @@ static void tc_program_line(json_t *v)
 			printf(" (%s)", state);
 	}
 	putchar('\n');
+	/* How QUIC-LB encrypted CIDs are decrypted (docs/quic.md). */
+	if (json_object_get(v, "quic_lb_aes")) {
+		printf("quic-lb aes %s", jstr(v, "quic_lb_aes"));
+		if (json_object_get(v, "quic_lb_aes_why"))
+			printf(" (%s)", jstr(v, "quic_lb_aes_why"));
+		putchar('\n');
+	}
 }
 
 /* "kernel 6.1.0-57-amd64: ... tc_sk_assign_reuseport no" and warnings. */
@@ -909,8 +916,10 @@ static void cid_family_line(const char *family, json_t *v)
 
 static void cid_decode_table(json_t *r)
 {
-	printf("service %s, connection ID of %lld bytes (%s)\n",
-	       jstr(r, "service"), jint(r, "length"), jstr(r, "reason"));
+	printf("service %s, connection ID of %lld bytes (%s%s)\n",
+	       jstr(r, "service"), jint(r, "length"), jstr(r, "reason"),
+	       json_is_true(json_object_get(r, "encrypted")) ? ", encrypted"
+							     : "");
 	print_spaced_hex("cid", jstr(r, "cid"));
 	printf("  %-11s%lld (service: %lld), low bits 0x%02llx\n", "config id",
 	       jint(r, "config_id"), jint(r, "config_expected"),
@@ -937,25 +946,46 @@ static void cid_decode_table(json_t *r)
 		       "is steered by cookie)\n");
 }
 
+/* "--config N": the config rotation a new CID is minted under. */
+static int take_config(int *argc, char **argv, long *config)
+{
+	for (int i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--config"))
+			continue;
+		if (i + 1 >= *argc || parse_uint(argv[i + 1], 6, config))
+			return -1;
+		for (int j = i; j + 2 <= *argc; j++)
+			argv[j] = argv[j + 2];
+		*argc -= 2;
+		return 1;
+	}
+	return 0;
+}
+
 static int cmd_cid(int argc, char **argv)
 {
 	json_t *req;
-	long count = 1;
+	long count = 1, config = -1;
+	int has_config = take_config(&argc, argv, &config);
 
-	if (argc == 4 && !strcmp(argv[1], "decode"))
+	if (has_config < 0)
+		return fail("--config takes a config id, 0..6");
+	if (argc == 4 && !strcmp(argv[1], "decode") && !has_config)
 		return finish(
 			call(json_pack("{s:s, s:s, s:s, s:s}", "cmd", "cid",
 				       "action", "decode", "service", argv[2],
 				       "cid", argv[3])),
 			cid_decode_table);
 	if (argc != 3 && argc != 4)
-		return fail("usage: ringsteer cid SERVICE BACKEND [COUNT] | "
-			    "cid decode SERVICE HEX");
+		return fail("usage: ringsteer cid [--config ID] SERVICE "
+			    "BACKEND [COUNT] | cid decode SERVICE HEX");
 	if (argc == 4 && (parse_uint(argv[3], 1000, &count) || count < 1))
 		return fail("COUNT must be 1..1000");
 	req = json_pack("{s:s, s:s, s:s, s:s, s:i}", "cmd", "cid", "action",
 			"new", "service", argv[1], "backend", argv[2], "count",
 			(int)count);
+	if (req && has_config)
+		json_object_set_new(req, "config", json_integer(config));
 	return finish(call(req), cid_new_table);
 }
 
@@ -1029,7 +1059,8 @@ static const struct cmd cmds[] = {
 	 "which backend this client gets now, and why", cmd_lookup},
 	{"sim", "sim SERVICE add NAME[:W] | remove NAME | weight NAME W",
 	 "fraction of clients a change would move; changes nothing", cmd_sim},
-	{"cid", "cid SERVICE BACKEND [COUNT] | cid decode SERVICE HEX",
+	{"cid",
+	 "cid [--config ID] SERVICE BACKEND [COUNT] | cid decode SERVICE HEX",
 	 "QUIC connection IDs: make one for a backend; explain one", cmd_cid},
 	{"fleet", "fleet status | ready [SECONDS] | drain HOST | undrain HOST",
 	 "fleet members, table version, agreement; drain a host fleet-wide",

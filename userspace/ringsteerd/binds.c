@@ -9,6 +9,28 @@
 
 #include "binds.h"
 
+void rs_service_quic_lb(const struct rs_service_conf *sc,
+			struct quic_cid_keys *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (sc->cookie != RS_COOKIE_QUIC)
+		return;
+	if (sc->quic_nonce_len)
+		out->plen = sc->quic_server_id_len + sc->quic_nonce_len;
+	out->mode[sc->quic_config_id] =
+		sc->quic_key_set ? RS_QUIC_LB_ENCRYPTED : RS_QUIC_LB_PLAINTEXT;
+	if (sc->quic_key_set)
+		memcpy(out->key[sc->quic_config_id], sc->quic_key, 16);
+	if (!sc->quic_prev_set)
+		return;
+	out->mode[sc->quic_prev_config_id] = sc->quic_prev_key_set
+						     ? RS_QUIC_LB_ENCRYPTED
+						     : RS_QUIC_LB_PLAINTEXT;
+	if (sc->quic_prev_key_set)
+		memcpy(out->key[sc->quic_prev_config_id], sc->quic_prev_key,
+		       16);
+}
+
 void rs_service_from_conf(const struct rs_config *cfg, size_t idx, uint32_t id,
 			  struct rs_service *out)
 {

@@ -7,9 +7,18 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "quic_cid.h"
 #include "dataplane.h"
 
 /* The data plane's view of configured service @idx, under id @id. */
+/*
+ * The QUIC-LB configs of service @sc as rs_quic_lb holds them: its
+ * quic_config_id (encrypted with quic_key_file, else plaintext) and the
+ * previous config of a rotation. All zero for a service without cookies.
+ */
+void rs_service_quic_lb(const struct rs_service_conf *sc,
+			struct quic_cid_keys *out);
+
 void rs_service_from_conf(const struct rs_config *cfg, size_t idx, uint32_t id,
 			  struct rs_service *out);
 

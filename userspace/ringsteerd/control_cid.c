@@ -9,9 +9,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "binds.h"
 #include "control_cmds_internal.h"
 #include "fleet.h"
 #include "quic_cid.h"
+
+#include <openssl/crypto.h>
 
 static size_t tc_attached_count(const struct daemon *d)
 {
@@ -47,8 +50,12 @@ static json_t *cid_new(struct daemon *d, json_t *req)
 	const char *service = req_str(req, "service");
 	const char *backend = req_str(req, "backend");
 	json_t *jcount = json_object_get(req, "count"), *cids, *err = NULL;
+	json_t *jconfig = json_object_get(req, "config");
 	const struct rs_backend_conf *bc;
+	struct quic_cid_keys keys;
 	struct rs_service svc;
+	bool encrypted;
+	long config;
 	uint8_t cid[QUIC_CID_MAX_LEN];
 	char hex[2 * QUIC_CID_MAX_LEN + 1];
 	long count = 1;
@@ -68,10 +75,26 @@ static json_t *cid_new(struct daemon *d, json_t *req)
 		return err_reply("no backend '%s' in service %s", backend,
 				 service);
 	bc = &d->cfg.backends[b];
+	config = svc.quic_config_id;
+	if (json_is_integer(jconfig))
+		config = (long)json_integer_value(jconfig);
+	rs_service_quic_lb(&d->cfg.services[s], &keys);
+	if (config < 0 || config >= QUIC_CID_CONFIG_UNROUTABLE ||
+	    keys.mode[config] == RS_QUIC_LB_NONE) {
+		OPENSSL_cleanse(&keys, sizeof(keys));
+		return err_reply("service %s decodes no config id %ld (it has "
+				 "quic_config_id %u%s)",
+				 service, config, svc.quic_config_id,
+				 d->cfg.services[s].quic_prev_set
+					 ? " and quic_previous_config_id"
+					 : "");
+	}
 	cids = json_array();
 	for (long i = 0; i < count; i++) {
-		n = quic_cid_encode(&svc, bc->server_id, NULL, cid);
+		n = quic_cid_encode_keyed(&svc, &keys, (uint8_t)config,
+					  bc->server_id, NULL, cid);
 		if (n < 0) {
+			OPENSSL_cleanse(&keys, sizeof(keys));
 			json_decref(cids);
 			return err_reply("cannot make a connection ID: %s",
 					 strerror(-n));
@@ -79,12 +102,14 @@ static json_t *cid_new(struct daemon *d, json_t *req)
 		rs_hex_bytes(hex, sizeof(hex), cid, (size_t)n, "");
 		json_array_append_new(cids, json_string(hex));
 	}
-	return json_pack("{s:b, s:s, s:s, s:o, s:O, s:i, s:i, s:i, s:o}", "ok",
-			 1, "service", service, "backend", backend, "server_id",
-			 server_id_json(d, (size_t)b), "cid",
+	encrypted = keys.mode[config] == RS_QUIC_LB_ENCRYPTED;
+	OPENSSL_cleanse(&keys, sizeof(keys));
+	return json_pack("{s:b, s:s, s:s, s:o, s:O, s:i, s:i, s:i, s:o, s:b}",
+			 "ok", 1, "service", service, "backend", backend,
+			 "server_id", server_id_json(d, (size_t)b), "cid",
 			 json_array_get(cids, 0), "length", n, "config_id",
-			 svc.quic_config_id, "server_id_len",
-			 svc.quic_server_id_len, "cids", cids);
+			 (int)config, "server_id_len", svc.quic_server_id_len,
+			 "cids", cids, "encrypted", encrypted);
 }
 
 /*
@@ -166,6 +191,7 @@ static json_t *cid_decode(struct daemon *d, json_t *req)
 		   *fleet_why = NULL;
 	struct rs_cookie_key key = {0};
 	struct quic_cid_info info;
+	struct quic_cid_keys keys;
 	uint8_t cid[QUIC_CID_MAX_LEN];
 	struct rs_service svc;
 	struct rs_cookie val;
@@ -184,7 +210,10 @@ static json_t *cid_decode(struct daemon *d, json_t *req)
 	s = cookie_service(d, service, &svc, &err);
 	if (s < 0)
 		return err;
-	if (quic_cid_decode(&svc, cid, len, &info))
+	rs_service_quic_lb(&d->cfg.services[s], &keys);
+	r = quic_cid_decode_keyed(&svc, &keys, cid, len, &info);
+	OPENSSL_cleanse(&keys, sizeof(keys));
+	if (r)
 		return err_reply("cannot decode '%s'", text);
 	rs_hex_bytes(hex, sizeof(hex), cid, len, "");
 	snprintf(sid, sizeof(sid), "0x");
@@ -207,9 +236,11 @@ static json_t *cid_decode(struct daemon *d, json_t *req)
 		break;
 	case QUIC_CID_WRONG_CONFIG:
 		snprintf(why, sizeof(why),
-			 "config id %u, the service uses %u: issued under "
+			 "config id %u, the service decodes %u%s: issued under "
 			 "another configuration",
-			 info.config_id, svc.quic_config_id);
+			 info.config_id, svc.quic_config_id,
+			 d->cfg.services[s].quic_prev_set ? " and its previous"
+							  : "");
 		v4 = cid_not_steered("cookie_unknown", why);
 		break;
 	case QUIC_CID_ROUTABLE:
@@ -250,6 +281,9 @@ static json_t *cid_decode(struct daemon *d, json_t *req)
 			  "reason", quic_cid_reason_str(info.reason), "backend",
 			  backend, "backend_state", state, "ipv4", v4, "ipv6",
 			  v6, "tc_interfaces", (int)tc_attached_count(d));
+	if (reply)
+		json_object_set_new(reply, "encrypted",
+				    json_boolean(info.encrypted));
 	if (reply && fleet_why) {
 		json_object_set_new(reply, "owner",
 				    fleet_owner ? json_string(fleet_owner)

@@ -59,10 +59,14 @@ static json_t *tc_program_json(struct daemon *d)
 					       : NULL,
 				       "attaches", (json_int_t)ti->attaches));
 	}
-	return json_pack("{s:s, s:i, s:s, s:i, s:i, s:o}", "name", "steer_tc",
-			 "id", (int)dp_tc_program_id(&d->dp), "attach",
-			 "tc ingress", "priority", RS_TC_PRIORITY, "handle",
-			 RS_TC_HANDLE, "interfaces", ifs);
+	const char *why = NULL, *cipher = dp_tc_cipher(&d->dp, &why);
+
+	return json_pack("{s:s, s:i, s:s, s:i, s:i, s:o, s:s?, s:s?}", "name",
+			 "steer_tc", "id", (int)dp_tc_program_id(&d->dp),
+			 "attach", "tc ingress", "priority", RS_TC_PRIORITY,
+			 "handle", RS_TC_HANDLE, "interfaces", ifs,
+			 "quic_lb_aes", cipher, "quic_lb_aes_why",
+			 why && why[0] ? why : NULL);
 }
 
 /*

@@ -122,13 +122,14 @@ json_t *daemon_kernel_json(const struct daemon *d)
 		json_array_append_new(warn, json_string(msg));
 	}
 	return json_pack(
-		"{s:s, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o}, s:o}", "release",
-		features.release, "features", "sk_lookup",
+		"{s:s, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}, s:o}",
+		"release", features.release, "features", "sk_lookup",
 		feature(features.sk_lookup), "sk_assign",
 		feature(features.sk_assign), "bpf_loop",
 		feature(features.bpf_loop), "sockmap",
 		feature(features.sockmap), "sockops", feature(features.sockops),
 		"tc_sk_assign", feature(features.tc_sk_assign),
 		"tc_sk_assign_reuseport", feature(features.tc_assign_reuseport),
-		"warnings", warn);
+		"crypto_kfunc", feature(features.crypto_kfunc), "warnings",
+		warn);
 }

@@ -14,6 +14,9 @@
  * clsact qdisc) and anything missed when the socket overflowed.
  */
 #include <errno.h>
+#include <stdlib.h>
+
+#include <openssl/crypto.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -25,6 +28,7 @@
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
+#include "binds.h"
 #include "daemon.h"
 #include "log.h"
 #include "tc_attach.h"
@@ -246,6 +250,46 @@ static void sweep(struct daemon *d, bool want)
 	if_freenameindex(all);
 }
 
+/*
+ * rs_quic_lb from the configuration: for each cookie service its current
+ * config (encrypted with quic_key_file, else plaintext) and the previous
+ * one of a rotation; every other config id is not decoded.
+ */
+static int quic_lb_push(struct daemon *d)
+{
+	uint8_t *modes = calloc(RS_MAX_SERVICES * RS_QUIC_LB_CONFIGS, 1);
+	uint8_t *plens = calloc(RS_MAX_SERVICES * RS_QUIC_LB_CONFIGS, 1);
+	uint8_t(*keys)[16] = calloc(RS_MAX_SERVICES * RS_QUIC_LB_CONFIGS, 16);
+	size_t changed = 0;
+	int err = -ENOMEM;
+
+	if (!modes || !plens || !keys)
+		goto out;
+	for (size_t s = 0; s < d->cfg.n_services; s++) {
+		size_t base = (size_t)d->svcs[s].id * RS_QUIC_LB_CONFIGS;
+		struct quic_cid_keys k;
+
+		rs_service_quic_lb(&d->cfg.services[s], &k);
+		memcpy(modes + base, k.mode, sizeof(k.mode));
+		memset(plens + base, k.plen, RS_QUIC_LB_CONFIGS);
+		memcpy(keys[base], k.key, sizeof(k.key));
+		OPENSSL_cleanse(&k, sizeof(k));
+	}
+	err = dp_tc_sync_quic_lb(&d->dp, modes, plens,
+				 (const uint8_t(*)[16])keys, &changed);
+	if (!err && changed)
+		rs_info("quic-lb: %zu config entries written (AES: %s)",
+			changed, dp_tc_cipher(&d->dp, NULL));
+out:
+	if (keys)
+		OPENSSL_cleanse(keys,
+				RS_MAX_SERVICES * RS_QUIC_LB_CONFIGS * 16);
+	free(keys);
+	free(plens);
+	free(modes);
+	return err;
+}
+
 int daemon_tc_apply(struct daemon *d)
 {
 	struct tc_state *t = &d->tc;
@@ -272,6 +316,8 @@ int daemon_tc_apply(struct daemon *d)
 				"follow IP affinity only",
 				d->cfg.services[s].name);
 	err = dp_tc_open(&d->dp);
+	if (!err)
+		err = quic_lb_push(d);
 	if (err)
 		return err;
 	t->active = true;

@@ -9,7 +9,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <ringsteer/aes128.h>
+
 #include "bpf_fixture.h"
+#include "steer_tc_kfunc.skel.h"
 #include "frames.h"
 
 struct steer_tc_bpf *tc_fixture_load(void)
@@ -28,6 +31,68 @@ struct steer_tc_bpf *tc_fixture_load(void)
 		return NULL;
 	}
 	return s;
+}
+
+struct steer_tc_bpf *tc_fixture_load_kfunc(struct steer_tc_kfunc_bpf **k)
+{
+	const struct bpf_object_skeleton *sk;
+	struct steer_tc_bpf *v;
+
+	*k = NULL;
+	if (libbpf_num_possible_cpus() <= 0)
+		return NULL;
+	*k = steer_tc_kfunc_bpf__open();
+	if (!*k)
+		return NULL;
+	fixture_private_maps((*k)->obj);
+	v = steer_tc_bpf__open();
+	if (!v || steer_tc_kfunc_bpf__load(*k)) {
+		steer_tc_bpf__destroy(v);
+		steer_tc_kfunc_bpf__destroy(*k);
+		*k = NULL;
+		return NULL;
+	}
+	/* Point the view's maps and program at the loaded object's. */
+	sk = v->skeleton;
+	for (int i = 0; i < sk->map_cnt; i++)
+		*sk->maps[i].map = bpf_object__find_map_by_name(
+			(*k)->obj, sk->maps[i].name);
+	v->progs.steer_tc = (*k)->progs.steer_tc;
+	return v;
+}
+
+void tc_fixture_free_kfunc(struct steer_tc_bpf *view,
+			   struct steer_tc_kfunc_bpf *k)
+{
+	/* The view closes its own object, opened and never loaded. */
+	steer_tc_bpf__destroy(view);
+	steer_tc_kfunc_bpf__destroy(k);
+}
+
+int tc_set_quic_lb(struct steer_tc_bpf *skel, struct steer_tc_kfunc_bpf *k,
+		   uint32_t svc, uint8_t config, uint8_t mode, uint8_t plen,
+		   const uint8_t *key)
+{
+	struct rs_quic_lb lb = {.mode = mode, .plen = plen};
+	__u32 index = svc * RS_QUIC_LB_CONFIGS + config;
+
+	if (k) {
+		struct rs_quic_lb_key_args a = {.index = index};
+		LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &a,
+			    .ctx_size_in = sizeof(a));
+		int err;
+
+		if (key)
+			memcpy(a.key, key, 16);
+		err = bpf_prog_test_run_opts(
+			bpf_program__fd(k->progs.rs_quic_lb_set_key), &o);
+		if (err || a.err)
+			return err ? err : a.err;
+	} else if (key) {
+		rs_aes128_expand(key, &lb.key);
+	}
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.rs_quic_lb), &index,
+				   &lb, BPF_ANY);
 }
 
 void tc_quic_service(struct rs_service *s, uint32_t id, uint8_t sid_len,

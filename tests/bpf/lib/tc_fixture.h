@@ -23,6 +23,28 @@
 /* steer_tc opened and loaded with private maps, or NULL. */
 struct steer_tc_bpf *tc_fixture_load(void);
 
+struct steer_tc_kfunc_bpf;
+
+/*
+ * steer_tc_kfunc (QUIC-LB with the kernel's crypto kfuncs) loaded with
+ * private maps into *@k, and seen through a steer_tc skeleton whose map
+ * and program pointers are *@k's (same names), so every tc_* call below
+ * works on it. NULL when it does not load (a kernel without the kfuncs).
+ * tc_fixture_free_kfunc() frees both.
+ */
+struct steer_tc_bpf *tc_fixture_load_kfunc(struct steer_tc_kfunc_bpf **k);
+void tc_fixture_free_kfunc(struct steer_tc_bpf *view,
+			   struct steer_tc_kfunc_bpf *k);
+
+/*
+ * rs_quic_lb entry of config @config of service @svc: @mode, @plen, and @key
+ * (16 bytes; NULL for no key). With @k (the kfunc object) the key becomes
+ * a crypto context through rs_quic_lb_set_key, else round keys in the map.
+ */
+int tc_set_quic_lb(struct steer_tc_bpf *skel, struct steer_tc_kfunc_bpf *k,
+		   uint32_t svc, uint8_t config, uint8_t mode, uint8_t plen,
+		   const uint8_t *key);
+
 /*
  * @s as a QUIC cookie service over UDP with @sid_len-byte server IDs in
  * @cid_len-byte CIDs under config @config, everything else zero.
