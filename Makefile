@@ -347,7 +347,7 @@ clean:
 BENCH_BPF  := $(BUILD)/bench/floor_lookup.skel.h
 BENCH_BINS := $(BUILD)/bench/decision_cost $(BUILD)/bench/ring_quality \
 	$(BUILD)/bench/bench_load $(BUILD)/bench/bench_backend \
-	$(BUILD)/bench/fleet_cost
+	$(BUILD)/bench/fleet_cost $(BUILD)/bench/quic_lb_cost
 
 $(BUILD)/bench/%.bpf.o: bench/bpf/%.bpf.c
 	@mkdir -p $(@D)
@@ -362,6 +362,18 @@ $(BUILD)/bench/fleet_cost: bench/fleet_cost.c $(LIB_A) $(BPF_SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(INC_ringsteerd) $(CFLAGS) $(DEPFLAGS) -MF $@.d \
 		$< $(LIB_A) $(LIBS) -o $@
+
+# steer_tc's cookie step per QUIC-LB mode, software AES and kfuncs; it
+# drives the program through the BPF tests' TC fixture.
+# (its sources compiled here, optimised and without the tests' sanitizers).
+QUIC_LB_COST_SRCS := tests/bpf/lib/tc_fixture.c tests/bpf/lib/bpf_fixture.c \
+	tests/bpf/lib/frames.c
+$(BUILD)/bench/quic_lb_cost: bench/quic_lb_cost.c $(QUIC_LB_COST_SRCS) \
+		$(LIB_A) $(BPF_SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(INC_tests) -Itests/bpf/lib $(CFLAGS) \
+		$(DEPFLAGS) -MF $@.d $< $(QUIC_LB_COST_SRCS) $(LIB_A) \
+		$(LIBS) -lcunit -o $@
 
 $(BUILD)/bench/ring_quality: bench/ring_quality.c $(LIB_A)
 	@mkdir -p $(@D)

@@ -36,7 +36,7 @@ cd "$(dirname "$0")/.."
 
 QUICK=${BENCH_QUICK:-0}
 [[ $QUICK == 0 ]] && QUICK=""
-SECTIONS=${BENCH_SECTIONS:-decision e2e ring}
+SECTIONS=${BENCH_SECTIONS:-decision quic_lb e2e ring}
 OUT=${BENCH_OUT:-docs/benchmarks.md}
 CHARTS=${BENCH_CHART_DIR:-docs}
 RES=$(realpath -m "${BENCH_RESULTS:-build/bench/results}")
@@ -72,7 +72,7 @@ has_section() {
 	[[ " $SECTIONS " == *" $1 "* ]]
 }
 
-for bin in decision_cost ring_quality bench_load bench_backend; do
+for bin in decision_cost quic_lb_cost ring_quality bench_load bench_backend; do
 	if [[ ! -x $B/$bin ]]; then
 		log "$B/$bin missing: run 'make bench'"
 		exit 1
@@ -124,6 +124,47 @@ section_decision() {
 	$B/decision_cost --repeat "$DC_REPEAT" --rounds "$DC_ROUNDS" \
 		"${args[@]}" --tsv "$RES/decision.tsv" --md "$RES/decision.md" \
 		2>"$RES/decision.log"
+}
+
+# ---------------------------------------------------------------------------
+# 1b. QUIC-LB: steer_tc's cookie step by mode and AES
+
+section_quic_lb() {
+	local rounds=9 repeat=200000
+
+	[[ -n $QUICK ]] && rounds=3 repeat=50000
+	log "quic-lb: $rounds rounds of $repeat runs per mode and AES"
+	$B/quic_lb_cost -n "$rounds" -r "$repeat" >"$RES/quic_lb.md" \
+		2>"$RES/quic_lb.log"
+}
+
+quic_lb_report() {
+	cat <<EOF
+## 1b. QUIC-LB: a 1-RTT datagram's cookie step, by mode (in the kernel)
+
+\`build/bench/quic_lb_cost\` loads the real \`steer_tc\` (AES in BPF) and,
+where the kernel has the crypto kfuncs, \`steer_tc_kfunc\`, both with
+private maps, and runs a short-header datagram of one service per mode
+under \`BPF_PROG_TEST_RUN\` (every run must count a cookie hit on the
+backend its CID names). Modes and AES paths run in turn, round after
+round. "Over plaintext" is against the plaintext datagram in the same
+object.
+
+EOF
+	cat "$RES/quic_lb.md"
+	cat <<'EOF'
+
+What the kfunc figures are made of on this machine: the kernel's
+`ecb(aes)` here is `ecb(aes-fixed-time)` (`/proc/crypto`), the generic
+constant-time AES: this kernel has no AES-NI driver although the CPU has
+the instructions. Each `bpf_crypto_encrypt`/`decrypt` call then costs
+about 200 ns (two dynptrs, the context's `lskcipher`, a table-free AES),
+against about 100 ns for the T-table AES in BPF. Where the kernel's AES
+uses AES-NI the kfunc calls should cost a fraction of that; the software
+AES is not constant-time (docs/quic.md). The four-pass modes add the
+Feistel network's own work (expand, xor and mask of 16-byte halves in a
+per-CPU map, loops kept rolled for steer_tc's stack) to each AES call.
+EOF
 }
 
 # ---------------------------------------------------------------------------
@@ -644,6 +685,9 @@ EOF
 		cat "$RES/decision.md"
 		decision_notes
 	fi
+	if [[ -f $RES/quic_lb.md ]]; then
+		quic_lb_report
+	fi
 	if [[ -f $RES/e2e.tsv ]]; then
 		e2e_report
 	fi
@@ -928,6 +972,7 @@ if [[ -z ${BENCH_REPORT_ONLY:-} ]]; then
 	mkdir -p "$RES"
 	log "sections: $SECTIONS${QUICK:+ (quick)}; results in $RES"
 	has_section decision && section_decision
+	has_section quic_lb && section_quic_lb
 	has_section ring && section_ring
 	has_section e2e && section_e2e
 fi

@@ -16,6 +16,9 @@
 #   drained: its QUIC clients keep reaching it, new ones do not; a host
 #   killed: its CIDs go by the table once its lease expires, no datagram
 #   lost, none to its (dead) backends, no daemon crashes.
+# With FLEET_QUIC_KEY (a key file; test_fleet_quic_lb.sh) every host
+# encrypts the CIDs with it (QUIC-LB, docs/quic.md "Encrypted CIDs"): the
+# same, on decrypted server IDs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/e2e/fleet_lib.sh
@@ -42,6 +45,7 @@ cookie = quic
 quic_server_id_len = 2
 quic_cid_len = 8
 quic_config_id = 0
+${FLEET_QUIC_KEY:+quic_key_file = $FLEET_QUIC_KEY}
 fleet = on
 
 [backend h$i-a]
@@ -142,6 +146,11 @@ while read -r _ _ be; do
 	h=${be:1:1}
 	echo "$c $be $(ctl "$h" cid q "$be")" >>"$OUT/cids"
 done <"$OUT/init"
+if [[ -n ${FLEET_QUIC_KEY:-} ]]; then
+	read -r _ be1 cid1 <"$OUT/cids"
+	e2e_check "CIDs are encrypted, and another host decrypts them" \
+		test "$(ctl 3 -j cid decode q "$cid1" | jq -r '[.encrypted, .reason] | join(" ")')" == "true routable"
+fi
 
 echo "# migration: $NM new addresses and ports per client, over all hosts"
 fwd0=$(stat_sum cookie_forwarded 1 2 3)

@@ -226,7 +226,7 @@ static void tc_program_line(json_t *v)
 	/* How QUIC-LB encrypted CIDs are decrypted (docs/quic.md). */
 	if (json_object_get(v, "quic_lb_aes")) {
 		printf("quic-lb aes %s", jstr(v, "quic_lb_aes"));
-		if (json_object_get(v, "quic_lb_aes_why"))
+		if (json_is_string(json_object_get(v, "quic_lb_aes_why")))
 			printf(" (%s)", jstr(v, "quic_lb_aes_why"));
 		putchar('\n');
 	}
