@@ -6,7 +6,8 @@
  * plain UDP service and addresses nobody owns.
  *
  * Every run must return TC_ACT_UNSPEC and leave the frame as it was. A
- * userspace model of the program (with quic_cid_decode for the CID)
+ * userspace model of the program (with quic_cid_decode_keyed for the
+ * CID, one service's encrypted)
  * predicts every counter; every CHUNK frames the kernel's counters must
  * equal the model's, and a disagreement is narrowed down to the frame and
  * dumped. Independently of the model, cookie hits may only land on UP or
@@ -34,8 +35,11 @@
 #include "quic_cid.h"
 #include "tc_fixture.h"
 
-#define SVC_A	  0 /* 198.18.0.10:443, [2001:db8::10]:443: sid 2, cid 8 */
-#define SVC_B	  1 /* 198.18.0.11:4433, 198.18.2.0/24 any port: sid 4 */
+#define SVC_A 0 /* 198.18.0.10:443, [2001:db8::10]:443: sid 2, cid 8 */
+#define SVC_B                                                                  \
+	1	    /* 198.18.0.11:4433, 198.18.2.0/24 any port: sid 4,        \
+		     * CIDs encrypted under config 5 (QUIC-LB four-pass),      \
+		     * config 3 still decoded in the clear (a rotation) */
 #define SVC_C	  2 /* 198.18.0.12:443, cookie = none */
 #define NSVC	  3
 #define NBACKENDS 8
@@ -100,6 +104,8 @@ static const struct bind_def binds[] = {
 
 static struct steer_tc_bpf *skel;
 static struct rs_service services[NSVC];
+/* The QUIC-LB configs the model decodes with, as rs_quic_lb has them. */
+static struct quic_cid_keys keys[NSVC];
 static uint8_t bind_addr[NBINDS][16];
 static int socks[2 * NBACKENDS];
 
@@ -146,6 +152,14 @@ static int setup(void)
 	for (key = 0; key < NSVC; key++)
 		if (tc_set_service(skel, &services[key]))
 			return -1;
+	keys[SVC_B].mode[5] = RS_QUIC_LB_ENCRYPTED;
+	keys[SVC_B].mode[3] = RS_QUIC_LB_PLAINTEXT;
+	for (int i = 0; i < 16; i++)
+		keys[SVC_B].key[5][i] = (uint8_t)(0xa0 + 3 * i);
+	if (tc_set_quic_lb(skel, NULL, SVC_B, 5, RS_QUIC_LB_ENCRYPTED, 0,
+			   keys[SVC_B].key[5]) ||
+	    tc_set_quic_lb(skel, NULL, SVC_B, 3, RS_QUIC_LB_PLAINTEXT, 0, NULL))
+		return -1;
 	for (size_t i = 0; i < NBINDS; i++) {
 		const struct bind_def *d = &binds[i];
 
@@ -320,7 +334,8 @@ static struct verdict model(const uint8_t *b, size_t len)
 		dcid_off = off + 6;
 	}
 
-	if (quic_cid_decode(svc, b + dcid_off, cid_len, &info)) {
+	if (quic_cid_decode_keyed(svc, &keys[svc->id], b + dcid_off, cid_len,
+				  &info)) {
 		v.what = TC_ERROR;
 		return v;
 	}
@@ -382,7 +397,11 @@ static const uint8_t *pick_cid(uint32_t svc, uint8_t *cid)
 	if (!n)
 		fill(id, s->quic_server_id_len);
 	fill(nonce, sizeof(nonce));
-	quic_cid_encode(s, id, nonce, cid);
+	/* SVC_B: under its encrypted config, or now and then the previous. */
+	quic_cid_encode_keyed(
+		s, &keys[s->id],
+		s->id == SVC_B && below(4) == 0 ? 3 : s->quic_config_id, id,
+		nonce, cid);
 	if (below(8) == 0) /* another config, or unroutable */
 		cid[0] = (uint8_t)(below(8) << 5) | (cid[0] & 0x1f);
 	return cid;
