@@ -52,8 +52,12 @@
 /* Big enough for any index the halves are read at (see rs_quic_lb_*). */
 #define RS_QUIC_LB_BUF 32
 
+/* 16 bytes, also as two words: the Feistel rounds xor and mask by word. */
 struct rs_quic_lb_block {
-	__u8 b[16];
+	union {
+		__u8 b[16];
+		__u64 w[2];
+	};
 };
 
 /* One decode: the plaintext block in, the server ID and nonce out. */
@@ -65,9 +69,9 @@ struct rs_quic_lb_io {
 };
 
 struct rs_quic_lb_halves {
-	__u8 l[16], r[16];     /* the current halves, zero past half */
-	__u8 lm[16], rm[16];   /* their masks */
-	__u32 plen, half, off; /* off: where the right half starts */
+	struct rs_quic_lb_block l, r;	/* the current halves, zero past half */
+	struct rs_quic_lb_block lm, rm; /* their masks */
+	__u32 plen, half, off;		/* off: where the right half starts */
 	__u32 pad;
 };
 
@@ -117,32 +121,35 @@ static __always_inline void rs_quic_lb_split(struct rs_quic_lb_work *w)
 	for (__u32 i = 0; i < 16; i++) {
 		__u8 in_half = rs_quic_lb_below(i, half);
 
-		h->lm[i] = in_half & ~(odd & rs_quic_lb_is(i, half - 1) & 0x0f);
-		h->rm[i] = in_half & ~(odd & rs_quic_lb_is(i, 0) & 0xf0);
-		h->l[i] = w->io.in[i] & h->lm[i];
-		h->r[i] = w->io.in[(off + i) & (RS_QUIC_LB_BUF - 1)] & h->rm[i];
+		h->lm.b[i] =
+			in_half & ~(odd & rs_quic_lb_is(i, half - 1) & 0x0f);
+		h->rm.b[i] = in_half & ~(odd & rs_quic_lb_is(i, 0) & 0xf0);
+		h->l.b[i] = w->io.in[i] & h->lm.b[i];
+		h->r.b[i] =
+			w->io.in[(off + i) & (RS_QUIC_LB_BUF - 1)] & h->rm.b[i];
 	}
 }
 
 /* dst = (dst ^ AES(expand(src, pass))) & mask: one Feistel round. */
 static __always_inline int rs_quic_lb_round(RS_QUIC_LB_CTX ctx,
 					    struct rs_quic_lb_work *w,
-					    const __u8 *src, __u8 *dst,
-					    const __u8 *mask, __u8 pass)
+					    const struct rs_quic_lb_block *src,
+					    struct rs_quic_lb_block *dst,
+					    const struct rs_quic_lb_block *mask,
+					    __u8 pass)
 {
 	int err;
 
-	RS_QUIC_LB_UNROLL
-	for (__u32 i = 0; i < 16; i++)
-		w->blk.b[i] = src[i];
+	/* src's bytes 10..15 are zero: half is at most 10. */
+	w->blk.w[0] = src->w[0];
+	w->blk.w[1] = src->w[1];
 	w->blk.b[14] = (__u8)w->h.plen;
 	w->blk.b[15] = pass;
 	err = RS_QUIC_LB_AES(ctx, &w->blk, 0);
 	if (err)
 		return err;
-	RS_QUIC_LB_UNROLL
-	for (__u32 i = 0; i < 16; i++)
-		dst[i] = (dst[i] ^ w->blk.b[i]) & mask[i];
+	dst->w[0] = (dst->w[0] ^ w->blk.w[0]) & mask->w[0];
+	dst->w[1] = (dst->w[1] ^ w->blk.w[1]) & mask->w[1];
 	return 0;
 }
 
@@ -153,12 +160,12 @@ static __always_inline void rs_quic_lb_join(struct rs_quic_lb_work *w)
 	RS_QUIC_LB_UNROLL
 	for (__u32 i = 0; i < 16; i++) {
 		w->rr[i] = 0;
-		w->rr[16 + i] = w->h.r[i];
+		w->rr[16 + i] = w->h.r.b[i];
 	}
 	RS_QUIC_LB_UNROLL
 	for (__u32 i = 0; i < RS_QUIC_LB_BUF; i++)
 		w->io.out[i] =
-			(i < 16 ? w->h.l[i] : 0) |
+			(i < 16 ? w->h.l.b[i] : 0) |
 			(i < RS_QUIC_LB_MAX_PLAIN ? w->rr[(16 + i - w->h.off) &
 							  (RS_QUIC_LB_BUF - 1)]
 						  : 0);
@@ -201,22 +208,21 @@ static __always_inline int rs_quic_lb_decrypt(RS_QUIC_LB_CTX ctx,
 	if (plen < RS_QUIC_LB_MIN_PLAIN || plen > RS_QUIC_LB_MAX_PLAIN)
 		return -22;
 	rs_quic_lb_split(w);
-	err = rs_quic_lb_round(ctx, w, h->r, h->l, h->lm, 4);
+	err = rs_quic_lb_round(ctx, w, &h->r, &h->l, &h->lm, 4);
 	if (!err)
-		err = rs_quic_lb_round(ctx, w, h->l, h->r, h->rm, 3);
+		err = rs_quic_lb_round(ctx, w, &h->l, &h->r, &h->rm, 3);
 	if (!err)
-		err = rs_quic_lb_round(ctx, w, h->r, h->l, h->lm, 2);
+		err = rs_quic_lb_round(ctx, w, &h->r, &h->l, &h->lm, 2);
 	if (err)
 		return err;
 	/* Whole bytes of the left half: the server ID is there if it fits. */
 	if (w->io.want > plen / 2) {
-		err = rs_quic_lb_round(ctx, w, h->l, h->r, h->rm, 1);
+		err = rs_quic_lb_round(ctx, w, &h->l, &h->r, &h->rm, 1);
 		if (err)
 			return err;
 	} else {
-		RS_QUIC_LB_UNROLL
-		for (__u32 i = 0; i < 16; i++)
-			h->r[i] = 0;
+		h->r.w[0] = 0;
+		h->r.w[1] = 0;
 	}
 	rs_quic_lb_join(w);
 	return 0;
@@ -235,13 +241,13 @@ static __always_inline int rs_quic_lb_encrypt(RS_QUIC_LB_CTX ctx,
 	if (plen < RS_QUIC_LB_MIN_PLAIN || plen > RS_QUIC_LB_MAX_PLAIN)
 		return -22;
 	rs_quic_lb_split(w);
-	err = rs_quic_lb_round(ctx, w, h->l, h->r, h->rm, 1);
+	err = rs_quic_lb_round(ctx, w, &h->l, &h->r, &h->rm, 1);
 	if (!err)
-		err = rs_quic_lb_round(ctx, w, h->r, h->l, h->lm, 2);
+		err = rs_quic_lb_round(ctx, w, &h->r, &h->l, &h->lm, 2);
 	if (!err)
-		err = rs_quic_lb_round(ctx, w, h->l, h->r, h->rm, 3);
+		err = rs_quic_lb_round(ctx, w, &h->l, &h->r, &h->rm, 3);
 	if (!err)
-		err = rs_quic_lb_round(ctx, w, h->r, h->l, h->lm, 4);
+		err = rs_quic_lb_round(ctx, w, &h->r, &h->l, &h->lm, 4);
 	if (err)
 		return err;
 	rs_quic_lb_join(w);

@@ -295,6 +295,26 @@ e2e_eq "a CID under the new key: to q-1" "$(not_from newkey q-1)" 0
 qc still 4443 6 2001:db8:1::140 --port-base 46500 --dcid "${CID[lb12]}"
 e2e_eq "lb1 untouched by the reload: to q-2" "$(not_from still q-2)" 0
 
+echo "# a reload with a key file others can read: refused, nothing changes"
+chmod 644 "$KEYS/k3"
+e2e_check "reload refused" bash -c "! build/ringsteer -s '$SOCK' reload >'$OUT/reload.out' 2>&1"
+e2e_check "the refusal names the file" grep -q "$KEYS/k3 can be read or written by group or others" "$OUT/reload.out"
+chmod 600 "$KEYS/k3"
+qc refused 4443 4 198.18.1.190 --port-base 46600 --dcid "${CID[lb13]}"
+e2e_eq "lb1's CIDs still steered by the running key: to q-3" "$(not_from refused q-3)" 0
+
+echo "# the same key file, new contents: a reload takes the new key"
+cp "$KEYS/k3" "$KEYS/k3.old"
+openssl rand -hex 16 >"$KEYS/k3"
+rsctl reload >/dev/null
+qc rekeyed 4443 4 198.18.1.200 --port-base 46700 --dcid "${CID[lb13]}"
+e2e_eq "lb1's old CIDs: now IP affinity" "$(off_affinity rekeyed lb1)" 0
+NEW1=$(rsctl cid lb1 s-3)
+qc rekeyed2 4443 6 2001:db8:1::160 --port-base 46800 --dcid "$NEW1"
+e2e_eq "new CIDs under the new contents: to q-3" "$(not_from rekeyed2 q-3)" 0
+cp "$KEYS/k3.old" "$KEYS/k3"
+rsctl reload >/dev/null
+
 echo "# kill -9, steering meanwhile, and a restart"
 kill -KILL "${RS_BG_PID[d1]}"
 rs_bg_stop d1
