@@ -147,7 +147,7 @@ while read -r _ _ be; do
 	echo "$c $be $(ctl "$h" cid q "$be")" >>"$OUT/cids"
 done <"$OUT/init"
 if [[ -n ${FLEET_QUIC_KEY:-} ]]; then
-	read -r _ be1 cid1 <"$OUT/cids"
+	read -r _ _ cid1 <"$OUT/cids"
 	e2e_check "CIDs are encrypted, and another host decrypts them" \
 		test "$(ctl 3 -j cid decode q "$cid1" | jq -r '[.encrypted, .reason] | join(" ")')" == "true routable"
 fi
