@@ -158,6 +158,7 @@ static __always_inline int try_assign(struct bpf_sk_lookup *ctx, __u32 backend,
 
 /* What steer_sticky() found (one pointer: five arguments at most). */
 struct sticky_io {
+	__u32 ttl;   /* in: the service's sticky_ttl (seconds, not 0) */
 	__u32 named; /* out: backend of a live entry, else RS_NONE */
 	__u32 over;  /* out: 1 if that backend was at its bound */
 };
@@ -213,19 +214,22 @@ static __attribute__((noinline)) int steer_sticky(
 	struct bpf_sk_lookup *ctx, const struct rs_affinity_key *key,
 	void *sticky, struct rs_service_stats *sst, struct sticky_io *io)
 {
-	__u32 svc_id = key->service, b;
+	__u32 svc_id = key->service, b, ttl = io->ttl;
 	struct rs_backend_stats *bst;
 	struct rs_sticky_entry *e;
-	struct rs_service *svc;
 	struct rs_backend *be;
 	__u64 now;
 
-	svc = bpf_map_lookup_elem(&rs_services, &svc_id);
 	e = bpf_map_lookup_elem(sticky, key);
-	if (!svc || !e)
+	if (!e)
 		return -1;
-	now = bpf_ktime_get_ns();
-	if (!rs_sticky_live(e->last_seen_ns, now, svc->sticky_ttl))
+	/*
+	 * The coarse clock (the tick's time, no clock source read): the
+	 * TTL is in seconds, and on a VM the precise one costs a sticky hit
+	 * tens of ns. rs_sticky_live() takes an entry written a tick later.
+	 */
+	now = bpf_ktime_get_coarse_ns();
+	if (!rs_sticky_live(e->last_seen_ns, now, ttl))
 		return -1;
 	b = e->backend;
 	be = bpf_map_lookup_elem(&rs_backends, &b);
@@ -244,7 +248,7 @@ static __attribute__((noinline)) int steer_sticky(
 	}
 	if (try_assign(ctx, b, sst))
 		return -1;
-	if (rs_sticky_refresh_due(e->last_seen_ns, now, svc->sticky_ttl))
+	if (rs_sticky_refresh_due(e->last_seen_ns, now, ttl))
 		e->last_seen_ns = now;
 	bst = bpf_map_lookup_elem(&rs_backend_stats, &b);
 	if (bst) {
@@ -300,7 +304,7 @@ static __attribute__((noinline)) int remember(const struct rs_affinity_key *key,
 		return 0;
 	if (write_sticky == REMEMBER_FLOW)
 		count_flow(backend, key->service);
-	e.last_seen_ns = bpf_ktime_get_ns();
+	e.last_seen_ns = bpf_ktime_get_coarse_ns();
 	return sticky_store(sticky, key, &e);
 }
 
@@ -577,7 +581,8 @@ static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 	if (!hdr)
 		return -1;
 	build_key(ctx, svc_id, &hdr->hdr, key);
-	if (svc->sticky_ttl)
+	io.ttl = svc->sticky_ttl;
+	if (io.ttl)
 		sticky = bpf_map_lookup_elem(&rs_sticky, &svc_id);
 	if (sticky && steer_sticky(ctx, key, sticky, sst, &io) == 0) {
 		dec->named = dec->chosen = io.named;

@@ -35,7 +35,13 @@
  */
 static inline int rs_sticky_live(__u64 last_seen_ns, __u64 now_ns, __u32 ttl_s)
 {
-	return now_ns - last_seen_ns <= (__u64)ttl_s * RS_NS_PER_S;
+	/*
+	 * The data plane reads CLOCK_MONOTONIC_COARSE, which lags the
+	 * precise clock userspace writes with by up to a tick: an entry
+	 * from "the future" is fresh, not 2^64 ns old.
+	 */
+	return now_ns < last_seen_ns ||
+	       now_ns - last_seen_ns <= (__u64)ttl_s * RS_NS_PER_S;
 }
 
 /*
@@ -46,7 +52,8 @@ static inline int rs_sticky_live(__u64 last_seen_ns, __u64 now_ns, __u32 ttl_s)
 static inline int rs_sticky_refresh_due(__u64 last_seen_ns, __u64 now_ns,
 					__u32 ttl_s)
 {
-	return now_ns - last_seen_ns > (__u64)ttl_s * (RS_NS_PER_S / 16);
+	return now_ns > last_seen_ns &&
+	       now_ns - last_seen_ns > (__u64)ttl_s * (RS_NS_PER_S / 16);
 }
 
 /*
