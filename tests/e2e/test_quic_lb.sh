@@ -28,7 +28,7 @@ RS_CLEANUP_HOOK='[[ -f $CONF ]] && rs_in_edge build/ringsteerd -q --detach -c "$
 N=10 # source addresses (and ports) per migration run
 KEYS=$OUT/keys
 mkdir -p "$KEYS"
-for k in k2 k3 k4 k5 k6; do
+for k in k2 k3 k4 k5 k6 k7; do
 	openssl rand -hex 16 >"$KEYS/$k"
 	chmod 600 "$KEYS/$k"
 done
@@ -314,6 +314,40 @@ qc rekeyed2 4443 6 2001:db8:1::160 --port-base 46800 --dcid "$NEW1"
 e2e_eq "new CIDs under the new contents: to q-3" "$(not_from rekeyed2 q-3)" 0
 cp "$KEYS/k3.old" "$KEYS/k3"
 rsctl reload >/dev/null
+
+echo "# a key rotation under traffic: the old CIDs' datagrams never misrouted"
+# A client keeps migrating with an lb4 CID under key k2 (config 2) while
+# the reload makes config 5 (key k7) current and keeps config 2 previous.
+cat >"$OUT/rotate.sh" <<SH
+#!/bin/bash
+i=0
+while [[ ! -f $OUT/rotate.stop ]] && ((i < 400)); do
+	nsenter --net=/run/netns/$RS_NS_CLIENT -- build/tools/quic_client \\
+		--target 198.18.0.10:443 --src-base 198.18.2.\$((1 + i % 200)) \\
+		--port-base \$((50000 + i)) --count 1 --dcid ${CID[lb42]}
+	i=\$((i + 1))
+done
+SH
+chmod +x "$OUT/rotate.sh"
+rs_bg_start rotate "$OUT/rotate.sh"
+e2e_eq_within 10 "traffic flows before the reload" 1 \
+	bash -c "[[ \$(grep -c . '$(rs_bg_out rotate)') -ge 20 ]] && echo 1"
+sed -e 's/^quic_config_id = 2$/quic_config_id = 5/' \
+	-e "s|^quic_key_file = $KEYS/k2$|quic_key_file = $KEYS/k7\\nquic_previous_config_id = 2\\nquic_previous_key_file = $KEYS/k2|" \
+	-e '/^quic_previous_config_id = 1$/d' "$CONF" >"$OUT/rotated.conf"
+cp "$OUT/rotated.conf" "$CONF"
+rsctl reload >/dev/null
+before=$(grep -c . "$(rs_bg_out rotate)")
+e2e_eq_within 10 "traffic flows after the reload" 1 \
+	bash -c "[[ \$(grep -c . '$(rs_bg_out rotate)') -ge $((before + 20)) ]] && echo 1"
+touch "$OUT/rotate.stop"
+while _rs_alive "${RS_BG_PID[rotate]}"; do sleep 0.05; done
+rs_bg_stop rotate
+e2e_check "rotation: at least 40 datagrams around the reload" \
+	test "$(grep -c . "$(rs_bg_out rotate)")" -ge 40
+e2e_eq "rotation: every one answered by q-2, none lost or misrouted" \
+	"$(awk '$3 != "q-2"' "$(rs_bg_out rotate)" | wc -l)" 0
+e2e_eq "status: lb4 decodes config 5 now" "$(rsjson cid decode lb4 "$(rsctl cid lb4 q-1)" | jq -r '[.config_id, .backend] | join(" ")')" "5 q-1"
 
 echo "# kill -9, steering meanwhile, and a restart"
 kill -KILL "${RS_BG_PID[d1]}"
