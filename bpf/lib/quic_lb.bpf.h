@@ -6,10 +6,13 @@
  *
  * The block cipher is AES-128 in software (quic_lb_cipher.bpf.h), or,
  * where the kernel has them (6.10+), the crypto kfuncs (the object built
- * with RS_QUIC_LB_KFUNC); ringsteerd's probe picks the object. The block
- * cipher is a global function, checked once by the verifier; the rest is
- * inline and works in a per-CPU map (rs_quic_lb_scratch), because
- * steer_tc's own frame leaves 64 bytes of the 512 to everything it calls.
+ * with RS_QUIC_LB_KFUNC); ringsteerd's probe picks the object.
+ * quic_lb_server_id() is a global function, checked once by the verifier
+ * whichever path of steer_tc calls it, with the cipher inline in it: a
+ * second frame would not fit, steer_tc's own leaving 64 bytes of the 512
+ * to everything it calls (6.1 rounds each frame up to 32). Its work lives
+ * in a per-CPU map (rs_quic_lb_scratch) and its loops stay rolled, for
+ * the same reason.
  */
 #ifndef RS_BPF_QUIC_LB_H
 #define RS_BPF_QUIC_LB_H
@@ -47,7 +50,7 @@ enum quic_sid_result {
  * The server ID of the DCID at @dcid_off (inside the skb: quic_find_dcid()
  * said so) of service @svc_id into @out (len and ID, the rest zeroed).
  * @lens: QUIC_LB_LENS(quic_server_id_len, quic_cid_len, quic_config_id).
- * Returns an enum quic_sid_result.
+ * Returns an enum quic_sid_result. Global (see above).
  */
 __noinline int quic_lb_server_id(struct __sk_buff *skb, __u32 dcid_off,
 				 __u32 svc_id, __u32 lens,
