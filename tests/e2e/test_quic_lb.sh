@@ -362,4 +362,36 @@ qc after1 4443 4 198.18.1.220 --port-base 47200 --dcid "${CID[lb11]}"
 e2e_eq "after the restart: lb4 CID to q-3" "$(not_from after q-3)" 0
 e2e_eq "after the restart: lb1 CID to q-1" "$(not_from after1 q-1)" 0
 
+echo "# 12 reloads switching lb1's key, a kill -9 and restart every 4th"
+errs0=$(svc_stat lb1 errors)
+bad=0 sent=0 d=d2
+for ((n = 1; n <= 12; n++)); do
+	k=k3
+	((n % 2)) && k=k5
+	sed -i "s|^quic_key_file = $KEYS/k[35]$|quic_key_file = $KEYS/$k|" "$CONF"
+	if ((n % 4 == 0)); then
+		kill -KILL "${RS_BG_PID[$d]}"
+		rs_bg_stop "$d"
+		d=d$((n + 10))
+		start_daemon "$d"
+	else
+		rsctl reload >/dev/null
+	fi
+	c=$(rsctl cid lb1 "s-$((n % 3 + 1))")
+	if ((n % 2)); then
+		qc "loop$n" 4443 4 "198.18.1.$((100 + n))" \
+			--port-base $((48000 + 100 * n)) --dcid "$c"
+	else
+		qc "loop$n" 4443 6 "2001:db8:1::$((100 + n))" \
+			--port-base $((48000 + 100 * n)) --dcid "$c"
+	fi
+	sent=$((sent + $(answered "loop$n")))
+	bad=$((bad + $(not_from "loop$n" "q-$((n % 3 + 1))")))
+done
+e2e_eq "every fresh CID after each change answered ($((12 * N)))" "$sent" $((12 * N))
+e2e_eq "every one by the backend it names" "$bad" 0
+e2e_eq "no error counted (a config without its key or context)" \
+	"$(($(svc_stat lb1 errors) - errs0))" 0
+e2e_check "the daemon still answers" rsctl status
+
 e2e_summary
