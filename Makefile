@@ -245,7 +245,7 @@ unit: $(UNIT_TESTS)
 	@scripts/run-suite.sh unit $(UNIT_TESTS)
 
 # The verifier budget (tests/bpf/verifier_budget.txt) runs with the BPF tests.
-bpftest: $(BPF_TESTS) $(BUILD)/bpf_info $(BPF_OBJS)
+bpftest: $(BPF_TESTS) $(BUILD)/bpf_info $(BPF_OBJS) $(BUILD)/ringsteerd
 	@scripts/run-suite.sh bpf $(BPF_TESTS) tests/bpf/test_verifier_budget.sh
 
 e2e: $(BINS) $(TOOLS)

@@ -12,8 +12,8 @@ budget_file=tests/bpf/verifier_budget.txt
 skip=""
 objs=()
 kfuncs=1
-if ! bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null |
-	grep "FUNC 'bpf_crypto_decrypt'" >/dev/null; then
+# The daemon's own probe (rs_probe_crypto_kfuncs(): the kernel's BTF).
+if ! build/ringsteerd --probe | grep "crypto kfuncs yes" >/dev/null; then
 	kfuncs=0
 	skip=rs_quic_lb_set_key
 	echo "  note - no crypto kfuncs on $(uname -r): steer_tc_kfunc not loaded"

@@ -71,59 +71,12 @@ static int keys_derive(const char *path, struct rs_fleet_keys *k,
 int rs_fleet_keys_read(const char *path, struct rs_fleet_keys *k, char *why,
 		       size_t len)
 {
-	int lineno = 0, err, lines[RS_FLEET_KEYS_MAX];
-	char *text, *p, *next;
-	size_t size;
+	int err, lines[RS_FLEET_KEYS_MAX];
 
+	_Static_assert(RS_FLEET_KEY_LEN == RS_SECRET_KEY_LEN, "one key size");
 	memset(k, 0, sizeof(*k));
-	err = rs_secret_file_read(path, RS_SECRET_FILE_MAX, &text, &size, why,
-				  len);
-	if (err)
-		return err;
-	if (memchr(text, '\0', size)) {
-		snprintf(why, len, "%s: a NUL byte: not a key file", path);
-		err = -EINVAL;
-	}
-	for (p = text; !err && p < text + size; p = next) {
-		char *end;
-		size_t got = 0;
-
-		next = strchr(p, '\n');
-		next = next ? next + 1 : text + size;
-		lineno++;
-		p[strcspn(p, "#\r\n")] = '\0';
-		while (*p == ' ' || *p == '\t')
-			p++;
-		end = p + strlen(p);
-		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
-			*--end = '\0';
-		if (!*p)
-			continue;
-		if (k->n == RS_FLEET_KEYS_MAX) {
-			snprintf(why, len, "%s:%d: more than %d keys", path,
-				 lineno, RS_FLEET_KEYS_MAX);
-			err = -E2BIG;
-		} else if (strlen(p) != 2 * RS_FLEET_KEY_LEN ||
-			   strspn(p, "0123456789abcdefABCDEF") !=
-				   2 * RS_FLEET_KEY_LEN ||
-			   rs_hex_parse(p, k->key[k->n], RS_FLEET_KEY_LEN,
-					&got) ||
-			   got != RS_FLEET_KEY_LEN) {
-			snprintf(why, len,
-				 "%s:%d: expected 32 hex digits (openssl rand "
-				 "-hex 16)",
-				 path, lineno);
-			err = -EINVAL;
-		} else {
-			lines[k->n++] = lineno;
-		}
-	}
-	OPENSSL_cleanse(text, size);
-	free(text);
-	if (!err && !k->n) {
-		snprintf(why, len, "%s: no key in it", path);
-		err = -EINVAL;
-	}
+	err = rs_secret_keys_read(path, k->key, RS_FLEET_KEYS_MAX, &k->n, lines,
+				  why, len);
 	if (!err)
 		err = keys_derive(path, k, lines, why, len);
 	if (err)

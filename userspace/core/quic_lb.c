@@ -3,7 +3,6 @@
  * QUIC-LB CIDs with a key, in userspace: libcrypto supplies AES-128-ECB,
  * include/ringsteer/quic_lb.h the modes, the same code steer_tc runs.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,56 +85,22 @@ int quic_lb_cid_crypt(const uint8_t key[RS_QUIC_LB_KEY_LEN], uint8_t *cid,
 int quic_lb_key_read(const char *path, uint8_t key[RS_QUIC_LB_KEY_LEN],
 		     char *why, size_t why_len)
 {
-	char *text = NULL, *line, *save = NULL;
-	size_t len = 0, got, n = 0;
-	int err, lineno = 0;
+	uint8_t keys[2][RS_SECRET_KEY_LEN];
+	size_t n = 0;
+	int lines[2], err;
 
-	err = rs_secret_file_read(path, RS_SECRET_FILE_MAX, &text, &len, why,
-				  why_len);
-	if (err)
-		return err;
-	for (line = strtok_r(text, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *hash = strchr(line, '#'), *end;
-
-		lineno++;
-		if (hash)
-			*hash = '\0';
-		while (isspace((unsigned char)*line))
-			line++;
-		end = line + strlen(line);
-		while (end > line && isspace((unsigned char)end[-1]))
-			*--end = '\0';
-		if (!*line)
-			continue;
-		if (n) {
-			snprintf(why, why_len,
-				 "%s:%d: a second key (a QUIC key file holds "
-				 "one; the previous config has its own "
-				 "quic_previous_key_file)",
-				 path, lineno);
-			err = -EINVAL;
-			break;
-		}
-		if (strlen(line) != 2 * RS_QUIC_LB_KEY_LEN ||
-		    rs_hex_parse(line, key, RS_QUIC_LB_KEY_LEN, &got) ||
-		    got != RS_QUIC_LB_KEY_LEN) {
-			snprintf(why, why_len,
-				 "%s:%d: not a key: expected 32 hex digits "
-				 "(openssl rand -hex 16)",
-				 path, lineno);
-			err = -EINVAL;
-			break;
-		}
-		n++;
-	}
-	if (!err && !n) {
-		snprintf(why, why_len, "%s: no key in the file", path);
+	_Static_assert(RS_QUIC_LB_KEY_LEN == RS_SECRET_KEY_LEN, "one key size");
+	/* Two read, to name the second: a rotation has a file per key. */
+	err = rs_secret_keys_read(path, keys, 2, &n, lines, why, why_len);
+	if (!err && n > 1) {
+		snprintf(why, why_len,
+			 "%s:%d: a second key (a QUIC key file holds one; the "
+			 "previous config has its own quic_previous_key_file)",
+			 path, lines[1]);
 		err = -EINVAL;
 	}
-	OPENSSL_cleanse(text, len);
-	free(text);
-	if (err)
-		OPENSSL_cleanse(key, RS_QUIC_LB_KEY_LEN);
+	if (!err)
+		memcpy(key, keys[0], RS_QUIC_LB_KEY_LEN);
+	OPENSSL_cleanse(keys, sizeof(keys));
 	return err;
 }

@@ -7,6 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
+#include "hex.h"
 #include "secret_file.h"
 
 int rs_secret_file_read(const char *path, size_t max, char **out, size_t *len,
@@ -87,4 +90,69 @@ int rs_secret_file_read(const char *path, size_t max, char **out, size_t *len,
 	*out = buf;
 	*len = got;
 	return 0;
+}
+
+int rs_secret_keys_read(const char *path, uint8_t (*keys)[RS_SECRET_KEY_LEN],
+			size_t max, size_t *n, int *lines, char *why,
+			size_t len)
+{
+	int lineno = 0, err;
+	char *text, *p, *next;
+	size_t size;
+
+	*n = 0;
+	err = rs_secret_file_read(path, RS_SECRET_FILE_MAX, &text, &size, why,
+				  len);
+	if (err)
+		return err;
+	if (memchr(text, '\0', size)) {
+		snprintf(why, len, "%s: a NUL byte: not a key file", path);
+		err = -EINVAL;
+	}
+	for (p = text; !err && p < text + size; p = next) {
+		char *end;
+		size_t got = 0;
+
+		next = strchr(p, '\n');
+		next = next ? next + 1 : text + size;
+		lineno++;
+		p[strcspn(p, "#\r\n")] = '\0';
+		while (*p == ' ' || *p == '\t')
+			p++;
+		end = p + strlen(p);
+		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+			*--end = '\0';
+		if (!*p)
+			continue;
+		if (*n == max) {
+			snprintf(why, len, "%s:%d: more than %zu key%s", path,
+				 lineno, max, max == 1 ? "" : "s");
+			err = -E2BIG;
+		} else if (strlen(p) != 2 * RS_SECRET_KEY_LEN ||
+			   strspn(p, "0123456789abcdefABCDEF") !=
+				   2 * RS_SECRET_KEY_LEN ||
+			   rs_hex_parse(p, keys[*n], RS_SECRET_KEY_LEN, &got) ||
+			   got != RS_SECRET_KEY_LEN) {
+			snprintf(why, len,
+				 "%s:%d: expected 32 hex digits (openssl rand "
+				 "-hex 16)",
+				 path, lineno);
+			err = -EINVAL;
+		} else {
+			if (lines)
+				lines[*n] = lineno;
+			(*n)++;
+		}
+	}
+	OPENSSL_cleanse(text, size);
+	free(text);
+	if (!err && !*n) {
+		snprintf(why, len, "%s: no key in it", path);
+		err = -EINVAL;
+	}
+	if (err) {
+		OPENSSL_cleanse(keys, max * RS_SECRET_KEY_LEN);
+		*n = 0;
+	}
+	return err;
 }

@@ -14,6 +14,7 @@
 
 #include <ringsteer/abi.h>
 
+#include "quic_cid.h"
 #include "ring.h"
 
 #define RS_LINK_PIN_NAME	 "steer_lookup_link"
@@ -142,17 +143,16 @@ int dp_tc_prog_fd(struct rs_dataplane *dp);
  */
 const char *dp_tc_cipher(const struct rs_dataplane *dp, const char **why);
 /*
- * The QUIC-LB configs of rs_quic_lb: @cfgs[RS_MAX_SERVICES *
- * RS_QUIC_LB_CONFIGS] with @plens (rs_quic_lb.plen) and @keys (16 bytes
- * each, all zero where the mode is not RS_QUIC_LB_ENCRYPTED). With the kfunc
- * object the keys become crypto contexts and the map's round keys stay zero;
- * with the software one the round keys are written. Each entry that changes is
- * written in one update, so a packet sees the old config or the new one. 0 or a
- * negative errno (logged).
+ * rs_quic_lb as @cfgs says: @cfgs[service id] (RS_MAX_SERVICES of them)
+ * the configs of that service, as rs_service_quic_lb() gives them. With
+ * the kfunc object the keys become crypto contexts and the map's round
+ * keys stay zero; with the software one the round keys are written. Each
+ * entry that changes is written in one update, after its new context, so
+ * a packet sees the old config or the new one. 0 or a negative errno
+ * (logged); *@changed: the entries and contexts written.
  */
-int dp_tc_sync_quic_lb(struct rs_dataplane *dp, const uint8_t *modes,
-		       const uint8_t *plens, const uint8_t (*keys)[16],
-		       size_t *changed);
+int dp_tc_sync_quic_lb(struct rs_dataplane *dp,
+		       const struct quic_cid_keys *cfgs, size_t *changed);
 uint32_t dp_tc_program_id(struct rs_dataplane *dp);
 /* Kernel id of the rs_sockets map: tells our TC filters from others. */
 uint32_t dp_sockets_map_id(struct rs_dataplane *dp);

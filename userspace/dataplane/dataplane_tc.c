@@ -186,9 +186,8 @@ const char *dp_tc_cipher(const struct rs_dataplane *dp, const char **why)
 	return dp->tc_skel ? "software" : NULL;
 }
 
-int dp_tc_sync_quic_lb(struct rs_dataplane *dp, const uint8_t *modes,
-		       const uint8_t *plens, const uint8_t (*keys)[16],
-		       size_t *changed)
+int dp_tc_sync_quic_lb(struct rs_dataplane *dp,
+		       const struct quic_cid_keys *cfgs, size_t *changed)
 {
 	struct bpf_map *map = dp->skel->maps.rs_quic_lb;
 	struct rs_quic_lb *want, have;
@@ -201,17 +200,18 @@ int dp_tc_sync_quic_lb(struct rs_dataplane *dp, const uint8_t *modes,
 	if (!want)
 		return -ENOMEM;
 	for (__u32 i = 0; i < N_CONFIGS && !err; i++) {
-		bool encrypted = modes[i] == RS_QUIC_LB_ENCRYPTED;
+		const struct quic_cid_keys *c = &cfgs[i / RS_QUIC_LB_CONFIGS];
+		__u32 config = i % RS_QUIC_LB_CONFIGS;
+		bool encrypted = c->mode[config] == RS_QUIC_LB_ENCRYPTED;
 
 		memset(want, 0, sizeof(*want));
-		want->mode = modes[i];
-		want->plen = encrypted ? plens[i] : 0;
+		want->mode = c->mode[config];
+		want->plen = encrypted ? c->plen : 0;
 		if (encrypted && dp->tc_skel)
-			rs_aes128_expand(keys[i], &want->key);
+			rs_aes128_expand(c->key[config], &want->key);
 		/* A new context before the entry that uses it. */
-		if (dp->tc_kskel &&
-		    i % RS_QUIC_LB_CONFIGS != QUIC_LB_UNROUTABLE_SLOT) {
-			const uint8_t *k = encrypted ? keys[i] : NULL;
+		if (dp->tc_kskel && config != QUIC_LB_UNROUTABLE_SLOT) {
+			const uint8_t *k = encrypted ? c->key[config] : NULL;
 			static const uint8_t zero[16];
 
 			if (memcmp(dp->tc_keys[i], k ? k : zero, 16)) {
@@ -221,8 +221,7 @@ int dp_tc_sync_quic_lb(struct rs_dataplane *dp, const uint8_t *modes,
 					       "crypto "
 					       "context of service %u config "
 					       "%u: %s",
-					       i / RS_QUIC_LB_CONFIGS,
-					       i % RS_QUIC_LB_CONFIGS,
+					       i / RS_QUIC_LB_CONFIGS, config,
 					       strerror(-err));
 					break;
 				}

@@ -257,36 +257,20 @@ static void sweep(struct daemon *d, bool want)
  */
 static int quic_lb_push(struct daemon *d)
 {
-	uint8_t *modes = calloc(RS_MAX_SERVICES * RS_QUIC_LB_CONFIGS, 1);
-	uint8_t *plens = calloc(RS_MAX_SERVICES * RS_QUIC_LB_CONFIGS, 1);
-	uint8_t(*keys)[16] = calloc(RS_MAX_SERVICES * RS_QUIC_LB_CONFIGS, 16);
+	struct quic_cid_keys *cfgs = calloc(RS_MAX_SERVICES, sizeof(*cfgs));
 	size_t changed = 0;
-	int err = -ENOMEM;
+	int err;
 
-	if (!modes || !plens || !keys)
-		goto out;
-	for (size_t s = 0; s < d->cfg.n_services; s++) {
-		size_t base = (size_t)d->svcs[s].id * RS_QUIC_LB_CONFIGS;
-		struct quic_cid_keys k;
-
-		rs_service_quic_lb(&d->cfg.services[s], &k);
-		memcpy(modes + base, k.mode, sizeof(k.mode));
-		memset(plens + base, k.plen, RS_QUIC_LB_CONFIGS);
-		memcpy(keys[base], k.key, sizeof(k.key));
-		OPENSSL_cleanse(&k, sizeof(k));
-	}
-	err = dp_tc_sync_quic_lb(&d->dp, modes, plens,
-				 (const uint8_t(*)[16])keys, &changed);
+	if (!cfgs)
+		return -ENOMEM;
+	for (size_t s = 0; s < d->cfg.n_services; s++)
+		rs_service_quic_lb(&d->cfg.services[s], &cfgs[d->svcs[s].id]);
+	err = dp_tc_sync_quic_lb(&d->dp, cfgs, &changed);
 	if (!err && changed)
 		rs_info("quic-lb: %zu config entries written (AES: %s)",
 			changed, dp_tc_cipher(&d->dp, NULL));
-out:
-	if (keys)
-		OPENSSL_cleanse(keys,
-				RS_MAX_SERVICES * RS_QUIC_LB_CONFIGS * 16);
-	free(keys);
-	free(plens);
-	free(modes);
+	OPENSSL_cleanse(cfgs, RS_MAX_SERVICES * sizeof(*cfgs));
+	free(cfgs);
 	return err;
 }
 
