@@ -344,10 +344,11 @@ clean:
 
 # Benchmarks (docs/benchmarks.md): not part of `make test`. BENCH_QUICK=1
 # makes a short run; see scripts/bench.sh for the other knobs.
-BENCH_BPF  := $(BUILD)/bench/floor_lookup.skel.h
+BENCH_BPF  := $(BUILD)/bench/floor_lookup.skel.h $(BUILD)/bench/fleet_tag.skel.h
 BENCH_BINS := $(BUILD)/bench/decision_cost $(BUILD)/bench/ring_quality \
 	$(BUILD)/bench/bench_load $(BUILD)/bench/bench_backend \
-	$(BUILD)/bench/fleet_cost $(BUILD)/bench/quic_lb_cost
+	$(BUILD)/bench/fleet_cost $(BUILD)/bench/quic_lb_cost \
+	$(BUILD)/bench/fleet_tag_cost
 
 $(BUILD)/bench/%.bpf.o: bench/bpf/%.bpf.c
 	@mkdir -p $(@D)
@@ -362,6 +363,12 @@ $(BUILD)/bench/fleet_cost: bench/fleet_cost.c $(LIB_A) $(BPF_SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(INC_ringsteerd) $(CFLAGS) $(DEPFLAGS) -MF $@.d \
 		$< $(LIB_A) $(LIBS) -o $@
+
+# The fleet tag alone, with a repeat count (bench/bpf/fleet_tag.bpf.c).
+$(BUILD)/bench/fleet_tag_cost: bench/fleet_tag_cost.c \
+		$(BUILD)/bench/fleet_tag.skel.h
+	$(CC) $(CFLAGS_COMMON) $(INC_ringsteerd) $(CFLAGS) $(DEPFLAGS) -MF $@.d \
+		-I$(BUILD)/bench $< $(LIBS) -o $@
 
 # steer_tc's cookie step per QUIC-LB mode, software AES and kfuncs; it
 # drives the program through the BPF tests' TC fixture.
@@ -387,7 +394,8 @@ $(BUILD)/bench/bench_%: bench/bench_%.c $(TOOL_LIB)
 # Fleet mode's benchmark (docs/benchmarks.md, "Fleet"); not in `make bench`.
 bench-fleet: deps bpffs
 	@$(MAKE) --no-print-directory build $(BUILD)/bench/fleet_cost \
-		$(BUILD)/bench/bench_load $(BUILD)/bench/bench_backend
+		$(BUILD)/bench/fleet_tag_cost $(BUILD)/bench/bench_load \
+		$(BUILD)/bench/bench_backend
 	@scripts/bench-fleet.sh
 
 bench: deps bpffs

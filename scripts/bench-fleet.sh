@@ -3,7 +3,8 @@
 #
 # `make bench-fleet` (docs/benchmarks.md, "Fleet"): not part of `make test`.
 #   1. steer_tc's fleet step per packet under BPF_PROG_TEST_RUN, by path
-#      (build/bench/fleet_cost);
+#      (build/bench/fleet_cost), and the tag alone with a repeat count
+#      (build/bench/fleet_tag_cost);
 #   2. connection rate of connections forwarded to their owner host against
 #      connections that enter at their owner, side by side: the PoP of
 #      scripts/fleet-netns.sh with prefix4 = 24, so every client of
@@ -45,6 +46,19 @@ exec 3>"$REPORT.tmp"
 	echo "the difference is the tag's cost (target: at most +60 ns)."
 	echo
 	build/bench/fleet_cost -n 20000
+	echo
+	echo "**The tag alone** (\`build/bench/fleet_tag_cost\`): the rows above"
+	echo "time one run per call, and their differences carry tens of ns of"
+	echo "noise. \`bench/bpf/fleet_tag.bpf.c\` computes a forwarded TCP"
+	echo "segment's tag with the product's \`rs_fleet_tag_split()\` (the header"
+	echo "from a map, the inner bytes where they lie, as \`fleet_tag_of()\`"
+	echo "does), beside a floor that does all the rest, each 1,000,000 times"
+	echo "per call, alternating; each tag is checked against the same"
+	echo "function compiled in userspace. A host pays it once for each packet"
+	echo "it forwards (signing) and once for each it receives from a member"
+	echo "(checking)."
+	echo
+	build/bench/fleet_tag_cost -n 11 -r 1000000
 } >&3
 
 rs_install_cleanup
