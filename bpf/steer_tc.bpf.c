@@ -202,6 +202,9 @@ static __always_inline enum tc_outcome steer_cookie(
 		return TC_MALFORMED;
 	}
 
+	/* The fleet step decoded these very bytes: its answer stands. */
+	if (!quic_sid_memo_get(skb, svc_id, dcid_off, &sid))
+		goto decoded;
 	switch (quic_lb_server_id(
 		skb, dcid_off, svc_id,
 		QUIC_LB_LENS(sid_len, cid_len, svc->quic_config_id), &sid)) {
@@ -216,6 +219,7 @@ static __always_inline enum tc_outcome steer_cookie(
 	default:
 		return TC_ERROR;
 	}
+decoded:
 	key.service = svc_id;
 	__builtin_memcpy(&key.len, &sid, sizeof(sid));
 
@@ -363,6 +367,9 @@ static __always_inline int steer(struct __sk_buff *skb)
  * the program's paths (trace_note.bpf.h). A fleet packet unwrapped here
  * may then meet the cookie step: two events.
  */
+_Static_assert(sizeof(struct rs_trace_tc_note) <= RS_QUIC_SID_MEMO_CB * 4,
+	       "the note leaves skb->cb[RS_QUIC_SID_MEMO_CB] to the memo");
+
 SEC("tc")
 int steer_tc(struct __sk_buff *skb)
 {
@@ -373,6 +380,7 @@ int steer_tc(struct __sk_buff *skb)
 	n->backend = RS_NONE;
 	n->member = RS_NONE;
 	n->word = 0;
+	skb->cb[RS_QUIC_SID_MEMO_CB] = 0;
 	verdict = steer(skb);
 	done.word = n->word;
 	if ((done.reason || done.cookie) && rs_trace_on()) {

@@ -59,12 +59,13 @@ static __always_inline int fleet_quic_server_id(struct __sk_buff *skb,
 			   &dcid_off) != QUIC_DCID_FOUND)
 		return -1;
 	_Static_assert(sizeof(struct quic_lb_sid) == 16, "rs_fleet_cid head");
-	return quic_lb_server_id(
-		       skb, dcid_off, svc_id,
-		       QUIC_LB_LENS(sid_len, cid_len, svc->quic_config_id),
-		       (struct quic_lb_sid *)want) == QUIC_SID_FOUND
-		       ? 0
-		       : -1;
+	if (quic_lb_server_id(
+		    skb, dcid_off, svc_id,
+		    QUIC_LB_LENS(sid_len, cid_len, svc->quic_config_id),
+		    (struct quic_lb_sid *)want) != QUIC_SID_FOUND)
+		return -1;
+	quic_sid_memo_put(skb, svc_id, dcid_off, (struct quic_lb_sid *)want);
+	return 0;
 }
 
 /*

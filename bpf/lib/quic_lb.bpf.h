@@ -34,6 +34,58 @@ struct quic_lb_sid {
 	__u8 server_id[RS_QUIC_MAX_SERVER_ID];
 };
 
+/*
+ * A server ID decoded by the fleet's QUIC step (fleet_quic.bpf.h), for
+ * the cookie step of the same packet: decrypting an encrypted CID costs
+ * hundreds of ns, so a datagram of an ID of this host's is decoded once,
+ * not once per step. The ID waits in a per-CPU map (steer_tc's own, not
+ * pinned; one packet's run is never interleaved with another's on a CPU)
+ * and the packet's skb->cb[4] says whose it is: rs_quic_sid_memo_word() of
+ * the service and DCID offset it was decoded for, i.e. the bytes the
+ * cookie step would decode itself. steer_tc clears the word first, and
+ * the verifier does not track the context, so the memo splits no paths
+ * (trace_note.bpf.h says why that matters; the note has cb[0..3]).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct quic_lb_sid);
+} rs_quic_sid_memo SEC(".maps");
+
+/* Keep @sid as the one decoded for @svc_id at @dcid_off of @skb. */
+static __always_inline void quic_sid_memo_put(struct __sk_buff *skb,
+					      __u32 svc_id, __u32 dcid_off,
+					      const struct quic_lb_sid *sid)
+{
+	struct quic_lb_sid *m;
+	__u32 zero = 0;
+
+	m = bpf_map_lookup_elem(&rs_quic_sid_memo, &zero);
+	if (!m)
+		return;
+	*m = *sid;
+	skb->cb[RS_QUIC_SID_MEMO_CB] = rs_quic_sid_memo_word(svc_id, dcid_off);
+}
+
+/* The ID kept for @svc_id at @dcid_off of @skb into @sid: 0, else -1. */
+static __always_inline int quic_sid_memo_get(struct __sk_buff *skb,
+					     __u32 svc_id, __u32 dcid_off,
+					     struct quic_lb_sid *sid)
+{
+	struct quic_lb_sid *m;
+	__u32 zero = 0;
+
+	if (skb->cb[RS_QUIC_SID_MEMO_CB] !=
+	    rs_quic_sid_memo_word(svc_id, dcid_off))
+		return -1;
+	m = bpf_map_lookup_elem(&rs_quic_sid_memo, &zero);
+	if (!m)
+		return -1;
+	*sid = *m;
+	return 0;
+}
+
 enum quic_sid_result {
 	QUIC_SID_FOUND = 0, /* *out holds the server ID */
 	QUIC_SID_NONE,	    /* config 0b111: unroutable on purpose */

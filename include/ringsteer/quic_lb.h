@@ -86,6 +86,20 @@ struct rs_quic_lb_work {
 	__u8 rr[RS_QUIC_LB_BUF];
 };
 
+/*
+ * steer_tc decodes a datagram's server ID once when both its fleet step
+ * and its cookie step need it (bpf/lib/quic_lb.bpf.h, the memo): the
+ * packet's skb->cb[RS_QUIC_SID_MEMO_CB] then holds this word for the
+ * service and the DCID offset it was decoded for. Here so that the BPF
+ * tests can forge one, as the stack could leave it.
+ */
+#define RS_QUIC_SID_MEMO_CB 4
+
+static __always_inline __u32 rs_quic_sid_memo_word(__u32 svc_id, __u32 dcid_off)
+{
+	return 1u << 31 | (svc_id & 0x7fff) << 16 | (dcid_off & 0xffff);
+}
+
 #endif /* RS_QUIC_LB_H */
 
 /*

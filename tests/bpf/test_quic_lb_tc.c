@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -35,6 +36,7 @@
 #include "dataplane_probe.h"
 #include "frames.h"
 #include "quic_cid.h"
+#include <ringsteer/quic_lb.h>
 #include "steer_tc_kfunc.skel.h"
 #include "tc_fixture.h"
 
@@ -188,16 +190,19 @@ struct snap {
 
 static int runs, mismatches;
 
-/* Run @len bytes of @f; the counters must move exactly as @exp says. */
-static void check(const char *what, const uint8_t *f, size_t len, uint32_t s,
-		  enum tc_outcome exp, uint32_t backend)
+/*
+ * Run @len bytes of @f, its skb->cb[] as @cb says (NULL: zero); the
+ * counters must move exactly as @exp says.
+ */
+static void check_cb(const char *what, const uint8_t *f, size_t len, uint32_t s,
+		     enum tc_outcome exp, uint32_t backend, const uint32_t *cb)
 {
 	struct snap want, got;
 	int retval = -1;
 
 	CU_ASSERT_EQUAL_FATAL(tc_snapshot(skel, want.svc, NSVC, want.be, NBE),
 			      0);
-	CU_ASSERT_EQUAL(tc_run(skel, f, len, &retval), 0);
+	CU_ASSERT_EQUAL(tc_run_cb(skel, f, len, cb, &retval), 0);
 	CU_ASSERT_EQUAL(retval, TC_ACT_UNSPEC);
 	CU_ASSERT_EQUAL_FATAL(tc_snapshot(skel, got.svc, NSVC, got.be, NBE), 0);
 	tc_count(&want.svc[s], &want.be[backend], exp, false);
@@ -210,6 +215,12 @@ static void check(const char *what, const uint8_t *f, size_t len, uint32_t s,
 				what, exp, backend);
 		CU_FAIL("counters differ from the prediction");
 	}
+}
+
+static void check(const char *what, const uint8_t *f, size_t len, uint32_t s,
+		  enum tc_outcome exp, uint32_t backend)
+{
+	check_cb(what, f, len, s, exp, backend, NULL);
 }
 
 static size_t frame_of(uint8_t *out, size_t cap, uint32_t s, int family,
@@ -356,6 +367,52 @@ static void test_random_cids_agree(void)
 		mismatches);
 }
 
+/*
+ * The cookie step takes a server ID the fleet step decoded for the same
+ * packet (the memo: a per-CPU map, and a word in skb->cb[]). A packet
+ * whose cb[] arrives holding that very word (the stack may leave anything
+ * there), while the map holds another backend's ID from an earlier
+ * packet, must still be decoded from its own bytes.
+ */
+static void test_memo_from_the_stack(void)
+{
+	const uint32_t s = 0, b = 1, other = 2;
+	/* Ethernet, IPv4 without options, UDP, the short header's octet. */
+	const uint32_t dcid_off = 14 + 20 + 8 + 1;
+	int ncpu = libbpf_num_possible_cpus(), fd;
+	uint8_t cid[QUIC_CID_MAX_LEN], f[256], *vals;
+	uint32_t cb[5] = {0}, zero = 0, be = 0;
+	size_t len;
+
+	CU_ASSERT_FATAL(ncpu > 0);
+	CU_ASSERT_EQUAL_FATAL(keys[s].mode[2], RS_QUIC_LB_ENCRYPTED);
+	CU_ASSERT_EQUAL_FATAL(quic_cid_encode_keyed(&svcs[s], &keys[s], 2,
+						    sids[b], NULL, cid),
+			      svcs[s].quic_cid_len);
+	CU_ASSERT_EQUAL_FATAL(predict(s, cid, svcs[s].quic_cid_len, &be),
+			      TC_HIT);
+	CU_ASSERT_EQUAL_FATAL(be, b);
+	CU_ASSERT_NOT_EQUAL_FATAL(
+		memcmp(sids[b], sids[other], svcs[s].quic_server_id_len), 0);
+	/* struct quic_lb_sid: the length, then the ID; on every CPU. */
+	vals = calloc((size_t)ncpu, 16);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(vals);
+	for (int c = 0; c < ncpu; c++) {
+		vals[c * 16] = svcs[s].quic_server_id_len;
+		memcpy(vals + c * 16 + 1, sids[other],
+		       svcs[s].quic_server_id_len);
+	}
+	fd = bpf_map__fd(skel->maps.rs_quic_sid_memo);
+	CU_ASSERT_EQUAL(bpf_map_update_elem(fd, &zero, vals, BPF_ANY), 0);
+	free(vals);
+
+	len = frame_of(f, sizeof(f), s, AF_INET, -1, cid, svcs[s].quic_cid_len);
+	cb[RS_QUIC_SID_MEMO_CB] = rs_quic_sid_memo_word(s, dcid_off);
+	check_cb("a memo word the packet did not earn", f, len, s, TC_HIT, b,
+		 cb);
+	check_cb("no memo word", f, len, s, TC_HIT, b, NULL);
+}
+
 /* kfunc only: an encrypted config without its context is an error. */
 static void test_missing_context(void)
 {
@@ -402,6 +459,8 @@ int main(void)
 	CU_add_test(s, "hostile CIDs", test_hostile_cids);
 	CU_add_test(s, "6000 random CIDs agree with the decoder",
 		    test_random_cids_agree);
+	CU_add_test(s, "a memo left in skb->cb is not taken",
+		    test_memo_from_the_stack);
 	if (probe) {
 		tc_fixture_free_kfunc(probe, probe_k);
 		s = CU_add_suite("quic_lb crypto kfuncs", setup_kfunc,
@@ -411,6 +470,8 @@ int main(void)
 		CU_add_test(s, "hostile CIDs", test_hostile_cids);
 		CU_add_test(s, "6000 random CIDs agree with the decoder",
 			    test_random_cids_agree);
+		CU_add_test(s, "a memo left in skb->cb is not taken",
+			    test_memo_from_the_stack);
 		CU_add_test(s, "a config without its context: error",
 			    test_missing_context);
 	} else {

@@ -260,11 +260,24 @@ int tc_snapshot(struct steer_tc_bpf *skel, struct rs_service_stats *svc,
 int tc_run(struct steer_tc_bpf *skel, const uint8_t *data, size_t len,
 	   int *retval)
 {
+	return tc_run_cb(skel, data, len, NULL, retval);
+}
+
+int tc_run_cb(struct steer_tc_bpf *skel, const uint8_t *data, size_t len,
+	      const uint32_t cb[5], int *retval)
+{
 	uint8_t out[FRAME_MAX] = {0};
+	struct __sk_buff ctx = {0};
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = data,
 		    .data_size_in = (__u32)len, .data_out = out,
 		    .data_size_out = sizeof(out));
 	int err;
+
+	if (cb) {
+		memcpy(ctx.cb, cb, sizeof(ctx.cb));
+		opts.ctx_in = &ctx;
+		opts.ctx_size_in = sizeof(ctx);
+	}
 
 	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.steer_tc),
 				     &opts);

@@ -106,4 +106,8 @@ int tc_snapshot(struct steer_tc_bpf *skel, struct rs_service_stats *svc,
 int tc_run(struct steer_tc_bpf *skel, const uint8_t *data, size_t len,
 	   int *retval);
 
+/* tc_run() with the packet's skb->cb[] as @cb says (what the stack left). */
+int tc_run_cb(struct steer_tc_bpf *skel, const uint8_t *data, size_t len,
+	      const uint32_t cb[5], int *retval);
+
 #endif /* TC_FIXTURE_H */
