@@ -270,9 +270,13 @@ void rs_config_free(struct rs_config *cfg)
 {
 	if (!cfg)
 		return;
+	/* Services hold QUIC-LB keys: none is left in freed memory. */
+	if (cfg->services)
+		explicit_bzero(cfg->services,
+			       cfg->n_services * sizeof(*cfg->services));
 	free(cfg->services);
 	free(cfg->backends);
-	memset(cfg, 0, sizeof(*cfg));
+	explicit_bzero(cfg, sizeof(*cfg));
 }
 
 int rs_config_find_service(const struct rs_config *cfg, const char *name)

@@ -43,6 +43,11 @@ struct sections {
 	char label[LABEL_MAX];
 };
 
+/*
+ * Room for one more. Not realloc(): a service holds its QUIC-LB keys, and
+ * the old array is wiped before it is freed, so no copy of a key is left
+ * behind in the heap. NULL when out of memory (@arr is then untouched).
+ */
 static void *grow(void *arr, size_t *cap, size_t n, size_t size)
 {
 	size_t new_cap;
@@ -51,11 +56,15 @@ static void *grow(void *arr, size_t *cap, size_t n, size_t size)
 	if (n < *cap)
 		return arr;
 	new_cap = *cap ? *cap * 2 : 8;
-	q = reallocarray(arr, new_cap, size);
-	if (q) {
-		memset((char *)q + *cap * size, 0, (new_cap - *cap) * size);
-		*cap = new_cap;
+	q = calloc(new_cap, size);
+	if (!q)
+		return NULL;
+	if (arr) {
+		memcpy(q, arr, *cap * size);
+		explicit_bzero(arr, *cap * size);
+		free(arr);
 	}
+	*cap = new_cap;
 	return q;
 }
 
