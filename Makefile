@@ -81,7 +81,7 @@ TOOLS      := $(patsubst tests/e2e/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/e
 HEADERS    := $(wildcard include/ringsteer/*.h userspace/*/*.h)
 C_SOURCES  := $(shell find bpf include userspace tests scripts bench -name '*.[ch]' 2>/dev/null)
 
-.PHONY: all build deps bpffs test unit bpftest e2e chaos demo demo-fleet bench-fleet lint info clean install help bench \
+.PHONY: all build deps bpffs test unit bpftest e2e chaos demo demo-fleet bench-fleet bench-profile lint info clean install help bench \
 	vmtest man uninstall package-test
 
 # `make` installs missing build dependencies first, as `make test` does
@@ -397,6 +397,13 @@ bench-fleet: deps bpffs
 		$(BUILD)/bench/fleet_tag_cost $(BUILD)/bench/bench_load \
 		$(BUILD)/bench/bench_backend
 	@scripts/bench-fleet.sh
+
+# Where a connection's CPU time goes, under perf (docs/benchmarks.md
+# section 5); not in `make bench`.
+bench-profile: deps bpffs
+	@scripts/bench-deps.sh
+	@$(MAKE) --no-print-directory $(BUILD)/ringsteerd $(LIB_A) $(BENCH_BINS)
+	@BENCH_SECTIONS=profile scripts/bench.sh
 
 bench: deps bpffs
 	@scripts/bench-deps.sh

@@ -186,5 +186,10 @@ sed -i -e :a -e '/^\n*$/{$d;N;ba' -e '}' docs/benchmarks.md.tmp
 {
 	echo
 	cat "$REPORT"
+	# make bench-profile's section stays last.
+	if [[ -f docs/bench-profile.md ]]; then
+		echo
+		cat docs/bench-profile.md
+	fi
 } >>docs/benchmarks.md.tmp
 mv docs/benchmarks.md.tmp docs/benchmarks.md

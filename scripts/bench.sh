@@ -27,6 +27,10 @@
 #   BENCH_DC_ROUNDS      decision-cost rounds per cell [7; quick 2]
 #   BENCH_REPORT_ONLY=1  run nothing: rewrite the report and charts from
 #                        the results already in BENCH_RESULTS
+#   BENCH_PROFILE_HZ, BENCH_PROFILE_ROUNDS, BENCH_PROFILE_PERF_ARGS,
+#   BENCH_PROFILE_KEEP   `make bench-profile` (BENCH_SECTIONS=profile):
+#                        perf's sampling rate [1999], rounds [3], more
+#                        arguments to perf record, keep its data
 #
 # Everything it starts (namespaces, backends, proxies, ringsteerd, pins
 # under /sys/fs/bpf/rs-bench-PID) is removed on exit, also on failure.
@@ -364,8 +368,20 @@ run_variant() {
 		s0=$(prog_stats)
 		t0=$(date +%s%N)
 	fi
-	line=$(load "${targets[@]}" --concurrency "$conc" --warmup "$WARMUP" \
-		--duration "$SECS")
+	if [[ -n ${PROFILE_DATA:-} ]]; then
+		# Every CPU, the whole run (no warm-up: every connection the
+		# profile pays for is counted).
+		# shellcheck disable=SC2086 # PROFILE_PERF_ARGS: words
+		line=$(perf record -q -a -F "$PROFILE_HZ" $PROFILE_PERF_ARGS \
+			-o "$PROFILE_DATA" -- \
+			nsenter --net="/run/netns/$RS_NS_CLIENT" -- \
+			$B/bench_load --src-base 198.18.1.1 --sources "$SOURCES" \
+			"${targets[@]}" --concurrency "$conc" --warmup 0 \
+			--duration "$SECS")
+	else
+		line=$(load "${targets[@]}" --concurrency "$conc" \
+			--warmup "$WARMUP" --duration "$SECS")
+	fi
 	if [[ -n $s0 ]]; then
 		s1=$(prog_stats)
 		t1=$(date +%s%N)
@@ -379,6 +395,7 @@ run_variant() {
 			>>"$RES/bpfstats.tsv"
 	fi
 	[[ $v == ringsteer* || $v == attached-direct ]] && ringsteer_down
+	LAST_LINE=$line
 	log "  $mode round $round $v: $line"
 	printf '%s\t%s\t%s' "$mode" "$round" "$v"
 	for k in rate p50_us p99_us p999_us errors timeouts; do
@@ -387,14 +404,13 @@ run_variant() {
 	printf '\n'
 }
 
-section_e2e() {
-	local d i r m mode conc n
-	local modes=("saturated:$CONC" "serial:1")
+# e2e_backends DIR: the namespaces, NBACKENDS backends and the configs
+# (logs and configs in DIR, our own, not a shared /tmp name).
+e2e_backends() {
+	local i
 
-	# Logs and configs in our own directory, not a shared /tmp name.
-	RS_BG_DIR=$RES/run
+	RS_BG_DIR=$1
 	rs_ns_setup "bench$$"
-	d=$RS_BG_DIR
 	for ((i = 1; i <= NBACKENDS; i++)); do
 		rs_bg_start "be$i" rs_in_edge $B/bench_backend --name "be$i" \
 			--tcp "$(backend_addr "$i")"
@@ -405,6 +421,14 @@ section_e2e() {
 		write_configs
 		build/ringsteerd --check -c "$CONF"
 	fi
+}
+
+section_e2e() {
+	local d i r m mode conc n
+	local modes=("saturated:$CONC" "serial:1")
+
+	e2e_backends "$RES/run"
+	d=$RS_BG_DIR
 	rs_in_edge haproxy -c -q -f "$d/haproxy.cfg"
 	rs_bg_start haproxy rs_in_edge haproxy -db -f "$d/haproxy.cfg"
 	rs_in_edge nginx -t -q -p "$d/" -e "$d/nginx-start.log" \
@@ -456,6 +480,158 @@ section_e2e() {
 	cp "$d/haproxy.cfg" "$d/nginx.conf" "$CONF" "$CONF_BOUNDED" "$RES/"
 	rs_bg_stop nginx
 	rs_bg_stop haproxy
+}
+
+# ---------------------------------------------------------------------------
+# profile: where a connection's CPU time goes (make bench-profile)
+
+PROFILE_HZ=${BENCH_PROFILE_HZ:-1999}
+PROFILE_ROUNDS=${BENCH_PROFILE_ROUNDS:-3}
+PROFILE_OUT=docs/bench-profile.md
+# For a closer look: BENCH_PROFILE_PERF_ARGS=-g keeps call graphs, and
+# BENCH_PROFILE_KEEP=1 keeps each run's perf.data in the results.
+PROFILE_PERF_ARGS=${BENCH_PROFILE_PERF_ARGS:-}
+PROFILE_KEEP=${BENCH_PROFILE_KEEP:-}
+
+# Rounds of direct, ringsteer and attached-direct under `perf record -a`
+# (every CPU: the client, the kernel, the backends), serial and
+# saturated; per run, the CPU time of each symbol (cpu-clock: ns) and the
+# connections made.
+section_profile() {
+	local dir=$RES/profile r i v m mode conc
+	local variants=(direct ringsteer attached-direct)
+
+	if ! command -v perf >/dev/null; then
+		log "perf missing: scripts/bench-deps.sh installs linux-perf"
+		return 1
+	fi
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	e2e_backends "$dir/run"
+	printf 'mode\tround\tvariant\tconns\tsecs\n' >"$dir/runs.tsv"
+	: >"$dir/symbols.tsv"
+	for m in "serial:1" "saturated:$CONC"; do
+		mode=${m%%:*}
+		conc=${m#*:}
+		log "profile $mode: $PROFILE_ROUNDS rounds x ${#variants[@]} variants, ${SECS}s each"
+		for ((r = 1; r <= PROFILE_ROUNDS; r++)); do
+			for ((i = 0; i < ${#variants[@]}; i++)); do
+				v=${variants[$(((i + r - 1) % ${#variants[@]}))]}
+				PROFILE_DATA=$dir/$mode-$v-$r.data
+				run_variant "$mode" "$r" "$v" "$conc" >/dev/null
+				PROFILE_DATA=""
+				printf '%s\t%s\t%s\t%s\t%s\n' "$mode" "$r" "$v" \
+					"$(kv "$LAST_LINE" conns)" \
+					"$(kv "$LAST_LINE" secs)" >>"$dir/runs.tsv"
+				# cpu-clock periods are ns; a BPF program's tag
+				# differs per load, its name does not.
+				perf report -i "$dir/$mode-$v-$r.data" --stdio \
+					--sort sym -F period,sym 2>/dev/null |
+					awk -v m="$mode" -v r="$r" -v v="$v" '
+						/^#/ || NF < 3 { next }
+						{
+							sym = $3
+							for (i = 4; i <= NF; i++) sym = sym " " $i
+							sub(/^bpf_prog_[0-9a-f]+_/, "bpf_prog_", sym)
+							printf "%s\t%s\t%s\t%s\t%s\t%s\n", m, r, v, $1, $2, sym
+						}' >>"$dir/symbols.tsv"
+				[[ -n $PROFILE_KEEP ]] || rm -f "$dir/$mode-$v-$r.data"
+			done
+		done
+	done
+}
+
+# profile_report: docs/bench-profile.md from $RES/profile
+profile_report() {
+	local dir=$RES/profile mode
+
+	cat <<EOT
+## 5. Where a connection's CPU time goes (make bench-profile)
+
+Run $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), scripts/bench.sh (section profile).
+
+The test bed of section 2 (one connection per request, 4 backends, the
+load generator in its own namespace on the same machine) under \`perf
+record -a -F $PROFILE_HZ\` (cpu-clock: this VM has no hardware counters),
+$PROFILE_ROUNDS rounds of ${SECS} s of each variant in rotating order,
+serial and saturated. Every CPU is sampled, so each connection's time
+is all of it: the client's connect and close, the kernel's TCP on both
+sides, the backends, our programs. Figures are CPU ns per connection
+(the symbol's sampled time over the connections the runs made), idle
+left out; **direct** connects to the backends' own addresses,
+**ringsteer** to the service (steered by steer_lookup, counted by
+steer_sockops), **attached-direct** to the backends' own addresses with
+ringsteer attached (what the hooks cost connections that are not
+steered). A sample is $((1000000 / PROFILE_HZ)) µs of one CPU: a row
+under a few hundred ns per connection is within the noise, and the
+differences of large rows (the kernel's TCP) move by more than that
+between rounds.
+EOT
+	for mode in serial saturated; do
+		awk -F'\t' -v mode="$mode" -v hz="$PROFILE_HZ" '
+		function cat_of(k, s) {
+			if (s ~ /^(pv_native_safe_halt|default_idle|native_safe_halt|cpuidle|acpi_idle|poll_idle|intel_idle|do_idle|arch_cpu_idle)/)
+				return "idle"
+			if (s ~ /^bpf_prog_/)
+				return "ringsteer BPF programs"
+			if (s ~ /^(htab_|__htab|lookup_nulls_elem|lookup_elem_raw|bpf_sk_|sock_map_|array_map_|bpf_local_storage|bpf_sk_storage|__bpf_sk_storage|__cgroup_bpf_run|bpf_map_|bpf_ktime|bpf_get_|__bpf_prog_|bpf_dispatcher|jhash|bpf_sock_ops|bpf_prog_run|bpf_trampoline|bpf_lru|__bpf_lru|bpf_percpu|__sk_storage|inet_lookup_run_bpf|bpf_sk_lookup|sk_storage|bpf_selem|bpf_obj_)/)
+				return "BPF helpers, maps, hooks"
+			if (k == "[.]")
+				return "user space (client, backends)"
+			return "kernel (TCP/IP, sockets, scheduler, syscalls)"
+		}
+		FNR == 1 { file++; next }
+		file == 1 && $1 == mode { conns[$3] += $4; secs[$3] += $5; next }
+		file == 2 && $1 == mode {
+			c = cat_of($5, $6)
+			if (c == "idle") next
+			ns = $4 + 0
+			cat[$3, c] += ns; cats[c] = 1
+			sym[$3, $6] += ns; syms[$6] = $5
+			tot[$3] += ns
+		}
+		END {
+			n = split("direct ringsteer attached-direct", v, " ")
+			printf "\n**%s** (", mode
+			for (i = 1; i <= n; i++)
+				printf "%s%s %d connections in %.0f s", (i > 1 ? ", " : ""), v[i], conns[v[i]], secs[v[i]]
+			printf "):\n\n"
+			printf "| where | direct ns/conn | ringsteer ns/conn | ringsteer - direct | attached-direct ns/conn |\n|---|---:|---:|---:|---:|\n"
+			split("ringsteer BPF programs|BPF helpers, maps, hooks|kernel (TCP/IP, sockets, scheduler, syscalls)|user space (client, backends)", order, "|")
+			for (j = 1; j <= 4; j++) {
+				c = order[j]
+				d = conns["direct"] ? cat["direct", c] / conns["direct"] : 0
+				s = conns["ringsteer"] ? cat["ringsteer", c] / conns["ringsteer"] : 0
+				a = conns["attached-direct"] ? cat["attached-direct", c] / conns["attached-direct"] : 0
+				printf "| %s | %.0f | %.0f | %+.0f | %.0f |\n", c, d, s, s - d, a
+			}
+			d = tot["direct"] / conns["direct"]; s = tot["ringsteer"] / conns["ringsteer"]
+			a = tot["attached-direct"] / conns["attached-direct"]
+			printf "| **all CPU time** | **%.0f** | **%.0f** | **%+.0f (%+.1f%%)** | **%.0f** |\n", d, s, s - d, 100 * (s - d) / d, a
+			printf "| wall time per connection (run time / connections) | %.0f | %.0f | %+.0f | %.0f |\n", \
+				1e9 * secs["direct"] / conns["direct"], 1e9 * secs["ringsteer"] / conns["ringsteer"], \
+				1e9 * secs["ringsteer"] / conns["ringsteer"] - 1e9 * secs["direct"] / conns["direct"], \
+				1e9 * secs["attached-direct"] / conns["attached-direct"]
+			# The symbols that differ most, ringsteer against direct.
+			m = 0
+			for (x in syms) {
+				dd = sym["ringsteer", x] / conns["ringsteer"] - sym["direct", x] / conns["direct"]
+				diff[x] = dd; key[++m] = x
+			}
+			for (i = 1; i <= m; i++)
+				for (j = i + 1; j <= m; j++)
+					if (diff[key[j]] > diff[key[i]]) { t = key[i]; key[i] = key[j]; key[j] = t }
+			printf "\nThe %d symbols ringsteer spends most on beyond direct, and every ringsteer BPF program:\n\n", 15
+			printf "| symbol | direct ns/conn | ringsteer ns/conn | difference | attached-direct ns/conn |\n|---|---:|---:|---:|---:|\n"
+			for (i = 1; i <= m; i++) {
+				x = key[i]
+				if (i > 15 && x !~ /^bpf_prog_/) continue
+				printf "| `%s` | %.0f | %.0f | %+.0f | %.0f |\n", x, sym["direct", x] / conns["direct"], \
+					sym["ringsteer", x] / conns["ringsteer"], diff[x], \
+					sym["attached-direct", x] / conns["attached-direct"]
+			}
+		}' "$dir/runs.tsv" "$dir/symbols.tsv"
+	done
 }
 
 # e2e_table MODE: markdown table of medians and side-by-side ratios
@@ -967,6 +1143,22 @@ ring_notes() {
 # ---------------------------------------------------------------------------
 # main
 
+# `make bench-profile`: its own report, docs/benchmarks.md's last section.
+if [[ $SECTIONS == profile ]]; then
+	[[ -n ${BENCH_REPORT_ONLY:-} ]] || section_profile
+	profile_report >"$PROFILE_OUT.tmp"
+	mv "$PROFILE_OUT.tmp" "$PROFILE_OUT"
+	awk '/^## 5. Where a connection/ { exit } { print }' "$OUT" >"$OUT.tmp"
+	sed -i -e :a -e '/^\n*$/{$d;N;ba' -e '}' "$OUT.tmp"
+	{
+		echo
+		cat "$PROFILE_OUT"
+	} >>"$OUT.tmp"
+	mv "$OUT.tmp" "$OUT"
+	log "wrote $PROFILE_OUT and its section of $OUT"
+	exit 0
+fi
+
 if [[ -z ${BENCH_REPORT_ONLY:-} ]]; then
 	rm -rf "$RES"
 	mkdir -p "$RES"
@@ -978,12 +1170,15 @@ if [[ -z ${BENCH_REPORT_ONLY:-} ]]; then
 fi
 charts
 report >"$OUT.tmp"
-# Fleet mode's section comes from `make bench-fleet` (scripts/bench-fleet.sh).
-if [[ -f docs/bench-fleet.md ]]; then
-	{
-		echo
-		cat docs/bench-fleet.md
-	} >>"$OUT.tmp"
-fi
+# Fleet mode's section comes from `make bench-fleet` (scripts/bench-fleet.sh),
+# the profile's from `make bench-profile`.
+for f in docs/bench-fleet.md "$PROFILE_OUT"; do
+	if [[ -f $f ]]; then
+		{
+			echo
+			cat "$f"
+		} >>"$OUT.tmp"
+	fi
+done
 mv "$OUT.tmp" "$OUT"
 log "wrote $OUT"
