@@ -159,25 +159,25 @@ static __always_inline void load_add(__u32 backend, __u32 service, __s64 d)
 }
 
 /*
- * Count the connection up and remember, in the socket itself, what it
- * was counted for. The state callback is asked for only here, so only
- * counted sockets ever call back at close. RS_TRACE_F_COUNTED when
- * counted (for the trace).
+ * Count the connection up, and mark the child's own copy of its
+ * listener's rs_listen storage (the kernel cloned it at the handshake's
+ * end) as counted: the mark says, at close and to the daemon's
+ * reconciliation, that this socket is in the gauge. Nothing is
+ * allocated: a second storage per connection (rs_conn, until issue 21's
+ * profile) cost an allocation at establishment and an RCU-deferred free
+ * at close, on every connection (docs/benchmarks.md, section 5). The state
+ * callback is asked for only here, so only counted sockets call back at close.
+ * RS_TRACE_F_COUNTED when counted (for the trace).
  */
 static __always_inline __u32 load_up(struct bpf_sock_ops *ctx,
-				     struct bpf_sock *sk, __u32 svc_id, __u32 b)
+				     struct rs_conn *c, __u32 svc_id, __u32 b)
 {
 	struct rs_backend *be;
-	struct rs_conn *c;
 
 	be = bpf_map_lookup_elem(&rs_backends, &b);
 	if (!be || be->service != svc_id)
 		return 0;
-	c = bpf_sk_storage_get(&rs_conn, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!c)
-		return 0;
-	c->backend = b;
-	c->service = svc_id;
+	c->service = svc_id | RS_CONN_COUNTED;
 	load_add(b, svc_id, 1);
 	bpf_sock_ops_cb_flags_set(ctx, ctx->bpf_sock_ops_cb_flags |
 					       BPF_SOCK_OPS_STATE_CB_FLAG);
@@ -186,16 +186,29 @@ static __always_inline __u32 load_up(struct bpf_sock_ops *ctx,
 
 /*
  * Every way a TCP socket ends passes tcp_set_state(TCP_CLOSE) once. The
- * storage is deleted as it is counted down, so a second callback (none is
- * expected) finds nothing to count.
+ * mark is taken off as the socket is counted down, so a second callback
+ * (none is expected; another program may ask for state callbacks too)
+ * finds nothing to count.
  */
 static __always_inline void load_down(struct bpf_sock_ops *ctx)
 {
 	struct bpf_sock *sk = ctx->sk;
 	struct rs_conn *c;
+	__u32 svc_id;
 
 	if (!sk || ctx->args[1] != BPF_TCP_CLOSE)
 		return;
+	c = bpf_sk_storage_get(&rs_listen, sk, 0, 0);
+	if (c && c->service & RS_CONN_COUNTED) {
+		svc_id = c->service & ~RS_CONN_COUNTED;
+		c->service = svc_id;
+		load_add(c->backend, svc_id, -1);
+		if (rs_trace_on())
+			rs_trace_sock(ctx, svc_id, c->backend, RS_TRACE_CLOSED,
+				      0);
+		return;
+	}
+	/* Counted by a build before the mark (maps.bpf.h, rs_conn). */
 	c = bpf_sk_storage_get(&rs_conn, sk, 0, 0);
 	if (!c)
 		return;
@@ -225,7 +238,7 @@ int steer_sockops(struct bpf_sock_ops *ctx)
 		return 1;
 	/* Not accepted by one of our backends' listeners: not ours. */
 	l = bpf_sk_storage_get(&rs_listen, sk, 0, 0);
-	if (!l)
+	if (!l || l->service & RS_CONN_COUNTED)
 		return 1;
 	svc_id = l->service;
 	b = l->backend;
@@ -239,7 +252,7 @@ int steer_sockops(struct bpf_sock_ops *ctx)
 	if (!bind || bind->service != svc_id)
 		return 1;
 	flags = sticky_commit(&a, svc_id, b);
-	flags |= load_up(ctx, sk, svc_id, b);
+	flags |= load_up(ctx, l, svc_id, b);
 	if (rs_trace_on())
 		rs_trace_sock(ctx, svc_id, b, RS_TRACE_ESTABLISHED, flags);
 	return 1;

@@ -138,8 +138,9 @@ struct {
 } rs_service_load SEC(".maps");
 
 /*
- * Per counted connection, in the socket itself: freed with the socket, so
- * nothing here outlives a connection or needs cleaning.
+ * Per counted connection, written by builds before the RS_CONN_COUNTED
+ * mark in rs_listen (abi.h): read only at close, to count down the
+ * connections such a build counted that are still open after an upgrade.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
@@ -151,7 +152,9 @@ struct {
 
 /*
  * Per backend listening socket, written by the daemon, cloned by the
- * kernel into every accepted child (include/ringsteer/abi.h).
+ * kernel into every accepted child, whose copy then records whether the
+ * connection is counted (include/ringsteer/abi.h). Freed with the socket:
+ * nothing here outlives a connection or needs cleaning.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);

@@ -300,14 +300,21 @@ struct rs_load {
 };
 
 /*
- * rs_conn (SK_STORAGE): on each counted connection, what it was counted
- * for, so the close counts down the same backend and service exactly
- * once (the entry is deleted when it is counted down).
+ * The value of rs_listen (below): which backend and service a listening
+ * socket serves, and in each accepted child's own copy whether
+ * steer_sockops counted that connection in the gauge (RS_CONN_COUNTED in
+ * service, taken off when it is counted down at close), so that the
+ * close counts down the same backend and service exactly once, and the
+ * daemon's reconciliation (sock_diag) tells counted connections from
+ * those that predate the counting. The daemon never writes the mark:
+ * service ids are below RS_MAX_SERVICES.
  */
 struct rs_conn {
 	__u32 backend;
 	__u32 service;
 };
+
+#define RS_CONN_COUNTED 0x80000000u
 
 /* Loads above this are treated as this: keeps rs_load_bound() in 64 bits. */
 #define RS_LOAD_CLAMP	  (1ll << 24)
@@ -499,6 +506,9 @@ struct rs_meta {
  * steer_lookup wrote the decision per SYN into an LRU hash, rs_handoff).
  * A child whose local address is not the service's listen address (a
  * health check, a client of the backend's own address) is not counted.
+ * The child's copy is the connection's own record: steer_sockops marks it
+ * RS_CONN_COUNTED when it counts the connection (before issue 21's
+ * profile, a second storage per connection, rs_conn, held that).
  */
 /*
  * Fleet mode (docs/fleet.md): the same affinity key first picks the owner

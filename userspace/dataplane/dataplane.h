@@ -316,8 +316,14 @@ int dp_service_load(struct rs_dataplane *dp, uint32_t id, int64_t *active);
 int dp_load_add(struct rs_dataplane *dp, uint32_t backend, uint32_t service,
 		int64_t delta);
 void dp_load_unmap(struct rs_dataplane *dp);
-/* rs_conn, the counted connections' socket storage (for sock_diag). */
-int dp_conn_storage_fd(struct rs_dataplane *dp);
+/*
+ * The socket storages that say whether a connection is in the gauge (for
+ * sock_diag): rs_listen, whose copy in each accepted child steer_sockops
+ * marks RS_CONN_COUNTED, and rs_conn, the record of builds before that
+ * mark on connections they counted that are still open. Each map's fd
+ * and id (the id is what sock_diag names it by); -ENOENT when missing.
+ */
+int dp_counted_storage(struct rs_dataplane *dp, int fd[2], uint32_t id[2]);
 
 /* ---- fleet tables (dataplane_fleet.c) ---- */
 

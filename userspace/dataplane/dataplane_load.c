@@ -82,7 +82,14 @@ void dp_load_unmap(struct rs_dataplane *dp)
 	}
 }
 
-int dp_conn_storage_fd(struct rs_dataplane *dp)
+int dp_counted_storage(struct rs_dataplane *dp, int fd[2], uint32_t id[2])
 {
-	return bpf_map__fd(dp->skel->maps.rs_conn);
+	fd[0] = bpf_map__fd(dp->skel->maps.rs_listen);
+	fd[1] = bpf_map__fd(dp->skel->maps.rs_conn);
+	for (int i = 0; i < 2; i++) {
+		id[i] = dp_map_id_of_fd(fd[i]);
+		if (!id[i])
+			return -ENOENT;
+	}
+	return 0;
 }

@@ -4,10 +4,11 @@
  * counts a connection at establishment and at close, so the gauge is
  * exact for every connection that was established while it was attached.
  * Connections that predate it (opened under a daemon that was
- * --detach'ed, or before ringsteer ran at all) carry no rs_conn storage
- * and were never counted; nothing will count them down either. This pass
- * finds them with sock_diag (a connection whose local address is a TCP
- * service's listen address and that has no rs_conn storage), attributes
+ * --detach'ed, or before ringsteer ran at all) carry no counted mark in
+ * their copy of rs_listen and were never counted; nothing will count them
+ * down either. This pass finds them with sock_diag (a connection whose
+ * local address is a TCP service's listen address and that is not
+ * marked RS_CONN_COUNTED), attributes
  * each to the backend whose listening socket the same process holds, and
  * keeps their number in the gauge with atomic adds: raised when found,
  * lowered as they close, the amount kept in each backend's word
@@ -127,6 +128,27 @@ static void unmap_v4(uint8_t *family, uint8_t *addr)
 	}
 }
 
+/*
+ * The child's copy of its listener's rs_listen storage says whether
+ * steer_sockops counted it (abi.h, RS_CONN_COUNTED); a child without one
+ * (its listener had none yet) or without the mark (established while no
+ * steer_sockops ran) is not in the gauge, unless an earlier build counted
+ * it and left its record in rs_conn (dp_counted_storage()).
+ */
+static bool conn_counted(const struct tcp_conn_seen *c)
+{
+	const struct tcp_conn_value *l = &c->value[0];
+	struct rs_conn v;
+
+	/* Counted by a build before the mark: its own record, rs_conn. */
+	if (c->value[1].has)
+		return true;
+	if (!l->has || l->len < sizeof(v))
+		return false;
+	memcpy(&v, l->b, sizeof(v));
+	return v.service & RS_CONN_COUNTED;
+}
+
 static int on_socket(const struct tcp_conn_seen *c, void *arg)
 {
 	struct pass *p = arg;
@@ -140,8 +162,8 @@ static int on_socket(const struct tcp_conn_seen *c, void *arg)
 			p->err = watch_add(p, c->inode, (size_t)i, true);
 		return p->err;
 	}
-	/* Counted by steer_sockops: the kernel's own. */
-	if (c->has_value)
+	/* Counted by steer_sockops (its mark in rs_listen): the kernel's. */
+	if (conn_counted(c))
 		return 0;
 	/* An orphan (closed by its process) has no owner to go by. */
 	if (!c->inode)
@@ -249,6 +271,10 @@ int load_reconcile(struct daemon *d)
 	uint32_t *found = calloc(nb + 1, sizeof(*found));
 	uint64_t *inodes = NULL;
 	uint32_t unattributed = 0, uncounted = 0;
+	_Static_assert(TCP_CONN_MAPS_MAX == 2, "rs_listen and rs_conn");
+	struct tcp_conn_map maps[TCP_CONN_MAPS_MAX];
+	int fd[TCP_CONN_MAPS_MAX];
+	uint32_t id[TCP_CONN_MAPS_MAX];
 	int err;
 
 	if (!p || !found) {
@@ -268,8 +294,14 @@ int load_reconcile(struct daemon *d)
 			p->ports[port / 64] |= 1ull << (port % 64);
 		}
 	}
-	err = tcp_conn_dump(COUNTED_STATES | 1u << TCP_LISTEN,
-			    dp_conn_storage_fd(&d->dp), on_socket, p);
+	err = dp_counted_storage(&d->dp, fd, id);
+	for (int i = 0; i < TCP_CONN_MAPS_MAX; i++) {
+		maps[i].fd = fd[i];
+		maps[i].id = id[i];
+	}
+	if (!err)
+		err = tcp_conn_dump(COUNTED_STATES | 1u << TCP_LISTEN, maps,
+				    TCP_CONN_MAPS_MAX, on_socket, p);
 	if (!err)
 		err = p->err;
 	if (err)

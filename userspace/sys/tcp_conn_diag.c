@@ -17,30 +17,43 @@ struct dump_ctx {
 	tcp_conn_fn fn;
 	void *arg;
 	int stopped;
+	const struct tcp_conn_map *maps;
+	size_t n;
 };
 
 /* INET_DIAG_SK_BPF_STORAGES { SK_DIAG_BPF_STORAGE { MAP_ID, MAP_VALUE } } */
-static void storage_value(struct nlattr *all, struct tcp_conn_seen *c)
+static void storage_values(const struct dump_ctx *dc, struct nlattr *all,
+			   struct tcp_conn_seen *c)
 {
-	struct nlattr *one, *f;
+	struct nlattr *one, *f, *value;
 	int rem, rem2;
+	uint32_t id;
 
 	nla_for_each_nested(one, all, rem)
 	{
 		if (nla_type(one) != SK_DIAG_BPF_STORAGE)
 			continue;
+		id = 0;
+		value = NULL;
 		nla_for_each_nested(f, one, rem2)
 		{
-			size_t len = (size_t)nla_len(f);
+			if (nla_type(f) == SK_DIAG_BPF_STORAGE_MAP_ID &&
+			    nla_len(f) >= (int)sizeof(uint32_t))
+				id = nla_get_u32(f);
+			else if (nla_type(f) == SK_DIAG_BPF_STORAGE_MAP_VALUE)
+				value = f;
+		}
+		for (size_t i = 0; value && i < dc->n; i++) {
+			struct tcp_conn_value *v = &c->value[i];
+			size_t len = (size_t)nla_len(value);
 
-			if (nla_type(f) != SK_DIAG_BPF_STORAGE_MAP_VALUE)
+			if (dc->maps[i].id != id)
 				continue;
-			if (len > sizeof(c->value))
-				len = sizeof(c->value);
-			memcpy(c->value, nla_data(f), len);
-			c->value_len = len;
-			c->has_value = true;
-			return;
+			if (len > sizeof(v->b))
+				len = sizeof(v->b);
+			memcpy(v->b, nla_data(value), len);
+			v->len = len;
+			v->has = true;
 		}
 	}
 }
@@ -67,13 +80,12 @@ static int on_msg(struct nl_msg *msg, void *arg)
 		   (uint64_t)m->id.idiag_cookie[1] << 32;
 	if (nlmsg_parse(nlh, sizeof(*m), tb, INET_DIAG_MAX, NULL) == 0 &&
 	    tb[INET_DIAG_SK_BPF_STORAGES])
-		storage_value(tb[INET_DIAG_SK_BPF_STORAGES], &c);
+		storage_values(dc, tb[INET_DIAG_SK_BPF_STORAGES], &c);
 	dc->stopped = dc->fn(&c, dc->arg);
 	return NL_OK;
 }
 
-static int dump_family(uint8_t family, uint32_t states, int storage_fd,
-		       struct dump_ctx *dc)
+static int dump_family(uint8_t family, uint32_t states, struct dump_ctx *dc)
 {
 	struct inet_diag_req_v2 req = {
 		.sdiag_family = family,
@@ -89,12 +101,15 @@ static int dump_family(uint8_t family, uint32_t states, int storage_fd,
 	if (!msg)
 		return -ENOMEM;
 	err = nlmsg_append(msg, &req, sizeof(req), NLMSG_ALIGNTO);
-	if (!err && storage_fd >= 0) {
+	if (!err && dc->n) {
 		nest = nla_nest_start(msg, INET_DIAG_REQ_SK_BPF_STORAGES);
-		if (!nest || nla_put_u32(msg, SK_DIAG_BPF_STORAGE_REQ_MAP_FD,
-					 (uint32_t)storage_fd) < 0)
+		for (size_t i = 0; nest && !err && i < dc->n; i++)
+			if (nla_put_u32(msg, SK_DIAG_BPF_STORAGE_REQ_MAP_FD,
+					(uint32_t)dc->maps[i].fd) < 0)
+				err = -1;
+		if (!nest)
 			err = -1;
-		else
+		else if (!err)
 			nla_nest_end(msg, nest);
 	}
 	if (err) {
@@ -127,14 +142,17 @@ out:
 	return err;
 }
 
-int tcp_conn_dump(uint32_t states, int storage_fd, tcp_conn_fn fn, void *arg)
+int tcp_conn_dump(uint32_t states, const struct tcp_conn_map *maps, size_t n,
+		  tcp_conn_fn fn, void *arg)
 {
-	struct dump_ctx dc = {.fn = fn, .arg = arg};
+	struct dump_ctx dc = {.fn = fn, .arg = arg, .maps = maps, .n = n};
 	int err;
 
-	err = dump_family(AF_INET, states, storage_fd, &dc);
+	if (n > TCP_CONN_MAPS_MAX)
+		return -EINVAL;
+	err = dump_family(AF_INET, states, &dc);
 	if (!err && !dc.stopped)
-		err = dump_family(AF_INET6, states, storage_fd, &dc);
+		err = dump_family(AF_INET6, states, &dc);
 	if (err)
 		return err;
 	return dc.stopped;

@@ -12,6 +12,19 @@
 #include <stdint.h>
 
 #define TCP_CONN_VALUE_MAX 32
+#define TCP_CONN_MAPS_MAX  2
+
+/* An SK_STORAGE map to report each socket's value of. */
+struct tcp_conn_map {
+	int fd;
+	uint32_t id; /* the map's id, as sock_diag names it in replies */
+};
+
+struct tcp_conn_value {
+	bool has; /* the socket has storage in this map */
+	uint8_t b[TCP_CONN_VALUE_MAX];
+	size_t len;
+};
 
 struct tcp_conn_seen {
 	uint8_t family;		/* AF_INET or AF_INET6 */
@@ -20,10 +33,8 @@ struct tcp_conn_seen {
 	uint8_t local_addr[16]; /* network order; IPv4 in the first 4 bytes */
 	uint64_t inode;		/* 0 for an orphan or a timewait socket */
 	uint64_t cookie;
-	/* The storage map's value on this socket, when it has one. */
-	bool has_value;
-	uint8_t value[TCP_CONN_VALUE_MAX];
-	size_t value_len;
+	/* Its value in each map asked for, in the order asked. */
+	struct tcp_conn_value value[TCP_CONN_MAPS_MAX];
 };
 
 /* Return non-zero to stop the dump (that value is returned). */
@@ -31,9 +42,10 @@ typedef int (*tcp_conn_fn)(const struct tcp_conn_seen *c, void *arg);
 
 /*
  * Dump IPv4 and IPv6 TCP sockets whose state is in the bit mask @states
- * (1 << TCP_ESTABLISHED | ...), each with its value in SK_STORAGE map
- * @storage_fd (-1: none asked). Negative errno on failure.
+ * (1 << TCP_ESTABLISHED | ...), each with its values in the @n (at most
+ * TCP_CONN_MAPS_MAX) SK_STORAGE maps @maps. Negative errno on failure.
  */
-int tcp_conn_dump(uint32_t states, int storage_fd, tcp_conn_fn fn, void *arg);
+int tcp_conn_dump(uint32_t states, const struct tcp_conn_map *maps, size_t n,
+		  tcp_conn_fn fn, void *arg);
 
 #endif /* RS_TCP_CONN_DIAG_H */
