@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: MIT
 #
 # End to end: the load gauge reconciled with sock_diag (issue 11).
-# Connections that predate the counting program carry no rs_conn storage
-# and were never counted: here, 60 connections held open while the daemon
-# is stopped with --detach (pins, programs and gauges gone) and started
-# again. The new daemon finds them, gives each to the backend whose
+# Connections that predate the counting program carry no counted mark in
+# their copy of rs_listen and were never counted: here, 60 connections
+# held open while the daemon is stopped with --detach (pins, programs
+# and gauges gone) and started again. The new daemon finds them, gives
+# each to the backend whose
 # process holds it, and `ringsteer backends` `active` equals what `ss`
 # counts for every backend's process; as they close, the gauge follows.
 # A plain restart (pins adopted) keeps the gauge exact.
