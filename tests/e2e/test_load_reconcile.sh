@@ -6,9 +6,9 @@
 # their copy of rs_listen and were never counted: here, 60 connections
 # held open while the daemon is stopped with --detach (pins, programs
 # and gauges gone) and started again. The new daemon finds them, gives
-# each to the backend whose
-# process holds it, and `ringsteer backends` `active` equals what `ss`
-# counts for every backend's process; as they close, the gauge follows.
+# each to the backend whose process holds it, and `ringsteer backends`
+# `active` equals what `ss` counts for every backend's process; as they
+# close, the gauge follows.
 # A plain restart (pins adopted) keeps the gauge exact.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
