@@ -122,6 +122,7 @@ help:
 	@echo "make info       verifier instruction count and stack use per program"
 	@echo "make bench      benchmarks (docs/benchmarks.md; root, not part of make test)"
 	@echo "make bench-fleet fleet forwarding benchmark (docs/benchmarks.md; root)"
+	@echo "make bench-profile where a connection's CPU time goes, under perf (docs/benchmarks.md; root)"
 	@echo "make install    binaries, man pages, sample configs, systemd unit, bash"
 	@echo "                completion, docs, Grafana dashboard and alert rules"
 	@echo "                (PREFIX=$(PREFIX), DESTDIR)"

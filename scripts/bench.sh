@@ -612,6 +612,17 @@ EOT
 				1e9 * secs["direct"] / conns["direct"], 1e9 * secs["ringsteer"] / conns["ringsteer"], \
 				1e9 * secs["ringsteer"] / conns["ringsteer"] - 1e9 * secs["direct"] / conns["direct"], \
 				1e9 * secs["attached-direct"] / conns["attached-direct"]
+			# What ringsteer itself adds: its programs, and the
+			# helpers, maps and hooks they run in, over those of direct.
+			own = (cat["ringsteer", order[1]] + cat["ringsteer", order[2]]) / conns["ringsteer"] - \
+				(cat["direct", order[1]] + cat["direct", order[2]]) / conns["direct"]
+			printf "\nringsteer\047s own work per steered connection: its BPF programs and the helpers, maps and hooks they run in, %.0f ns over direct\047s, %.1f%% of direct\047s CPU time per connection (%.0f ns); ", \
+				own, 100 * own / d, d
+			printf "the rest of the difference in all CPU time (%+.0f ns) is in the kernel\047s and the processes\047 own rows, whose run-to-run spread on this shared VM is larger than that. ", \
+				s - d - own
+			printf "With ringsteer attached and nothing steered (attached-direct), the hooks cost %.0f ns per connection over direct.\n", \
+				(cat["attached-direct", order[1]] + cat["attached-direct", order[2]]) / conns["attached-direct"] - \
+				(cat["direct", order[1]] + cat["direct", order[2]]) / conns["direct"]
 			# The symbols that differ most, ringsteer against direct.
 			m = 0
 			for (x in syms) {

@@ -501,6 +501,7 @@ static void test_sample_keys(void)
 	};
 	/* Apart from the table above, which keeps its layout this way. */
 	static const char *const client_keys[] = {
+		"sockops_cgroup",
 		"control_clients_max",
 		"metrics_clients_max",
 		"client_idle_timeout",
@@ -1610,6 +1611,27 @@ static void test_server_ids(void)
 	CU_ASSERT_FALSE(cfg.backends[2].has_server_id);
 }
 
+/* sockops_cgroup: a cgroup2 path, "/" by default, a trailing / dropped. */
+static void test_sockops_cgroup(void)
+{
+	EXPECT_LOADED(WEB);
+	CU_ASSERT_STRING_EQUAL(cfg.sockops_cgroup, "/");
+	EXPECT_LOADED("[global]\nsockops_cgroup = /system.slice/\n" WEB);
+	CU_ASSERT_STRING_EQUAL(cfg.sockops_cgroup, "/system.slice");
+	EXPECT_LOADED("[global]\nsockops_cgroup = /a.slice/b.service\n" WEB);
+	CU_ASSERT_STRING_EQUAL(cfg.sockops_cgroup, "/a.slice/b.service");
+	EXPECT_ERROR("[global]\nsockops_cgroup = system.slice\n",
+		     "t.conf:2: [global] sockops_cgroup: ",
+		     "bad cgroup 'system.slice': not a cgroup path (it starts "
+		     "with /, as in /proc/PID/cgroup)");
+	EXPECT_ERROR("[global]\nsockops_cgroup = /a/../b\n",
+		     "t.conf:2: [global] sockops_cgroup: ",
+		     "bad cgroup '/a/../b': an empty, . or .. component");
+	EXPECT_ERROR("[global]\nsockops_cgroup = /a//b\n",
+		     "t.conf:2: [global] sockops_cgroup: ",
+		     "bad cgroup '/a//b': an empty, . or .. component");
+}
+
 /* The client caps and the idle timeout: values, bounds, file:line. */
 static void test_client_keys(void)
 {
@@ -2448,6 +2470,7 @@ static const struct test config_tests[] = {
 	{"bad references", test_bad_references},
 	{"global keys", test_global_keys},
 	{"client caps and idle timeout", test_client_keys},
+	{"sockops_cgroup", test_sockops_cgroup},
 	{"service keys", test_service_keys},
 	{"QUIC-LB keys: read, checked, refused", test_quic_lb_keys},
 	{"health check keys", test_health_keys},

@@ -48,6 +48,7 @@ static int export_config(const struct cfg_entries *e, const char *file,
 	snprintf(cfg->path, sizeof(cfg->path), "%s", file);
 	strcpy(cfg->bpffs, g->bpffs);
 	strcpy(cfg->control_socket, g->control_socket);
+	strcpy(cfg->sockops_cgroup, g->sockops_cgroup);
 	memcpy(cfg->interfaces, g->interfaces, sizeof(cfg->interfaces));
 	cfg->n_interfaces = g->n_interfaces;
 	cfg->memory_max = g->memory_max;

@@ -175,6 +175,12 @@ struct rs_config {
 	char path[PATH_MAX];
 	char bpffs[PATH_MAX];
 	char control_socket[PATH_MAX];
+	/*
+	 * Where steer_sockops is attached: a cgroup2 path as /proc/PID/cgroup
+	 * shows it ("/": the root, every socket of the host). The backends'
+	 * listening sockets must be created under it.
+	 */
+	char sockops_cgroup[PATH_MAX];
 	char interfaces[RS_MAX_INTERFACES]
 		       [RS_IFNAME_MAX]; /* TC attach points */
 	size_t n_interfaces;

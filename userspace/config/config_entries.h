@@ -26,6 +26,7 @@
 struct global_entry {
 	char bpffs[PATH_MAX];
 	char control_socket[PATH_MAX];
+	char sockops_cgroup[PATH_MAX];
 	char interfaces[RS_MAX_INTERFACES][RS_IFNAME_MAX];
 	size_t n_interfaces;
 	bool has_metrics;

@@ -46,6 +46,45 @@ static void set_control_socket(const struct cfg_key *k, void *obj,
 	set_path(k, g->control_socket, v, SUN_PATH_MAX);
 }
 
+/*
+ * A cgroup as /proc/PID/cgroup names it: absolute within the cgroup2
+ * hierarchy, no "." or ".." component, no empty one. Whether it exists is
+ * the daemon's to find out, on the host, when it attaches.
+ */
+static void set_sockops_cgroup(const struct cfg_key *k, void *obj,
+			       const char *v)
+{
+	struct global_entry *g = obj;
+	const char *c;
+
+	if (v[0] != '/') {
+		cfg_bad_value(k, "not a cgroup path (it starts with /, as in "
+				 "/proc/PID/cgroup)");
+		return;
+	}
+	for (c = v; *c; c++) {
+		size_t n;
+
+		if (*c != '/')
+			continue;
+		n = strcspn(c + 1, "/");
+		if ((n == 0 && c[1]) || (n == 1 && c[1] == '.') ||
+		    (n == 2 && c[1] == '.' && c[2] == '.')) {
+			cfg_bad_value(k, "an empty, . or .. component");
+			return;
+		}
+	}
+	if (strlen(v) >= sizeof(g->sockops_cgroup)) {
+		cfg_bad_value(k, "too long");
+		return;
+	}
+	strcpy(g->sockops_cgroup, v);
+	/* "/system.slice/" is "/system.slice". */
+	for (size_t n = strlen(g->sockops_cgroup);
+	     n > 1 && g->sockops_cgroup[n - 1] == '/'; n--)
+		g->sockops_cgroup[n - 1] = '\0';
+}
+
 static bool valid_ifname(const char *s, size_t n)
 {
 	size_t i;
@@ -195,6 +234,7 @@ const struct key_def cfg_global_keys[] = {
 			   false},
 	{"bpffs", "path", set_bpffs, false},
 	{"control_socket", "path", set_control_socket, false},
+	{"sockops_cgroup", "cgroup", set_sockops_cgroup, false},
 	{"metrics", "metrics address", set_metrics, false},
 	{"control_clients_max", "client count", set_control_clients_max, false},
 	{"metrics_clients_max", "client count", set_metrics_clients_max, false},
@@ -210,6 +250,7 @@ _Static_assert(sizeof(cfg_global_keys) / sizeof(cfg_global_keys[0]) <=
 const struct global_entry cfg_global_defaults = {
 	.bpffs = RS_DEFAULT_BPFFS,
 	.control_socket = RS_DEFAULT_CONTROL_SOCKET,
+	.sockops_cgroup = "/",
 	.control_clients_max = RS_DEFAULT_CONTROL_CLIENTS,
 	.metrics_clients_max = RS_DEFAULT_METRICS_CLIENTS,
 	.client_idle_ms = RS_DEFAULT_CLIENT_IDLE_MS,

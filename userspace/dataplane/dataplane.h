@@ -39,8 +39,11 @@ struct rs_dataplane {
 	bool adopted_link; /* an existing pinned link was updated, not created
 			    */
 	struct steer_sockops_bpf *sockops_skel;
-	int sockops_link_fd; /* cgroup2 root link of steer_sockops, or -1 */
+	int sockops_link_fd; /* cgroup link of steer_sockops, or -1 */
 	bool adopted_sockops_link;
+	/* Where it is attached ([global] sockops_cgroup), and that id. */
+	char sockops_cgroup[PATH_MAX];
+	uint64_t sockops_cgroup_id; /* 0: not attached */
 	/* rs_backend_load, rs_service_load mapped (dataplane_load.c). */
 	void *load_mem[2];
 	size_t load_len[2];
@@ -159,20 +162,33 @@ uint32_t dp_sockets_map_id(struct rs_dataplane *dp);
 /* The same for the rs_sockets map pinned under @root; 0 if none. */
 uint32_t dp_pinned_sockets_map_id(const char *root);
 
-/* ---- steer_sockops at the cgroup2 root (dataplane_sockops.c) ---- */
+/* ---- steer_sockops on a cgroup2 subtree (dataplane_sockops.c) ---- */
 
 /*
- * Load steer_sockops on steer_lookup's maps and attach it at the root of
- * the cgroup2 hierarchy through a link pinned under the root (or swap it in
- * behind the pinned link), mounting the hierarchy for the moment in a fresh
- * directory next to @near (the control socket: the daemon's run directory)
- * and unmounting it again. Then rs_meta.handoff = 1: steer_lookup writes
- * nothing for a TCP decision, and steer_sockops writes the sticky entry
- * when the handshake completes (from the listener's rs_listen storage). On
- * failure (logged here) rs_meta.handoff = 0 and TCP sticky entries are written
- * at the SYN, as before.
+ * Load steer_sockops on steer_lookup's maps and attach it at the cgroup
+ * @cgroup (a path in the cgroup2 hierarchy as /proc/PID/cgroup shows it;
+ * "/" or NULL: the root, which covers every socket of the host) through a
+ * link pinned under the root (or swap it in behind the pinned link, which
+ * moves when @cgroup changed). The hierarchy is reached through an
+ * existing cgroup2 mount, else mounted for the moment in a fresh directory
+ * next to @near (the control socket: the daemon's run directory). Then
+ * rs_meta.handoff = 1: steer_lookup writes nothing for a TCP decision,
+ * and steer_sockops writes the sticky entry when the handshake completes
+ * (from the listener's rs_listen storage). On failure (logged here)
+ * rs_meta.handoff = 0 and TCP sticky entries are written at the SYN, as
+ * before.
  */
-int dp_sockops_attach(struct rs_dataplane *dp, const char *near);
+int dp_sockops_attach(struct rs_dataplane *dp, const char *near,
+		      const char *cgroup);
+/*
+ * The ids of the cgroups steer_sockops sees sockets of: the one it is
+ * attached at and every one below it, into @ids (malloc'ed, @n of them).
+ * @n = 0 when it is attached at the root (it sees every socket) or not
+ * at all. -ESTALE when the cgroup found by its path is no longer the one
+ * the link holds (removed and made again).
+ */
+int dp_sockops_scope(struct rs_dataplane *dp, const char *near, uint64_t **ids,
+		     size_t *n);
 /* Close our fds; the pinned link keeps the program attached. */
 void dp_sockops_close(struct rs_dataplane *dp);
 /* Kernel id of the attached steer_sockops, 0 when it is not attached. */

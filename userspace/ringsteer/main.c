@@ -254,8 +254,8 @@ static void kernel_lines(json_t *k)
 
 static void status_table(json_t *r)
 {
-	json_t *v;
-	size_t i;
+	json_t *v, *o;
+	size_t i, k;
 
 	printf("ringsteerd %s, pid %lld, up %.0fs, config %s\n",
 	       jstr(r, "version"), jint(r, "pid"), jnum(r, "uptime_s"),
@@ -276,6 +276,11 @@ static void status_table(json_t *r)
 			       "%s)\n",
 			       jstr(v, "name"), jint(v, "id"),
 			       jstr(v, "attach"), jstr(v, "link"));
+		json_array_foreach(json_object_get(v, "outside"), k, o)
+			printf("warning: backend %s listens from outside "
+			       "sockops_cgroup %s: its connections are not "
+			       "counted nor made sticky\n",
+			       json_string_value(o), jstr(v, "cgroup"));
 	}
 	kernel_lines(json_object_get(r, "kernel"));
 	v = json_object_get(r, "trace");

@@ -501,7 +501,7 @@ int daemon_start(struct daemon *d)
 	}
 	retire(d, p);
 	/* Before the link: a connection steered from now on has a consumer. */
-	dp_sockops_attach(&d->dp, d->cfg.control_socket);
+	dp_sockops_attach(&d->dp, d->cfg.control_socket, d->cfg.sockops_cgroup);
 	/* TC first: if steer_tc cannot load, the link stays as it was. */
 	err = daemon_tc_apply(d);
 	if (!err)
@@ -724,6 +724,15 @@ int daemon_reload(struct daemon *d, bool force, char *err_text, size_t errlen)
 		snprintf(err_text, errlen,
 			 "%s: bpffs cannot change on reload (restart with "
 			 "--detach first)",
+			 d->config_path);
+		rs_config_free(&next.cfg);
+		d->reload_failures++;
+		return -EINVAL;
+	}
+	if (strcmp(next.cfg.sockops_cgroup, d->cfg.sockops_cgroup)) {
+		snprintf(err_text, errlen,
+			 "%s: sockops_cgroup cannot change on reload (a "
+			 "restart moves steer_sockops, counting nothing twice)",
 			 d->config_path);
 		rs_config_free(&next.cfg);
 		d->reload_failures++;

@@ -104,6 +104,34 @@ static json_t *trace_json(struct daemon *d)
 			 (json_int_t)st.lost_rate);
 }
 
+/*
+ * steer_sockops: where it is attached ([global] sockops_cgroup, the
+ * cgroup2 root by default) and the backends whose listeners are outside
+ * that cgroup (uncounted, no TCP sticky entries: load_reconcile.c).
+ */
+static json_t *sockops_json(struct daemon *d)
+{
+	json_t *outside = json_array();
+	char attach[PATH_MAX + 32];
+
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		if (d->bes[i].outside_sockops)
+			json_array_append_new(
+				outside, json_string(d->cfg.backends[i].name));
+	if (!d->dp.sockops_cgroup[0] || !strcmp(d->dp.sockops_cgroup, "/"))
+		snprintf(attach, sizeof(attach), "sockops (cgroup2 root)");
+	else
+		snprintf(attach, sizeof(attach), "sockops (cgroup %s)",
+			 d->dp.sockops_cgroup);
+	return json_pack(
+		"{s:s, s:i, s:s, s:s, s:s, s:I, s:b, s:o}", "name",
+		"steer_sockops", "id", (int)dp_sockops_program_id(&d->dp),
+		"attach", attach, "link", RS_SOCKOPS_LINK_PIN_NAME, "cgroup",
+		d->dp.sockops_cgroup[0] ? d->dp.sockops_cgroup : "/",
+		"cgroup_id", (json_int_t)d->dp.sockops_cgroup_id, "attached",
+		dp_sockops_program_id(&d->dp) != 0, "outside", outside);
+}
+
 json_t *cmd_status(struct daemon *d, json_t *req)
 {
 	json_t *svcs = json_array(), *progs = json_array();
@@ -118,13 +146,7 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 	 * Not attached (no cgroup2, no privilege): TCP sticky entries at the
 	 * SYN and no load gauge; the daemon said why at start.
 	 */
-	json_array_append_new(
-		progs,
-		json_pack("{s:s, s:i, s:s, s:s, s:b}", "name", "steer_sockops",
-			  "id", (int)dp_sockops_program_id(&d->dp), "attach",
-			  "sockops (cgroup2 root)", "link",
-			  RS_SOCKOPS_LINK_PIN_NAME, "attached",
-			  dp_sockops_program_id(&d->dp) != 0));
+	json_array_append_new(progs, sockops_json(d));
 	if (any_cookie_service(d))
 		json_array_append_new(progs, tc_program_json(d));
 	for (size_t s = 0; s < d->cfg.n_services; s++) {

@@ -38,6 +38,9 @@ struct be_rt {
 	uint32_t built_points; /* this backend's points in the installed ring */
 	/* Gauge share for connections no program counted (load_reconcile.c). */
 	uint32_t uncounted;
+	/* Its listener is outside [global] sockops_cgroup (load_reconcile.c).
+	 */
+	bool outside_sockops;
 	struct rs_backend pushed; /* last written to rs_backends */
 	bool pushed_valid;
 	/* A reload changed its addresses: its old sockets leave at apply. */

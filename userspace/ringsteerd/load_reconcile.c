@@ -68,6 +68,10 @@ struct pass {
 	size_t ncands, nwatch, capwatch;
 	struct holder *holders;
 	size_t nholders, capholders;
+	/* The cgroups steer_sockops sees (sorted; none: it sees all). */
+	uint64_t *scope;
+	size_t nscope;
+	bool *outside; /* per backend: its listener is not under them */
 	int err;
 };
 
@@ -149,6 +153,42 @@ static bool conn_counted(const struct tcp_conn_seen *c)
 	return v.service & RS_CONN_COUNTED;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * A backend whose listening socket was created outside the cgroup
+ * steer_sockops is attached at ([global] sockops_cgroup): its accepted
+ * connections share that cgroup, so the program never sees them. Said
+ * when it starts and when it ends, and kept for `ringsteer status`.
+ */
+static void scope_report(struct daemon *d, const bool *outside)
+{
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		struct be_rt *be = &d->bes[i];
+
+		if (be->outside_sockops == outside[i])
+			continue;
+		be->outside_sockops = outside[i];
+		if (outside[i])
+			rs_warn("backend %s: its listening socket was created "
+				"outside sockops_cgroup %s: its connections "
+				"are neither counted in the load gauge nor "
+				"made sticky at establishment (start it "
+				"under %s, or widen sockops_cgroup)",
+				d->cfg.backends[i].name, d->cfg.sockops_cgroup,
+				d->cfg.sockops_cgroup);
+		else
+			rs_info("backend %s: its listening socket is under "
+				"sockops_cgroup %s now",
+				d->cfg.backends[i].name, d->cfg.sockops_cgroup);
+	}
+}
+
 static int on_socket(const struct tcp_conn_seen *c, void *arg)
 {
 	struct pass *p = arg;
@@ -158,6 +198,10 @@ static int on_socket(const struct tcp_conn_seen *c, void *arg)
 
 	if (c->state == TCP_LISTEN) {
 		i = be_by_cookie(p->d, c->cookie);
+		if (i >= 0 && p->nscope && c->cgroup_id &&
+		    !bsearch(&c->cgroup_id, p->scope, p->nscope,
+			     sizeof(*p->scope), cmp_u64))
+			p->outside[i] = true;
 		if (i >= 0 && c->inode)
 			p->err = watch_add(p, c->inode, (size_t)i, true);
 		return p->err;
@@ -294,6 +338,15 @@ int load_reconcile(struct daemon *d)
 			p->ports[port / 64] |= 1ull << (port % 64);
 		}
 	}
+	p->outside = calloc(nb + 1, sizeof(*p->outside));
+	if (!p->outside) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* Unknown scope: nobody is said to be outside it. */
+	if (!dp_sockops_scope(&d->dp, d->cfg.control_socket, &p->scope,
+			      &p->nscope))
+		qsort(p->scope, p->nscope, sizeof(*p->scope), cmp_u64);
 	err = dp_counted_storage(&d->dp, fd, id);
 	for (int i = 0; i < TCP_CONN_MAPS_MAX; i++) {
 		maps[i].fd = fd[i];
@@ -306,6 +359,7 @@ int load_reconcile(struct daemon *d)
 		err = p->err;
 	if (err)
 		goto out;
+	scope_report(d, p->outside);
 	if (p->ncands) {
 		qsort(p->watch, p->nwatch, sizeof(*p->watch), cmp_watched);
 		inodes = calloc(p->nwatch, sizeof(*inodes));
@@ -352,6 +406,8 @@ out:
 		free(p->cands);
 		free(p->watch);
 		free(p->holders);
+		free(p->scope);
+		free(p->outside);
 	}
 	free(p);
 	free(found);

@@ -78,9 +78,13 @@ static int on_msg(struct nl_msg *msg, void *arg)
 	c.inode = m->idiag_inode;
 	c.cookie = (uint64_t)m->id.idiag_cookie[0] |
 		   (uint64_t)m->id.idiag_cookie[1] << 32;
-	if (nlmsg_parse(nlh, sizeof(*m), tb, INET_DIAG_MAX, NULL) == 0 &&
-	    tb[INET_DIAG_SK_BPF_STORAGES])
-		storage_values(dc, tb[INET_DIAG_SK_BPF_STORAGES], &c);
+	if (nlmsg_parse(nlh, sizeof(*m), tb, INET_DIAG_MAX, NULL) == 0) {
+		if (tb[INET_DIAG_SK_BPF_STORAGES])
+			storage_values(dc, tb[INET_DIAG_SK_BPF_STORAGES], &c);
+		if (tb[INET_DIAG_CGROUP_ID] &&
+		    nla_len(tb[INET_DIAG_CGROUP_ID]) >= (int)sizeof(uint64_t))
+			c.cgroup_id = nla_get_u64(tb[INET_DIAG_CGROUP_ID]);
+	}
 	dc->stopped = dc->fn(&c, dc->arg);
 	return NL_OK;
 }

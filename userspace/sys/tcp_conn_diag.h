@@ -33,6 +33,7 @@ struct tcp_conn_seen {
 	uint8_t local_addr[16]; /* network order; IPv4 in the first 4 bytes */
 	uint64_t inode;		/* 0 for an orphan or a timewait socket */
 	uint64_t cookie;
+	uint64_t cgroup_id; /* its cgroup2 id (Linux 5.7), 0 unknown */
 	/* Its value in each map asked for, in the order asked. */
 	struct tcp_conn_value value[TCP_CONN_MAPS_MAX];
 };

@@ -1,0 +1,186 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# End to end: steer_sockops on the backends' cgroup only (issue 21,
+# `[global] sockops_cgroup`). At the cgroup2 root every TCP socket of the
+# host runs the program; attached at the cgroup the caches run in, only
+# theirs do (an accepted connection has its listener's cgroup).
+#   - web's two backends start in a cgroup the test makes; the daemon
+#     attaches there, not at the root, and says where;
+#   - their connections are counted and made sticky as at the root;
+#   - with the kernel's run counts on, 20 connections between processes
+#     outside that cgroup run the program 0 times (at the root: about 9
+#     runs each), while web's run it;
+#   - out-1, a backend whose listener is outside the cgroup, is named in
+#     the log and by `ringsteer status`: its connections are not counted;
+#   - a reload may not change the key; a restart without it moves the
+#     program to the root while connections are open, and the gauge
+#     counts each of them down exactly once.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. scripts/netns.sh
+. tests/e2e/lib.sh
+
+e2e_setup soc
+e2e_client_prefixes
+
+# The cgroup2 hierarchy: the host's mount, or one of our own.
+CG2=$(findmnt -rn -t cgroup2 -o TARGET | head -1)
+if [[ -z $CG2 ]]; then
+	CG2=$OUT/cgroup2
+	mkdir -p "$CG2"
+	mount -t cgroup2 cgroup2 "$CG2"
+	RS_CLEANUP_HOOK+="; umount -l '$CG2' 2>/dev/null || true"
+fi
+CGNAME=rs-e2e-$RUN
+CG=$CG2/$CGNAME
+mkdir "$CG"
+# After the processes in it are gone (the hook runs after rs_bg_stop_all).
+RS_CLEANUP_HOOK+="; for _i in 1 2 3 4 5 6 7 8 9 10; do rmdir '$CG' 2>/dev/null && break; sleep 0.2; done"
+STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled)
+RS_CLEANUP_HOOK+="; sysctl -qw kernel.bpf_stats_enabled=$STATS_WAS"
+
+write_conf() {
+	e2e_conf_global "$@"
+	cat >>"$CONF" <<CONF
+[service web]
+protocol = tcp
+listen = 198.18.0.10:80
+sticky_ttl = 600
+
+[service other]
+protocol = tcp
+listen = 198.18.0.11:80
+sticky_ttl = 600
+
+[backend web-1]
+service = web
+address = 127.0.0.1:8081
+check = none
+
+[backend web-2]
+service = web
+address = 127.0.0.1:8082
+check = none
+
+[backend out-1]
+service = other
+address = 127.0.0.1:8091
+check = none
+CONF
+}
+write_conf "sockops_cgroup = /$CGNAME"
+
+# in_cgroup NAME CMD...: start CMD in the edge namespace, in $CG.
+in_cgroup() {
+	local name=$1
+	shift
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	rs_bg_start "$name" sh -c 'echo $$ >"$1/cgroup.procs" && shift &&
+		exec "$@"' sh "$CG" nsenter --net="/run/netns/$RS_NS_EDGE" -- "$@"
+}
+for i in 1 2; do
+	in_cgroup "be$i" build/tools/rs_backend --name "web-$i" \
+		--tcp "127.0.0.1:808$i" --hold
+	rs_bg_wait_ready "be$i"
+done
+rs_bg_start out rs_in_edge build/tools/rs_backend --name out-1 \
+	--tcp 127.0.0.1:8091 --hold
+rs_bg_wait_ready out
+e2e_check "web's backends run in $CGNAME" \
+	grep -q "^0::/$CGNAME\$" "/proc/${RS_BG_PID[be1]}/cgroup"
+
+rs_bg_start d1 rs_in_edge build/ringsteerd -c "$CONF"
+e2e_wait_for "$(rs_bg_err d1)" "sk_lookup link" 10
+e2e_check "the daemon attached steer_sockops at /$CGNAME" \
+	grep -q "steer_sockops attached at cgroup /$CGNAME " "$(rs_bg_err d1)"
+
+prog_id() {
+	e2e_json status |
+		jq -r '.programs[] | select(.name == "steer_sockops") | .id'
+}
+PROG=$(prog_id)
+e2e_check "status: attached, at cgroup /$CGNAME" bash -c \
+	"build/ringsteer -s '$SOCK' -j status | jq -e '.programs[] | select(.name == \"steer_sockops\") | .attached and .cgroup == \"/$CGNAME\"'"
+# Our program, by id: another test's daemon may sit at the root.
+# (bpftool names the attach type sock_ops or cgroup_sock_ops by version)
+attached_at() {
+	local progs
+	progs=$(bpftool -j cgroup show "$1" 2>/dev/null) || progs='[]'
+	jq -e --argjson id "$PROG" 'map(select(.id == $id and
+		(.attach_type | test("sock_ops$")))) | length == 1' \
+		<<<"${progs:-[]}" >/dev/null
+}
+not_attached_at() { ! attached_at "$1"; }
+e2e_check "bpftool shows it on $CGNAME" attached_at "$CG"
+e2e_check "and not at the root" not_attached_at "$CG2"
+
+echo "# out-1 listens from outside the cgroup"
+e2e_wait_for "$(rs_bg_err d1)" \
+	"backend out-1: its listening socket was created outside sockops_cgroup /$CGNAME" 10
+e2e_eq "status names it" \
+	"$(e2e_json status | jq -c '.programs[] | select(.name == "steer_sockops") | .outside')" \
+	'["out-1"]'
+e2e_check "and the table warns" bash -c \
+	"build/ringsteer -s '$SOCK' status | grep -q '^warning: backend out-1 listens from outside sockops_cgroup /$CGNAME'"
+
+echo "# web's connections: counted and sticky, as at the root"
+rs_bg_start held rs_in_client build/tools/rs_idle --tcp 198.18.0.10:80 \
+	--src 198.18.64.1 --sources 20 --step 256 --count 20 --serial
+rs_bg_wait_ready held
+e2e_eq_within 5 "web counts its 20 connections" 20 e2e_svc_active
+e2e_check "each backend's gauge equals ss" \
+	e2e_gauge_matches web 2 198.18.0.10:80
+e2e_eq "a client of web has its sticky entry" \
+	"$(e2e_json lookup web 198.18.64.1 | jq -r .reason)" sticky
+
+echo "# other sockets of the host never run it"
+sysctl -qw kernel.bpf_stats_enabled=1
+runs() { bpftool -j prog show id "$PROG" | jq '.run_cnt // 0'; }
+r0=$(runs)
+rs_bg_start o1 rs_in_client build/tools/rs_idle --tcp 198.18.0.11:80 \
+	--src 198.18.65.1 --count 20 --serial
+rs_bg_wait_ready o1
+rs_bg_stop o1
+r1=$(runs)
+e2e_eq "20 connections to out-1 (outside): steer_sockops ran 0 times" \
+	$((r1 - r0)) 0
+rs_bg_start w1 rs_in_client build/tools/rs_idle --tcp 198.18.0.10:80 \
+	--src 198.18.66.1 --count 20 --serial
+rs_bg_wait_ready w1
+rs_bg_stop w1
+r2=$(runs)
+e2e_check "20 connections to web (inside): it ran ($((r2 - r1)) times)" \
+	test $((r2 - r1)) -ge 20
+sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS"
+e2e_eq "out-1 is not counted (outside the cgroup)" "$(e2e_active_of out-1)" 0
+e2e_eq_within 5 "web counts its 20 held connections again" 20 e2e_svc_active
+
+echo "# a reload may not change it"
+write_conf
+rc=0
+said=$(build/ringsteer -s "$SOCK" reload 2>&1) || rc=$?
+e2e_check "reload refused" test "$rc" -ne 0
+e2e_check "naming the key" grep -q \
+	'sockops_cgroup cannot change on reload' <<<"$said"
+
+echo "# a restart without it moves the program to the root"
+rs_bg_stop d1
+rs_bg_start d2 rs_in_edge build/ringsteerd -c "$CONF"
+e2e_wait_for "$(rs_bg_err d2)" "sk_lookup link" 10
+e2e_check "it says it moved" grep -q "steer_sockops moved to cgroup / " \
+	"$(rs_bg_err d2)"
+PROG=$(prog_id)
+e2e_check "bpftool shows it at the root" attached_at "$CG2"
+e2e_check "and no longer on $CGNAME" not_attached_at "$CG"
+e2e_eq "status: nobody outside now" \
+	"$(e2e_json status | jq -c '.programs[] | select(.name == "steer_sockops") | .outside')" \
+	'[]'
+e2e_eq "web still counts its 20 held connections" "$(e2e_svc_active)" 20
+rs_bg_stop held
+e2e_eq_within 5 "closed under the moved program: counted down once, to 0" \
+	0 e2e_svc_active
+e2e_check "each backend's gauge equals ss" \
+	e2e_gauge_matches web 2 198.18.0.10:80
+rs_bg_stop d2
+e2e_summary
