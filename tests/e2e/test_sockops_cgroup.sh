@@ -13,9 +13,12 @@
 #     runs each), while web's run it;
 #   - out-1, a backend whose listener is outside the cgroup, is named in
 #     the log and by `ringsteer status`: its connections are not counted;
+#   - a restart with the same key swaps the program in where it is;
 #   - a reload may not change the key; a restart without it moves the
 #     program to the root while connections are open, and the gauge
-#     counts each of them down exactly once.
+#     counts each of them down exactly once;
+#   - a cgroup that does not exist: the root, with a warning, and status
+#     says the root.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/netns.sh
@@ -156,6 +159,16 @@ sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS"
 e2e_eq "out-1 is not counted (outside the cgroup)" "$(e2e_active_of out-1)" 0
 e2e_eq_within 5 "web counts its 20 held connections again" 20 e2e_svc_active
 
+echo "# a restart with the same key keeps the link where it is"
+rs_bg_stop d1
+rs_bg_start d1b rs_in_edge build/ringsteerd -c "$CONF"
+e2e_wait_for "$(rs_bg_err d1b)" "sk_lookup link" 10
+e2e_check "the new program is swapped in at /$CGNAME" grep -q \
+	"steer_sockops swapped in at cgroup /$CGNAME " "$(rs_bg_err d1b)"
+PROG=$(prog_id)
+e2e_check "bpftool shows the new program on $CGNAME" attached_at "$CG"
+e2e_eq "web still counts its 20 held connections" "$(e2e_svc_active)" 20
+
 echo "# a reload may not change it"
 write_conf
 rc=0
@@ -165,7 +178,7 @@ e2e_check "naming the key" grep -q \
 	'sockops_cgroup cannot change on reload' <<<"$said"
 
 echo "# a restart without it moves the program to the root"
-rs_bg_stop d1
+rs_bg_stop d1b
 rs_bg_start d2 rs_in_edge build/ringsteerd -c "$CONF"
 e2e_wait_for "$(rs_bg_err d2)" "sk_lookup link" 10
 e2e_check "it says it moved" grep -q "steer_sockops moved to cgroup / " \
@@ -183,4 +196,17 @@ e2e_eq_within 5 "closed under the moved program: counted down once, to 0" \
 e2e_check "each backend's gauge equals ss" \
 	e2e_gauge_matches web 2 198.18.0.10:80
 rs_bg_stop d2
+
+echo "# a cgroup that does not exist: the root, with a warning"
+write_conf "sockops_cgroup = /rs-none-$RUN"
+rs_bg_start d3 rs_in_edge build/ringsteerd -c "$CONF"
+e2e_wait_for "$(rs_bg_err d3)" "sk_lookup link" 10
+e2e_check "it warns, naming the cgroup" grep -q \
+	"sockops_cgroup /rs-none-$RUN: No such file or directory under the cgroup2 root; steer_sockops goes to the root instead" \
+	"$(rs_bg_err d3)"
+e2e_eq "status says where it is: the root" \
+	"$(e2e_json status | jq -r '.programs[] | select(.name == "steer_sockops") | .cgroup')" /
+PROG=$(prog_id)
+e2e_check "bpftool shows it at the root" attached_at "$CG2"
+rs_bg_stop d3
 e2e_summary

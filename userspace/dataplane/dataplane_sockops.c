@@ -120,9 +120,10 @@ static void cgroup2_done(int root_fd, char *tmp)
  * The cgroup @path names (as /proc/PID/cgroup shows it: "/" is the root)
  * as an fd, and its id (the cgroup2 directory's inode number, which
  * bpf_link_info and sock_diag report). A cgroup that does not exist falls
- * back to the root, logged here: the root covers every socket.
+ * back to the root, logged here (the root covers every socket), and @path
+ * becomes "/".
  */
-static int cgroup_open(int root_fd, const char *path, uint64_t *id)
+static int cgroup_open(int root_fd, char *path, uint64_t *id)
 {
 	struct stat st;
 	int fd;
@@ -130,11 +131,14 @@ static int cgroup_open(int root_fd, const char *path, uint64_t *id)
 	fd = path[1] ? openat(root_fd, path + 1,
 			      O_RDONLY | O_DIRECTORY | O_CLOEXEC)
 		     : -1;
-	if (path[1] && fd < 0)
+	if (path[1] && fd < 0) {
 		rs_warn("bpf: sockops_cgroup %s: %s under the cgroup2 root; "
 			"steer_sockops goes to the root instead, where every "
 			"TCP socket of the host runs it",
 			path, strerror(errno));
+		/* Where it is attached, for status and the scope check. */
+		strcpy(path, "/");
+	}
 	if (fd < 0)
 		fd = dup(root_fd);
 	if (fd < 0)
