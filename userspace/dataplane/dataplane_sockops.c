@@ -90,10 +90,15 @@ static int cgroup2_root(const char *run_dir, char *tmp, size_t n)
 	err = dp_mkdir_p(run_dir);
 	if (err)
 		return err;
-	if (snprintf(tmp, n, "%s/cgroup2-XXXXXX", run_dir) >= (int)n)
+	if (snprintf(tmp, n, "%s/cgroup2-XXXXXX", run_dir) >= (int)n) {
+		tmp[0] = '\0';
 		return -ENAMETOOLONG;
-	if (!mkdtemp(tmp))
-		return -errno;
+	}
+	if (!mkdtemp(tmp)) {
+		err = -errno;
+		tmp[0] = '\0';
+		return err;
+	}
 	if (mount("cgroup2", tmp, "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		  NULL)) {
 		err = -errno;
