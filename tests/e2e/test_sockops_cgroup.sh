@@ -27,19 +27,22 @@ cd "$(dirname "$0")/../.."
 e2e_setup soc
 e2e_client_prefixes
 
-# The cgroup2 hierarchy: the host's mount, or one of our own.
+# The cgroup2 hierarchy: the host's mount, or one of our own where there
+# is none or it is read-only (a container's).
+CGNAME=rs-e2e-$RUN
 CG2=$(findmnt -rn -t cgroup2 -o TARGET | head -1)
-if [[ -z $CG2 ]]; then
+if [[ -z $CG2 ]] || ! mkdir "$CG2/$CGNAME" 2>/dev/null; then
 	CG2=$OUT/cgroup2
 	mkdir -p "$CG2"
 	mount -t cgroup2 cgroup2 "$CG2"
-	RS_CLEANUP_HOOK+="; umount -l '$CG2' 2>/dev/null || true"
+	mkdir "$CG2/$CGNAME"
 fi
-CGNAME=rs-e2e-$RUN
 CG=$CG2/$CGNAME
-mkdir "$CG"
 # After the processes in it are gone (the hook runs after rs_bg_stop_all).
 RS_CLEANUP_HOOK+="; for _i in 1 2 3 4 5 6 7 8 9 10; do rmdir '$CG' 2>/dev/null && break; sleep 0.2; done"
+# Our own mount goes after the cgroup in it.
+[[ $CG2 == "$OUT/cgroup2" ]] &&
+	RS_CLEANUP_HOOK+="; umount -l '$CG2' 2>/dev/null || true"
 STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled)
 RS_CLEANUP_HOOK+="; sysctl -qw kernel.bpf_stats_enabled=$STATS_WAS"
 
