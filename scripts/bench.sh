@@ -438,7 +438,7 @@ e2e_backends() {
 	BENCH_CG=$cg2/rs-bench-$$
 	mkdir "$BENCH_CG"
 	# After the backends are gone (the hook runs after they are stopped).
-	RS_CLEANUP_HOOK+="; for _i in 1 2 3 4 5 6 7 8 9 10; do rmdir '$BENCH_CG' 2>/dev/null && break; sleep 0.2; done"
+	RS_CLEANUP_HOOK+="; rs_until 2 rmdir '$BENCH_CG' || true"
 	for ((i = 1; i <= NBACKENDS; i++)); do
 		# shellcheck disable=SC2016 # expanded by the inner shell
 		rs_bg_start "be$i" sh -c 'echo $$ >"$1/cgroup.procs" && shift &&

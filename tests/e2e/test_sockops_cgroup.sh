@@ -39,7 +39,7 @@ if [[ -z $CG2 ]] || ! mkdir "$CG2/$CGNAME" 2>/dev/null; then
 fi
 CG=$CG2/$CGNAME
 # After the processes in it are gone (the hook runs after rs_bg_stop_all).
-RS_CLEANUP_HOOK+="; for _i in 1 2 3 4 5 6 7 8 9 10; do rmdir '$CG' 2>/dev/null && break; sleep 0.2; done"
+RS_CLEANUP_HOOK+="; rs_until 2 rmdir '$CG' || true"
 # Our own mount goes after the cgroup in it.
 [[ $CG2 == "$OUT/cgroup2" ]] &&
 	RS_CLEANUP_HOOK+="; umount -l '$CG2' 2>/dev/null || true"
@@ -96,8 +96,12 @@ rs_bg_wait_ready out
 e2e_check "web's backends run in $CGNAME" \
 	grep -q "^0::/$CGNAME\$" "/proc/${RS_BG_PID[be1]}/cgroup"
 
-rs_bg_start d1 rs_in_edge build/ringsteerd -c "$CONF"
-e2e_wait_for "$(rs_bg_err d1)" "sk_lookup link" 10
+# daemon NAME: ringsteerd on $CONF, once its sk_lookup link is in place.
+daemon() {
+	rs_bg_start "$1" rs_in_edge build/ringsteerd -c "$CONF"
+	e2e_wait_for "$(rs_bg_err "$1")" "sk_lookup link" 10
+}
+daemon d1
 e2e_check "the daemon attached steer_sockops at /$CGNAME" \
 	grep -q "steer_sockops attached at cgroup /$CGNAME " "$(rs_bg_err d1)"
 
@@ -143,18 +147,19 @@ e2e_eq "a client of web has its sticky entry" \
 echo "# other sockets of the host never run it"
 sysctl -qw kernel.bpf_stats_enabled=1
 runs() { bpftool -j prog show id "$PROG" | jq '.run_cnt // 0'; }
+# twenty NAME ADDR:PORT SRC: 20 connections from SRC, opened and closed.
+twenty() {
+	rs_bg_start "$1" rs_in_client build/tools/rs_idle --tcp "$2" \
+		--src "$3" --count 20 --serial
+	rs_bg_wait_ready "$1"
+	rs_bg_stop "$1"
+}
 r0=$(runs)
-rs_bg_start o1 rs_in_client build/tools/rs_idle --tcp 198.18.0.11:80 \
-	--src 198.18.65.1 --count 20 --serial
-rs_bg_wait_ready o1
-rs_bg_stop o1
+twenty o1 198.18.0.11:80 198.18.65.1
 r1=$(runs)
 e2e_eq "20 connections to out-1 (outside): steer_sockops ran 0 times" \
 	$((r1 - r0)) 0
-rs_bg_start w1 rs_in_client build/tools/rs_idle --tcp 198.18.0.10:80 \
-	--src 198.18.66.1 --count 20 --serial
-rs_bg_wait_ready w1
-rs_bg_stop w1
+twenty w1 198.18.0.10:80 198.18.66.1
 r2=$(runs)
 e2e_check "20 connections to web (inside): it ran ($((r2 - r1)) times)" \
 	test $((r2 - r1)) -ge 20
@@ -164,8 +169,7 @@ e2e_eq_within 5 "web counts its 20 held connections again" 20 e2e_svc_active
 
 echo "# a restart with the same key keeps the link where it is"
 rs_bg_stop d1
-rs_bg_start d1b rs_in_edge build/ringsteerd -c "$CONF"
-e2e_wait_for "$(rs_bg_err d1b)" "sk_lookup link" 10
+daemon d1b
 e2e_check "the new program is swapped in at /$CGNAME" grep -q \
 	"steer_sockops swapped in at cgroup /$CGNAME " "$(rs_bg_err d1b)"
 PROG=$(prog_id)
@@ -182,8 +186,7 @@ e2e_check "naming the key" grep -q \
 
 echo "# a restart without it moves the program to the root"
 rs_bg_stop d1b
-rs_bg_start d2 rs_in_edge build/ringsteerd -c "$CONF"
-e2e_wait_for "$(rs_bg_err d2)" "sk_lookup link" 10
+daemon d2
 e2e_check "it says it moved" grep -q "steer_sockops moved to cgroup / " \
 	"$(rs_bg_err d2)"
 PROG=$(prog_id)
@@ -202,8 +205,7 @@ rs_bg_stop d2
 
 echo "# a cgroup that does not exist: the root, with a warning"
 write_conf "sockops_cgroup = /rs-none-$RUN"
-rs_bg_start d3 rs_in_edge build/ringsteerd -c "$CONF"
-e2e_wait_for "$(rs_bg_err d3)" "sk_lookup link" 10
+daemon d3
 e2e_check "it warns, naming the cgroup" grep -q \
 	"sockops_cgroup /rs-none-$RUN: No such file or directory under the cgroup2 root; steer_sockops goes to the root instead" \
 	"$(rs_bg_err d3)"

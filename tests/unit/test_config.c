@@ -1630,6 +1630,14 @@ static void test_sockops_cgroup(void)
 	EXPECT_ERROR("[global]\nsockops_cgroup = /a//b\n",
 		     "t.conf:2: [global] sockops_cgroup: ",
 		     "bad cgroup '/a//b': an empty, . or .. component");
+	/* Hostile: a value longer than any line the reader takes. */
+	{
+		char text[512];
+
+		snprintf(text, sizeof(text),
+			 "[global]\nsockops_cgroup = /%0300d\n", 0);
+		EXPECT_ERROR(text, "t.conf:2: [global]: ", "line too long");
+	}
 }
 
 /* The client caps and the idle timeout: values, bounds, file:line. */

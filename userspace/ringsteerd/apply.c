@@ -706,6 +706,33 @@ static int rollback(struct daemon *d, struct daemon *old)
 	return err;
 }
 
+/*
+ * [global] keys a reload cannot change, and what to do instead: whether
+ * @next changes one of them, said in @err_text.
+ */
+static bool restart_only_changed(const struct daemon *d,
+				 const struct rs_config *next, char *err_text,
+				 size_t errlen)
+{
+	const struct {
+		const char *key, *now, *next, *instead;
+	} keys[] = {
+		{"bpffs", d->cfg.bpffs, next->bpffs,
+		 "restart with --detach first"},
+		{"sockops_cgroup", d->cfg.sockops_cgroup, next->sockops_cgroup,
+		 "a restart moves steer_sockops, counting nothing twice"},
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(keys[i].now, keys[i].next)) {
+			snprintf(err_text, errlen,
+				 "%s: %s cannot change on reload (%s)",
+				 d->config_path, keys[i].key, keys[i].instead);
+			return true;
+		}
+	return false;
+}
+
 int daemon_reload(struct daemon *d, bool force, char *err_text, size_t errlen)
 {
 	struct daemon next = *d, old = *d;
@@ -720,20 +747,7 @@ int daemon_reload(struct daemon *d, bool force, char *err_text, size_t errlen)
 		d->reload_failures++;
 		return err;
 	}
-	if (strcmp(next.cfg.bpffs, d->cfg.bpffs)) {
-		snprintf(err_text, errlen,
-			 "%s: bpffs cannot change on reload (restart with "
-			 "--detach first)",
-			 d->config_path);
-		rs_config_free(&next.cfg);
-		d->reload_failures++;
-		return -EINVAL;
-	}
-	if (strcmp(next.cfg.sockops_cgroup, d->cfg.sockops_cgroup)) {
-		snprintf(err_text, errlen,
-			 "%s: sockops_cgroup cannot change on reload (a "
-			 "restart moves steer_sockops, counting nothing twice)",
-			 d->config_path);
+	if (restart_only_changed(d, &next.cfg, err_text, errlen)) {
 		rs_config_free(&next.cfg);
 		d->reload_failures++;
 		return -EINVAL;
