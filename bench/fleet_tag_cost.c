@@ -5,12 +5,14 @@
  *   fleet_tag_cost [-n ROUNDS] [-r REPEAT]
  *
  * bench/bpf/fleet_tag.bpf.c computes the tag of a forwarded TCP segment
- * (IPv4 and IPv6) with the product's rs_fleet_tag_split(), and a floor
- * that does the rest of what those programs do. Each runs REPEAT times
+ * (IPv4 and IPv6) with the product's rs_fleet_tag_split(), the same
+ * started from the member pair's SipHash state as steer_tc does
+ * (struct rs_fleet_sip), and a floor that does the rest of what those
+ * programs do. Each runs REPEAT times
  * per BPF_PROG_TEST_RUN call, so the kernel's mean per run is exact to a
  * fraction of a ns (steer_tc's forwarding paths change the packet and
  * can only be timed one run per call: bench/fleet_cost.c, whose
- * differences carry tens of ns of noise). The three run alternately, in
+ * differences carry tens of ns of noise). The five run alternately, in
  * rotating order, ROUNDS times; printed: the median ns per run of each,
  * and the median over rounds of each round's difference to the floor,
  * with its range. Every run's tag is checked against the same function
@@ -64,18 +66,25 @@ static double run(int prog, const uint8_t *frame, size_t len, unsigned repeat,
 
 int main(int argc, char **argv)
 {
-	static const char *const names[3] = {"floor", "IPv4 tag (7 words)",
-					     "IPv6 tag (13 words)"};
+	enum { NP = 5 };
+	static const char *const names[NP] = {
+		"floor",
+		"IPv4 tag (7 words)",
+		"IPv6 tag (13 words)",
+		"IPv4 tag from the pair's state (6 words)",
+		"IPv6 tag from the pair's state (9 words)",
+	};
 	struct rs_fleet_auth key = {.k0 = 0x0706050403020100ull,
 				    .k1 = 0x0f0e0d0c0b0a0908ull,
 				    .id = 1};
 	struct rs_fleet_tag_msg msg = {0};
-	double ns[3][MAX_ROUNDS], diff[3][MAX_ROUNDS], lo, hi;
+	double ns[NP][MAX_ROUNDS], diff[NP][MAX_ROUNDS], lo, hi;
+	struct rs_fleet_sip pair[2];
 	unsigned int repeat = 1000000;
-	uint32_t want[3], zero = 0;
+	uint32_t want[NP], zero = 0, one = 1;
 	struct fleet_tag_bpf *skel;
 	uint8_t frame[128];
-	int rounds = 11, opt, prog[3];
+	int rounds = 11, opt, prog[NP];
 
 	while ((opt = getopt(argc, argv, "n:r:")) != -1) {
 		if (opt == 'n')
@@ -101,7 +110,16 @@ int main(int argc, char **argv)
 	msg.v6.meta.inner_len = 60;
 	for (size_t i = 0; i < sizeof(frame); i++)
 		frame[i] = (uint8_t)(i * 37 + 11);
+	/* Outer addresses, the words the pair's state covers. */
+	for (size_t i = 0; i < 32; i++)
+		((uint8_t *)&msg)[i] = (uint8_t)(i * 13 + 5);
+	rs_fleet_sip_make(&pair[0], &key, &msg, 0);
+	rs_fleet_sip_make(&pair[1], &key, &msg, 1);
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.tag_msg), &zero, &msg,
+				BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.tag_sip), &zero,
+				&pair[0], BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.tag_sip), &one, &pair[1],
 				BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.tag_key), &zero, &key,
 				BPF_ANY)) {
@@ -110,8 +128,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	want[0] = (uint32_t)(frame[INNER_OFF] + key.id);
+	/* From the pair's state or not, the same tag. */
 	for (int v6 = 0; v6 < 2; v6++)
-		want[1 + v6] =
+		want[1 + v6] = want[3 + v6] =
 			(uint32_t)rs_fleet_tag_split(
 				&key, &msg,
 				(const rs_word_t *)(frame + INNER_OFF), v6) |
@@ -119,10 +138,12 @@ int main(int argc, char **argv)
 	prog[0] = bpf_program__fd(skel->progs.tag_floor);
 	prog[1] = bpf_program__fd(skel->progs.tag4);
 	prog[2] = bpf_program__fd(skel->progs.tag6);
+	prog[3] = bpf_program__fd(skel->progs.tag4_pair);
+	prog[4] = bpf_program__fd(skel->progs.tag6_pair);
 
 	for (int r = 0; r < rounds; r++) {
-		for (int j = 0; j < 3; j++) {
-			int p = (r + j) % 3;
+		for (int j = 0; j < NP; j++) {
+			int p = (r + j) % NP;
 
 			ns[p][r] = run(prog[p], frame, sizeof(frame), repeat,
 				       want[p]);
@@ -135,12 +156,12 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
-		for (int p = 0; p < 3; p++)
+		for (int p = 0; p < NP; p++)
 			diff[p][r] = ns[p][r] - ns[0][r];
 	}
 	printf("| program | ns per run | tag's cost, ns (range over rounds) "
 	       "|\n|---|---:|---:|\n");
-	for (int p = 0; p < 3; p++) {
+	for (int p = 0; p < NP; p++) {
 		double m = median(ns[p], rounds, &lo, &hi), d;
 
 		if (!p) {

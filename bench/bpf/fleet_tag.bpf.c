@@ -10,7 +10,9 @@
  * rs_fleet_tag_split() from rules.h; tag_floor does everything else they
  * do (the lookups, the bounds check, the return), so the difference is
  * the tag. A host pays it once per packet it forwards (fleet_sign) and
- * once per packet it receives from a member (fleet_verify).
+ * once per packet it receives from a member (fleet_verify). tag4_pair
+ * and tag6_pair start from the member pair's SipHash state as the data
+ * plane does (fleet_tag_from(): the entry's lookup and check included).
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -31,11 +33,21 @@ struct {
 	__type(value, struct rs_fleet_auth);
 } tag_key SEC(".maps"); // cppcheck-suppress unknownMacro
 
+/* The pair's state for IPv4 (0) and IPv6 (1), as rs_fleet_sip holds it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct rs_fleet_sip);
+} tag_sip SEC(".maps"); // cppcheck-suppress unknownMacro
+
 /* The inner packet starts after Ethernet, as in a received frame. */
 #define INNER_OFF 14
 
 static __always_inline int tag_run(struct __sk_buff *skb, int ipv6, int hash)
 {
+	const struct rs_fleet_sip *e;
+	struct rs_sip s;
 	void *data = (void *)(long)skb->data;
 	void *end = (void *)(long)skb->data_end;
 	__u32 size = ipv6 ? RS_FLEET_TAG_INNER6 : RS_FLEET_TAG_INNER4;
@@ -51,7 +63,12 @@ static __always_inline int tag_run(struct __sk_buff *skb, int ipv6, int hash)
 		return 0;
 	if (!hash)
 		return (int)(*(__u8 *)inner + k->id);
-	return (int)rs_fleet_tag_split(k, m, inner, ipv6) | 1;
+	if (hash == 1)
+		return (int)rs_fleet_tag_split(k, m, inner, ipv6) | 1;
+	zero = ipv6;
+	e = bpf_map_lookup_elem(&tag_sip, &zero);
+	rs_fleet_tag_begin(&s, e, k, m, ipv6);
+	return (int)rs_fleet_tag_finish(&s, m, inner, ipv6) | 1;
 }
 
 // cppcheck-suppress unknownMacro
@@ -73,6 +90,20 @@ SEC("tc")
 int tag6(struct __sk_buff *skb)
 {
 	return tag_run(skb, 1, 1);
+}
+
+// cppcheck-suppress unknownMacro
+SEC("tc")
+int tag4_pair(struct __sk_buff *skb)
+{
+	return tag_run(skb, 0, 2);
+}
+
+// cppcheck-suppress unknownMacro
+SEC("tc")
+int tag6_pair(struct __sk_buff *skb)
+{
+	return tag_run(skb, 1, 2);
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -465,47 +465,77 @@ static __always_inline int fleet_tag_copy(struct __sk_buff *skb, __u8 *inner,
 	return bpf_skb_load_bytes(skb, off, inner, n) ? -1 : 0;
 }
 
+/* fleet_tag_of()'s @at: the inner packet's offset, and its family. */
+#define FLEET_TAG_V6 0x10000u
+
+/*
+ * The tag of @m's header and the inner bytes at @inner under @k, SipHash
+ * started from rs_fleet_sip entry @e when it fits, else from the key.
+ */
+static __always_inline __u64 fleet_tag_from(const struct rs_fleet_sip *e,
+					    const struct rs_fleet_auth *k,
+					    const struct rs_fleet_tag_msg *m,
+					    const void *inner, int ipv6)
+{
+	struct rs_sip s;
+
+	rs_fleet_tag_begin(&s, e, k, m, ipv6);
+	return rs_fleet_tag_finish(&s, m, inner, ipv6);
+}
+
 /*
  * The tag (rs_fleet_tag_split()) of @m's header and the inner packet at
- * @inner_off, read where it lies when the frame's linear part holds the
- * bytes the tag covers (every TCP segment with options, every QUIC
- * packet worth forwarding): no copy and no helper call per packet. A
- * shorter inner packet, or one beyond the linear part, is copied into @m
- * first. 0 when @k or @m is missing or the frame is too short, which no
- * signed packet's tag is with more than a 2^-64 chance.
+ * offset @at (| FLEET_TAG_V6 for IPv6), read where it lies when the
+ * frame's linear part holds the bytes the tag covers (every TCP segment
+ * with options, every QUIC packet worth forwarding): no copy and no
+ * helper call per packet. A shorter inner packet, or one beyond the
+ * linear part, is copied into @m first. SipHash starts from entry @sip of
+ * rs_fleet_sip when it fits the packet's outer addresses and @k. 0 when
+ * @k or @m is missing or the frame is too short, which no signed packet's
+ * tag is with more than a 2^-64 chance.
  *
  * A global function: the verifier checks it once, not once for each of
  * the paths that sign or verify (entry, second chance, QUIC, receive),
- * which would add about 25,000 verified instructions.
+ * which would add about 25,000 verified instructions. Its frame must stay
+ * within 32 bytes (steer_tc, fleet_send() and it are 512 on 6.1), so
+ * nothing of SipHash's state lives across a helper call: the copy and the
+ * entry's lookup come first.
  */
 __attribute__((noinline)) __u64 fleet_tag_of(struct __sk_buff *skb,
 					     const struct rs_fleet_auth *k,
 					     struct rs_fleet_tag_msg *m,
-					     __u32 inner_off, int ipv6)
+					     __u32 at, __u32 sip)
 {
 	void *data = (void *)(long)skb->data;
 	void *end = (void *)(long)skb->data_end;
+	__u32 inner_off = at & 0xffff;
+	const struct rs_fleet_sip *e;
 	void *inner;
 
 	if (!k || !m || inner_off > 256)
 		return 0;
 	inner = data + inner_off;
-	if (ipv6) {
-		if (m->v6.meta.inner_len >= RS_FLEET_TAG_INNER6 &&
-		    inner + RS_FLEET_TAG_INNER6 <= end)
-			return rs_fleet_tag_split(k, m, inner, 1);
-		if (fleet_tag_copy(skb, m->v6.inner, RS_FLEET_TAG_INNER6,
-				   inner_off, m->v6.meta.inner_len))
-			return 0;
-		return rs_fleet_tag(k, m, 1);
+	if (at & FLEET_TAG_V6) {
+		if (m->v6.meta.inner_len < RS_FLEET_TAG_INNER6 ||
+		    inner + RS_FLEET_TAG_INNER6 > end) {
+			if (fleet_tag_copy(skb, m->v6.inner,
+					   RS_FLEET_TAG_INNER6, inner_off,
+					   m->v6.meta.inner_len))
+				return 0;
+			inner = m->v6.inner;
+		}
+		e = bpf_map_lookup_elem(&rs_fleet_sip, &sip);
+		return fleet_tag_from(e, k, m, inner, 1);
 	}
-	if (m->v4.meta.inner_len >= RS_FLEET_TAG_INNER4 &&
-	    inner + RS_FLEET_TAG_INNER4 <= end)
-		return rs_fleet_tag_split(k, m, inner, 0);
-	if (fleet_tag_copy(skb, m->v4.inner, RS_FLEET_TAG_INNER4, inner_off,
-			   m->v4.meta.inner_len))
-		return 0;
-	return rs_fleet_tag(k, m, 0);
+	if (m->v4.meta.inner_len < RS_FLEET_TAG_INNER4 ||
+	    inner + RS_FLEET_TAG_INNER4 > end) {
+		if (fleet_tag_copy(skb, m->v4.inner, RS_FLEET_TAG_INNER4,
+				   inner_off, m->v4.meta.inner_len))
+			return 0;
+		inner = m->v4.inner;
+	}
+	e = bpf_map_lookup_elem(&rs_fleet_sip, &sip);
+	return fleet_tag_from(e, k, m, inner, 0);
 }
 
 static __always_inline struct rs_fleet_auth *fleet_key_slot(void *table,
@@ -518,14 +548,15 @@ static __always_inline struct rs_fleet_auth *fleet_key_slot(void *table,
 }
 
 /*
- * The signature of a packet about to leave for @dst (its inner packet
- * already behind the outer headers' room): key id 0 and no tag when this
- * host has no fleet key.
+ * The signature of a packet about to leave for @dst, member @member of
+ * the table in force as far as the caller knows (its rs_fleet_sip entry
+ * is taken only if it fits), its inner packet already behind the outer
+ * headers' room: key id 0 and no tag when this host has no fleet key.
  */
 static __always_inline int fleet_sign(struct __sk_buff *skb,
 				      const struct fleet_host *fh, __u8 family,
 				      const struct rs_fleet_addr *dst,
-				      __u32 inner_len, __u8 hops,
+				      __u32 member, __u32 inner_len, __u8 hops,
 				      struct fleet_sig *sig)
 {
 	struct rs_fleet_auth *k = fleet_key_slot(fh->table, 0);
@@ -539,21 +570,27 @@ static __always_inline int fleet_sign(struct __sk_buff *skb,
 	if (!m)
 		return -1;
 	sig->key_id = k->id;
-	sig->tag = fleet_tag_of(skb, k, m, ETH_HLEN + fleet_encap_len(family),
-				family == RS_AF_INET6);
+	sig->tag =
+		fleet_tag_of(skb, k, m,
+			     (ETH_HLEN + fleet_encap_len(family)) |
+				     (family == RS_AF_INET6 ? FLEET_TAG_V6 : 0),
+			     rs_fleet_sip_index(fh->h.gen, member,
+						family == RS_AF_INET6, 0));
 	return sig->tag ? 0 : -1;
 }
 
 /*
- * Whether a packet with our header @e from a member passes: this host has
- * no fleet key, or the key the packet names is one of ours and its tag is
- * right. Key ids are distinct within a key file (the daemon refuses one
- * whose keys share an id), so the first key with the id is the only one.
+ * Whether a packet with our header @e from a member (@member of the table
+ * in force, by rs_fleet_peers) passes: this host has no fleet key, or the
+ * key the packet names is one of ours and its tag is right. Key ids are
+ * distinct within a key file (the daemon refuses one whose keys share an
+ * id), so the first key with the id is the only one.
  */
 static __always_inline int fleet_verify(struct __sk_buff *skb,
 					const struct fleet_host *fh,
 					const struct fleet_pkt *outer,
-					const struct rs_fleet_encap *e)
+					const struct rs_fleet_encap *e,
+					__u32 member)
 {
 	__u32 elen = fleet_encap_len(outer->family);
 	struct rs_fleet_auth *k = fleet_key_slot(fh->table, 0);
@@ -576,8 +613,14 @@ static __always_inline int fleet_verify(struct __sk_buff *skb,
 			   e->key_id, outer->len - elen);
 	if (!m)
 		return 0;
-	return fleet_tag_of(skb, k, m, ETH_HLEN + elen,
-			    outer->family == RS_AF_INET6) ==
+	/* i: 1 + the slot of the key found (the loop stops past it). */
+	return fleet_tag_of(skb, k, m,
+			    (ETH_HLEN + elen) |
+				    (outer->family == RS_AF_INET6 ? FLEET_TAG_V6
+								  : 0),
+			    rs_fleet_sip_index(fh->h.gen, member,
+					       outer->family == RS_AF_INET6,
+					       i)) ==
 	       ((__u64)bpf_ntohl(e->tag[0]) << 32 | bpf_ntohl(e->tag[1]));
 }
 
@@ -675,6 +718,7 @@ struct fleet_send_args {
 	__u32 inner_len;
 	__u32 flow;
 	int ifindex;
+	__u32 member; /* of @dst in the table in force, or RS_NONE */
 	__u8 family;
 	__u8 tos;
 	__u8 hops;
@@ -696,7 +740,7 @@ static __noinline int fleet_send(struct __sk_buff *skb,
 	struct fleet_sig sig;
 	__u32 zero = 0;
 
-	if (fleet_sign(skb, fh, family, dst, inner_len, hops, &sig))
+	if (fleet_sign(skb, fh, family, dst, a->member, inner_len, hops, &sig))
 		return TC_ACT_SHOT; /* it lies about its length */
 	o = bpf_map_lookup_elem(&rs_fleet_outer, &zero);
 	if (!o)
@@ -719,15 +763,15 @@ static __noinline int fleet_send(struct __sk_buff *skb,
 }
 
 /*
- * Encapsulate the plain packet @p to @dst and send it. Returns the TC
- * verdict, or FLEET_CONTINUE when it cannot be sent (left unchanged, then
- * steered here).
+ * Encapsulate the plain packet @p to @dst (@member of the table in force,
+ * or RS_NONE) and send it. Returns the TC verdict, or FLEET_CONTINUE when
+ * it cannot be sent (left unchanged, then steered here).
  */
 static __always_inline int fleet_encap(struct __sk_buff *skb,
 				       const struct fleet_host *fh,
 				       const struct fleet_pkt *p,
 				       const struct rs_fleet_addr *dst,
-				       __u8 hops)
+				       __u32 member, __u8 hops)
 {
 	__u64 flags = BPF_F_ADJ_ROOM_ENCAP_L4_UDP;
 	int ifindex;
@@ -744,6 +788,7 @@ static __always_inline int fleet_encap(struct __sk_buff *skb,
 		.inner_len = p->len,
 		.flow = fleet_flow_hash(p),
 		.ifindex = ifindex,
+		.member = member,
 		.family = p->family,
 		.tos = p->tos,
 		.hops = hops,
@@ -760,7 +805,7 @@ static __always_inline int fleet_reforward(struct __sk_buff *skb,
 					   const struct fleet_host *fh,
 					   const struct fleet_pkt *outer,
 					   const struct rs_fleet_addr *dst,
-					   __u8 hops)
+					   __u32 member, __u8 hops)
 {
 	struct fleet_send_args a = {};
 	int ifindex;
@@ -771,6 +816,7 @@ static __always_inline int fleet_reforward(struct __sk_buff *skb,
 	a.inner_len = outer->len - fleet_encap_len(outer->family);
 	a.flow = fleet_flow_hash(outer);
 	a.ifindex = ifindex;
+	a.member = member;
 	a.family = outer->family;
 	a.tos = outer->tos;
 	a.hops = hops;
@@ -809,29 +855,36 @@ static __always_inline int fleet_next_owner(const struct fleet_host *fh,
  * Whether the outer headers of @outer make a forwarded packet from a
  * member: all the frame its length claims (longer: padding), IPv4 without
  * options, our magic and version, a source in rs_fleet_peers (of the
- * outer header's family).
+ * outer header's family): the member's index in the table in force by
+ * rs_fleet_peers (RS_FLEET_MAX_MEMBERS: only in the previous one), or -1.
  */
 static __always_inline int fleet_outer_ok(struct __sk_buff *skb,
 					  const struct fleet_pkt *outer,
 					  struct rs_fleet_encap *e)
 {
+	const struct rs_fleet_peer *peer;
 	__u32 elen = fleet_encap_len(outer->family);
 
 	if (outer->family == RS_AF_INET && outer->hlen != sizeof(struct iphdr))
-		return 0;
+		return -1;
 	/* An IPv6 source ::ffff:a.b.c.d would pass as member a.b.c.d. */
 	if (outer->family == RS_AF_INET6 &&
 	    !(outer->saddr.w[0] | outer->saddr.w[1]) &&
 	    outer->saddr.w[2] == bpf_htonl(0xffff))
-		return 0;
-	return outer->len > elen + outer->hlen &&
-	       skb->len >= ETH_HLEN + outer->len &&
-	       !bpf_skb_load_bytes(
-		       skb, ETH_HLEN + elen - sizeof(struct rs_fleet_encap), e,
-		       sizeof(*e)) &&
-	       e->magic == bpf_htonl(RS_FLEET_MAGIC) &&
-	       e->version == RS_FLEET_WIRE_VERSION &&
-	       bpf_map_lookup_elem(&rs_fleet_peers, &outer->saddr);
+		return -1;
+	if (outer->len <= elen + outer->hlen ||
+	    skb->len < ETH_HLEN + outer->len ||
+	    bpf_skb_load_bytes(skb,
+			       ETH_HLEN + elen - sizeof(struct rs_fleet_encap),
+			       e, sizeof(*e)) ||
+	    e->magic != bpf_htonl(RS_FLEET_MAGIC) ||
+	    e->version != RS_FLEET_WIRE_VERSION)
+		return -1;
+	peer = bpf_map_lookup_elem(&rs_fleet_peers, &outer->saddr);
+	if (!peer)
+		return -1;
+	return peer->member < RS_FLEET_MAX_MEMBERS ? (int)peer->member
+						   : RS_FLEET_MAX_MEMBERS;
 }
 
 /*
@@ -854,9 +907,11 @@ static __always_inline int fleet_receive(struct __sk_buff *skb,
 	struct rs_bind *bind;
 	int verdict;
 
-	if (!fleet_outer_ok(skb, outer, &e))
+	int from = fleet_outer_ok(skb, outer, &e);
+
+	if (from < 0)
 		goto forged;
-	if (!fleet_verify(skb, fh, outer, &e)) {
+	if (!fleet_verify(skb, fh, outer, &e, (__u32)from)) {
 		FLEET_COUNT(unauthenticated);
 		RS_TRACE_NOTE(skb, RS_TRACE_FLEET_UNAUTH, RS_NONE, 0);
 		return TC_ACT_SHOT;
@@ -881,7 +936,7 @@ static __always_inline int fleet_receive(struct __sk_buff *skb,
 		    !fleet_next_owner(fh, bind->service, &key, &outer->saddr,
 				      &next)) {
 			verdict = fleet_reforward(skb, fh, outer, &next,
-						  e.hops + 1);
+						  RS_NONE, e.hops + 1);
 			if (verdict != FLEET_CONTINUE) {
 				FLEET_COUNT(second_chance);
 				RS_TRACE_NOTE(skb, RS_TRACE_FLEET_SECOND_CHANCE,
@@ -926,9 +981,10 @@ static __always_inline void fleet_flow_key(const struct fleet_pkt *p,
 static __always_inline int fleet_forward(struct __sk_buff *skb,
 					 const struct fleet_host *fh,
 					 const struct fleet_pkt *p,
-					 const struct rs_fleet_addr *dst)
+					 const struct rs_fleet_addr *dst,
+					 __u32 member)
 {
-	int verdict = fleet_encap(skb, fh, p, dst, 1);
+	int verdict = fleet_encap(skb, fh, p, dst, member, 1);
 
 	if (verdict == FLEET_CONTINUE)
 		FLEET_COUNT(errors);
@@ -945,7 +1001,7 @@ static __always_inline int fleet_forward_flow(struct __sk_buff *skb,
 					      const struct rs_fleet_addr *dst,
 					      __u32 member)
 {
-	int verdict = fleet_forward(skb, fh, p, dst);
+	int verdict = fleet_forward(skb, fh, p, dst, member);
 
 	if (verdict != FLEET_CONTINUE) {
 		FLEET_COUNT(forwarded);
@@ -1063,7 +1119,7 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 			FLEET_COUNT(stray);
 			return FLEET_CONTINUE;
 		}
-		verdict = fleet_forward(skb, fh, p, &prev);
+		verdict = fleet_forward(skb, fh, p, &prev, RS_NONE);
 		if (verdict != FLEET_CONTINUE) {
 			FLEET_COUNT(second_chance);
 			RS_TRACE_NOTE(skb, RS_TRACE_FLEET_SECOND_CHANCE,
@@ -1086,7 +1142,7 @@ static __always_inline int fleet_entry(struct __sk_buff *skb,
 		flow.isn = isn;
 		bpf_map_update_elem(&rs_fleet_flows, &fk, &flow, BPF_ANY);
 	}
-	verdict = fleet_forward(skb, fh, p, &addr);
+	verdict = fleet_forward(skb, fh, p, &addr, idx);
 	if (verdict != FLEET_CONTINUE) {
 		FLEET_COUNT(forwarded);
 		RS_TRACE_NOTE(skb, RS_TRACE_FLEET_FORWARD, idx, 1);

@@ -152,7 +152,7 @@ static __always_inline int fleet_quic_entry(struct __sk_buff *skb,
 		return FLEET_BY_TABLE;
 	if (fleet_addr_eq(&dst, &fh->self))
 		return FLEET_CONTINUE;
-	verdict = fleet_encap(skb, fh, p, &dst, 1);
+	verdict = fleet_encap(skb, fh, p, &dst, c->member - 1, 1);
 	if (verdict == FLEET_CONTINUE) {
 		FLEET_COUNT(errors);
 	} else {

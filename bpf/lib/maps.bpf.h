@@ -238,6 +238,18 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } rs_fleet_peers SEC(".maps");
 
+/*
+ * SipHash's state after each member pair's outer addresses (abi.h struct
+ * rs_fleet_sip): the daemon's work, so that a tag costs only the rest.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RS_FLEET_SIP_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct rs_fleet_sip);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_fleet_sip SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, RS_FLEET_FLOWS_MAX);

@@ -287,31 +287,133 @@ static inline __u64 rs_siphash24(__u64 k0, __u64 k1, const rs_word_t *w,
 }
 
 /*
- * The tag of a forwarded packet whose message is @msg's header (outer
- * addresses and meta; struct rs_fleet_tag_msg says what it covers)
- * followed by the inner bytes at @inner, under forwarding key @k;
- * @ipv6: the message's v6 member, else v4. @inner may be @msg's own
- * inner bytes or, in the data plane, the packet where the inner packet
- * lies (no copy per packet). Whether a packet is signed at all is its key
- * id (0: unsigned), never the tag's value.
+ * The words of a tag's message that are the outer addresses: a pair of
+ * members' own, the same for every packet between them under a key, so
+ * the daemon hashes them once (struct rs_fleet_sip).
  */
+#define RS_FLEET_TAG_ADDRW4 1
+#define RS_FLEET_TAG_ADDRW6 4
+
+/* SipHash under @k after the outer addresses of @msg's header. */
+RS_HOT void rs_fleet_tag_start(struct rs_sip *s, const struct rs_fleet_auth *k,
+			       const struct rs_fleet_tag_msg *msg, int ipv6)
+{
+	const rs_word_t *head = (const rs_word_t *)msg;
+	__u32 na = ipv6 ? RS_FLEET_TAG_ADDRW6 : RS_FLEET_TAG_ADDRW4;
+
+	rs_sip_init(s, k->k0, k->k1);
+	RS_UNROLL
+	for (__u32 i = 0; i < na; i++)
+		rs_sip_word(s, head[i]);
+}
+
+/*
+ * The tag from @s, SipHash's state after the outer addresses
+ * (rs_fleet_tag_start(), or a struct rs_fleet_sip that fits): the rest
+ * of @msg's header (struct rs_fleet_tag_msg says what it covers), then
+ * the inner bytes at @inner. @ipv6: the message's v6 member, else v4.
+ * @inner may be @msg's own inner bytes or, in the data plane, the packet
+ * where the inner packet lies (no copy per packet). Whether a packet is
+ * signed at all is its key id (0: unsigned), never the tag's value.
+ */
+RS_HOT __u64 rs_fleet_tag_finish(struct rs_sip *s,
+				 const struct rs_fleet_tag_msg *msg,
+				 const rs_word_t *inner, int ipv6)
+{
+	const rs_word_t *head = (const rs_word_t *)msg;
+	__u32 na = ipv6 ? RS_FLEET_TAG_ADDRW6 : RS_FLEET_TAG_ADDRW4;
+	__u32 nh = ipv6 ? RS_FLEET_TAG_HEAD6 / 8 : RS_FLEET_TAG_HEAD4 / 8;
+	__u32 ni = ipv6 ? RS_FLEET_TAG_INNER6 / 8 : RS_FLEET_TAG_INNER4 / 8;
+
+	RS_UNROLL
+	for (__u32 i = na; i < nh; i++)
+		rs_sip_word(s, head[i]);
+	RS_UNROLL
+	for (__u32 i = 0; i < ni; i++)
+		rs_sip_word(s, inner[i]);
+	return rs_sip_final(s, nh + ni);
+}
+
+/* The tag of @msg's header and the inner bytes at @inner, under key @k. */
 RS_HOT __u64 rs_fleet_tag_split(const struct rs_fleet_auth *k,
 				const struct rs_fleet_tag_msg *msg,
 				const rs_word_t *inner, int ipv6)
 {
-	const rs_word_t *head = (const rs_word_t *)msg;
-	__u32 nh = ipv6 ? RS_FLEET_TAG_HEAD6 / 8 : RS_FLEET_TAG_HEAD4 / 8;
-	__u32 ni = ipv6 ? RS_FLEET_TAG_INNER6 / 8 : RS_FLEET_TAG_INNER4 / 8;
 	struct rs_sip s;
 
-	rs_sip_init(&s, k->k0, k->k1);
-	RS_UNROLL
-	for (__u32 i = 0; i < nh; i++)
-		rs_sip_word(&s, head[i]);
-	RS_UNROLL
-	for (__u32 i = 0; i < ni; i++)
-		rs_sip_word(&s, inner[i]);
-	return rs_sip_final(&s, nh + ni);
+	rs_fleet_tag_start(&s, k, msg, ipv6);
+	return rs_fleet_tag_finish(&s, msg, inner, ipv6);
+}
+
+/*
+ * Slot of rs_fleet_sip for the table of @gen, member @member, @ipv6, key
+ * @k (abi.h); RS_NONE for a member out of range, which no entry is.
+ */
+static inline __u32 rs_fleet_sip_index(__u64 gen, __u32 member, int ipv6,
+				       __u32 k)
+{
+	if (member >= RS_FLEET_MAX_MEMBERS || k >= RS_FLEET_SIP_KEYS)
+		return RS_NONE;
+	return (__u32)(gen & 1) * RS_FLEET_SIP_HALF +
+	       (member * 2 + (ipv6 ? 1 : 0)) * RS_FLEET_SIP_KEYS + k;
+}
+
+/* @e, written for the header words and key of @msg and @k. */
+static inline void rs_fleet_sip_make(struct rs_fleet_sip *e,
+				     const struct rs_fleet_auth *k,
+				     const struct rs_fleet_tag_msg *msg,
+				     int ipv6)
+{
+	const rs_word_t *head = (const rs_word_t *)msg;
+	__u32 na = ipv6 ? RS_FLEET_TAG_ADDRW6 : RS_FLEET_TAG_ADDRW4;
+	struct rs_sip s;
+
+	for (__u32 i = 0; i < 4; i++)
+		e->head[i] = i < na ? head[i] : 0;
+	e->k0 = k->k0;
+	e->k1 = k->k1;
+	rs_fleet_tag_start(&s, k, msg, ipv6);
+	e->v[0] = s.v0;
+	e->v[1] = s.v1;
+	e->v[2] = s.v2;
+	e->v[3] = s.v3;
+}
+
+/*
+ * Whether @e holds SipHash's state after @msg's outer addresses under @k:
+ * its words and key are theirs. Only then may a tag start from it.
+ */
+RS_HOT int rs_fleet_sip_fits(const struct rs_fleet_sip *e,
+			     const struct rs_fleet_auth *k,
+			     const struct rs_fleet_tag_msg *msg, int ipv6)
+{
+	const rs_word_t *head = (const rs_word_t *)msg;
+
+	if (e->k0 != k->k0 || e->k1 != k->k1 || e->head[0] != head[0])
+		return 0;
+	if (!ipv6)
+		return 1;
+	return e->head[1] == head[1] && e->head[2] == head[2] &&
+	       e->head[3] == head[3];
+}
+
+/*
+ * SipHash's state after @msg's outer addresses under @k: @e's when it
+ * fits (a member pair's, struct rs_fleet_sip), else hashed here. @e may be
+ * NULL.
+ */
+RS_HOT void rs_fleet_tag_begin(struct rs_sip *s, const struct rs_fleet_sip *e,
+			       const struct rs_fleet_auth *k,
+			       const struct rs_fleet_tag_msg *msg, int ipv6)
+{
+	if (e && rs_fleet_sip_fits(e, k, msg, ipv6)) {
+		s->v0 = e->v[0];
+		s->v1 = e->v[1];
+		s->v2 = e->v[2];
+		s->v3 = e->v[3];
+	} else {
+		rs_fleet_tag_start(s, k, msg, ipv6);
+	}
 }
 
 RS_HOT __u64 rs_fleet_tag(const struct rs_fleet_auth *k,

@@ -36,6 +36,7 @@
 #include "bpf_fixture.h"
 #include "fleet_cids.h"
 #include "fleet_keys.h"
+#include "fleet_sip.h"
 #include "fleet_table.h"
 #include "frames.h"
 #include "hash.h"
@@ -381,13 +382,57 @@ static int replica_owner6(const char *saddr)
 	return replica_fleet_owner(&svc, fleet_seed, owners, AF_INET6, a);
 }
 
+/* The table's number: its SipHash states are in rs_fleet_sip's half 1. */
+#define TABLE_GEN 5
+
+static int table_fd(void);
+
+/* Entry @i of rs_fleet_sip, read (@set 0) or written (@set 1). */
+static int sip_entry(__u32 i, struct rs_fleet_sip *e, int set)
+{
+	int fd = bpf_map__fd(skel->maps.rs_fleet_sip);
+
+	return set ? bpf_map_update_elem(fd, &i, e, BPF_ANY)
+		   : bpf_map_lookup_elem(fd, &i, e);
+}
+
+/*
+ * rs_fleet_sip for the table in force, as the daemon writes it
+ * (rs_fleet_sip_fill() into the half of the table's number), after every
+ * change of its keys or addresses; the other half all zero.
+ */
+static int sip_refresh(void)
+{
+	static struct rs_fleet_slot t[RS_FLEET_SLOTS];
+	static struct rs_fleet_sip half[RS_FLEET_SIP_HALF];
+	int fd = table_fd(), err = 0;
+
+	if (fd < 0)
+		return -1;
+	for (__u32 i = 0; i < RS_FLEET_SLOTS && !err; i++)
+		err = bpf_map_lookup_elem(fd, &i, &t[i]);
+	close(fd);
+	if (err)
+		return -1;
+	rs_fleet_sip_fill(t, half);
+	for (__u32 i = 0; i < RS_FLEET_SIP_HALF && !err; i++) {
+		struct rs_fleet_sip zero = {0};
+
+		err = sip_entry(rs_fleet_sip_index(t[0].hdr.gen, 0, 0, 0) + i,
+				&half[i], 1) ||
+		      sip_entry(rs_fleet_sip_index(t[0].hdr.gen + 1, 0, 0, 0) +
+					i,
+				&zero, 1);
+	}
+	return err ? -1 : 0;
+}
+
 static int install_table(void)
 {
 	/* The table in force; the previous half stays empty. */
 	static struct rs_fleet_slot slots[RS_FLEET_MAP_SLOTS];
 	__u32 keys_n = RS_FLEET_MAP_SLOTS, outer_key = 0;
 	static __u32 keys[RS_FLEET_MAP_SLOTS];
-	struct rs_fleet_peer peer = {.member = 0};
 	struct rs_fleet_addr pa;
 	int fd, outer = bpf_map__fd(skel->maps.rs_fleet), err, key_id, val_id;
 	LIBBPF_OPTS(bpf_map_create_opts, opts);
@@ -422,6 +467,8 @@ static int install_table(void)
 		       members[i].addr6, 16);
 		if (!i)
 			continue;
+		struct rs_fleet_peer peer = {.member = (__u32)i};
+
 		pa = peer_v4(members[i].addr);
 		bpf_map_update_elem(bpf_map__fd(skel->maps.rs_fleet_peers), &pa,
 				    &peer, BPF_ANY);
@@ -437,6 +484,7 @@ static int install_table(void)
 	for (int k = 0; k < RS_FLEET_AUTH_KEYS; k++)
 		slots[RS_FLEET_SLOT_KEYS + k].auth = table_keys[k];
 	slots[0].hdr.version = 7;
+	slots[0].hdr.gen = TABLE_GEN;
 	slots[0].hdr.nmembers = NMEMBERS;
 	slots[0].hdr.self = 0;
 	slots[0].hdr.self_addr = members[0].addr;
@@ -484,7 +532,7 @@ static int install_table(void)
 	err = bpf_map_update_batch(fd, keys, slots, &keys_n, NULL) ||
 	      bpf_map_update_elem(outer, &outer_key, &fd, BPF_ANY);
 	close(fd);
-	return err ? -1 : 0;
+	return err || sip_refresh() ? -1 : 0;
 }
 
 static int setup(void)
@@ -1014,7 +1062,7 @@ static int set_table_addr6(int m, const char *addr)
 		ip6(addr, (uint8_t *)&s.addr6.addr);
 	err = bpf_map_update_elem(fd, &slot, &s, BPF_ANY);
 	close(fd);
-	return err;
+	return err || sip_refresh();
 }
 
 /*
@@ -1443,7 +1491,7 @@ static int set_table_keys(const struct rs_fleet_auth *k, int n)
 		err = bpf_map_update_elem(fd, &slot, &v, BPF_ANY);
 	}
 	close(fd);
-	return err;
+	return err || sip_refresh();
 }
 
 /* Fleet keys A, B (as lines of a key file would give them). */
@@ -1698,6 +1746,115 @@ static void test_auth_rotation(void)
 	expect_auth(f, n, "B held: from a host signing with A", false);
 }
 
+/* rs_fleet_peers' entry for @a: which member the data plane is told. */
+static int set_peer_member(const struct rs_fleet_addr *a, __u32 member)
+{
+	struct rs_fleet_peer peer = {.member = member};
+
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.rs_fleet_peers), a,
+				   &peer, BPF_EXIST);
+}
+
+/* Entry @i of rs_fleet_sip with its state altered (v[0] ^ 1) and @how. */
+static void sip_alter(__u32 i, const struct rs_fleet_sip *good, int how)
+{
+	struct rs_fleet_sip e = *good;
+
+	e.v[0] ^= 1;
+	if (how == 1)
+		e.k1 ^= 1; /* another key's */
+	if (how == 2)
+		e.head[0] ^= 1; /* other addresses' */
+	CU_ASSERT_EQUAL(sip_entry(i, &e, 1), 0);
+}
+
+/*
+ * The SipHash states of member pairs (rs_fleet_sip) are taken when they
+ * fit the packet and never otherwise. A state altered under its own words
+ * and key shows that it is used: the tag then fails, and what this host
+ * signs differs from the tag computed whole. A state whose key or
+ * addresses are not the packet's is passed over (the tag is computed
+ * whole and passes), so are the half of another table's number and the
+ * states an index of rs_fleet_peers points to when it names another
+ * member.
+ */
+static void test_auth_pair_states(void)
+{
+	uint8_t f[FRAME_LEN], inner[80], inner6[80];
+	size_t in = tcp_packet(inner, ip4("198.18.1.7"), ip4("198.18.0.10"),
+			       1234, 80, 0x02);
+	size_t in6 = tcp6_packet(inner6, "2001:db8:1::7", vip6, 1234, 80, 0x02);
+	__u32 recv = rs_fleet_sip_index(TABLE_GEN, 1, 0, 1),
+	      recv6 = rs_fleet_sip_index(TABLE_GEN, 1, 1, 1),
+	      other = rs_fleet_sip_index(TABLE_GEN + 1, 1, 0, 1),
+	      send = rs_fleet_sip_index(TABLE_GEN, 1, 0, 0);
+	struct rs_fleet_sip good, good6, goods;
+	struct rs_fleet_addr host3 = peer_v4(members[2].addr);
+	size_t n, n6, elen = RS_FLEET_ENCAP_LEN;
+	struct run r;
+	uint32_t src;
+
+	derive_keys();
+	CU_ASSERT_EQUAL_FATAL(set_table_keys(&key_a, 1), 0);
+	signer = &key_a;
+	CU_ASSERT_EQUAL_FATAL(sip_entry(recv, &good, 0), 0);
+	CU_ASSERT_EQUAL_FATAL(sip_entry(recv6, &good6, 0), 0);
+	CU_ASSERT_EQUAL_FATAL(sip_entry(send, &goods, 0), 0);
+	CU_ASSERT(good.k0 == key_a.k0 && good.k1 == key_a.k1);
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	expect_auth(f, n, "the pair's state in place", true);
+	sip_alter(recv, &good, 0);
+	expect_auth(f, n, "state altered under its words and key: used", false);
+	sip_alter(recv, &good, 1);
+	expect_auth(f, n, "altered state of another key: passed over", true);
+	sip_alter(recv, &good, 2);
+	expect_auth(f, n, "altered state of other addresses: passed over",
+		    true);
+	CU_ASSERT_EQUAL(sip_entry(recv, &good, 1), 0);
+	sip_alter(other, &good, 0);
+	expect_auth(f, n, "altered state in another table's half: not read",
+		    true);
+	/* host-3's packets, rs_fleet_peers naming host-2 (a stale index). */
+	CU_ASSERT_EQUAL(set_peer_member(&host3, 1), 0);
+	sip_alter(recv, &good, 0);
+	n = encap_frame(f, members[2].addr, 1, inner, in);
+	expect_auth(f, n, "host-3 told as host-2: host-2's state passed over",
+		    true);
+	CU_ASSERT_EQUAL(set_peer_member(&host3, 2), 0);
+	CU_ASSERT_EQUAL(sip_entry(recv, &good, 1), 0);
+	/* IPv6: 32 bytes of addresses in the state. */
+	n6 = encap6_frame(f, addrs6[1], 1, inner6, in6);
+	expect_auth(f, n6, "IPv6: the pair's state in place", true);
+	sip_alter(recv6, &good6, 0);
+	expect_auth(f, n6, "IPv6: state altered under its words and key: used",
+		    false);
+	sip_alter(recv6, &good6, 2);
+	expect_auth(f, n6,
+		    "IPv6: altered state of other addresses: passed "
+		    "over",
+		    true);
+	CU_ASSERT_EQUAL(sip_entry(recv6, &good6, 1), 0);
+	/* Signing: a SYN host-2 owns. */
+	for (src = 0xc6120100u; replica_owner(htonl(src)) != 1; src++)
+		;
+	n = eth(f);
+	n += tcp_packet(f + n, htonl(src), ip4("198.18.0.10"), 40000, 80, 0x02);
+	sip_alter(send, &goods, 0);
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(r.verdict, TC_ACT_REDIRECT);
+	CU_ASSERT_NOT_EQUAL(tag_in(r.out + 14 + elen - ENC),
+			    tag_of(r.out + 14, AF_INET, r.out + 14 + elen - ENC,
+				   r.out + 14 + elen, r.out_len - 14 - elen,
+				   &key_a));
+	sip_alter(send, &goods, 1);
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	check_tag(r.out + 14, AF_INET, r.out_len - 14);
+	CU_ASSERT_EQUAL(sip_entry(send, &goods, 1), 0);
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	check_tag(r.out + 14, AF_INET, r.out_len - 14);
+	CU_ASSERT_EQUAL(sip_refresh(), 0);
+}
+
 /*
  * Without a fleet key a host checks nothing (as before tags): a signed
  * packet from a member is taken in, and what it forwards is unsigned.
@@ -1767,6 +1924,8 @@ int main(void)
 		{"tags: a key rotation loses nothing", test_auth_rotation},
 		{"tags: the covered bytes, read in place or copied",
 		 test_auth_lengths},
+		{"tags: the pairs' SipHash states, taken only where they fit",
+		 test_auth_pair_states},
 		{"tags: a host without a key checks nothing", test_auth_off},
 	};
 	enum { N = ARRAY_SIZE(tests), NA = ARRAY_SIZE(auth) };

@@ -200,4 +200,21 @@ e2e_check "connections were forwarded between hosts during the rotation ($((fwd 
 e2e_eq "no host dropped a member's packet as unauthenticated (the one spoofed above aside)" \
 	"$unauth" 1
 
+# The SipHash states each daemon keeps for its member pairs
+# (rs_fleet_sip, in the half its table's number picks): one for signing to
+# each other member and one per key (one now) for checking each: 2 x 2.
+sip_states() { # sip_states I: host I's states for the table in force
+	local root="$BPFFS-h$1" inner gen base
+	inner=$(bpftool -j map dump pinned "$root/rs_fleet" |
+		jq -r '.[0].value | map(.[2:]) | reverse | join("")') || return 1
+	gen=$(bpftool -j map lookup id "$((16#$inner))" key 0 0 0 0 |
+		jq '.formatted.value[""].hdr.gen') || return 1
+	base=$(((gen % 2) * 64 * 2 * 9))
+	bpftool -j map dump pinned "$root/rs_fleet_sip" |
+		jq --argjson lo "$base" --argjson hi "$((base + 64 * 2 * 9))" \
+			'[.[] | .formatted | select(.key >= $lo and .key < $hi and (.value.k0 != 0 or .value.k1 != 0))] | length'
+}
+for i in 1 2 3; do
+	e2e_eq "host-$i keeps the SipHash states of its member pairs" "$(sip_states "$i")" 4
+done
 e2e_summary

@@ -19,6 +19,7 @@
 #include <ringsteer/rules.h>
 
 #include "fleet_keys.h"
+#include "fleet_sip.h"
 
 static char path[] = "/tmp/rs-test-fleet-keys-XXXXXX";
 
@@ -207,6 +208,90 @@ static void test_tag_of_a_built_message(void)
 }
 
 /*
+ * A member pair's SipHash state (struct rs_fleet_sip): a tag started
+ * from it is OpenSSL's SipHash of the whole message. rs_fleet_sip_fill()
+ * writes one for signing to each other member and one per key for
+ * checking each, per family both ends have an address of, at
+ * rs_fleet_sip_index(); an entry of other addresses or another key does
+ * not fit.
+ */
+static void test_pair_states(void)
+{
+	static struct rs_fleet_slot t[RS_FLEET_SLOTS];
+	static struct rs_fleet_sip half[RS_FLEET_SIP_HALF];
+	uint8_t key[16], key2[16];
+	struct rs_fleet_auth k = {.id = 7}, k2 = {.id = 9};
+	struct rs_fleet_tag_msg m;
+	struct rs_fleet_sip e;
+	struct rs_sip st;
+
+	for (size_t i = 0; i < sizeof(key); i++) {
+		key[i] = (uint8_t)(5 * i + 2);
+		key2[i] = (uint8_t)(7 * i + 3);
+	}
+	k.k0 = le64_of(key);
+	k.k1 = le64_of(key + 8);
+	k2.k0 = le64_of(key2);
+	k2.k1 = le64_of(key2 + 8);
+	for (int v6 = 0; v6 < 2; v6++) {
+		memset(&m, 0, sizeof(m));
+		for (size_t i = 0; i < sizeof(m); i++)
+			((uint8_t *)&m)[i] = (uint8_t)rand();
+		rs_fleet_sip_make(&e, &k, &m, v6);
+		CU_ASSERT(rs_fleet_sip_fits(&e, &k, &m, v6));
+		CU_ASSERT(!rs_fleet_sip_fits(&e, &k2, &m, v6));
+		rs_fleet_tag_begin(&st, &e, &k, &m, v6);
+		CU_ASSERT_EQUAL(rs_fleet_tag_finish(
+					&st, &m,
+					(const rs_word_t *)(v6 ? m.v6.inner
+							       : m.v4.inner),
+					v6),
+				openssl_siphash(key, (const uint8_t *)&m,
+						v6 ? 104 : 56));
+		/* Other addresses: passed over, the tag hashed whole. */
+		((uint8_t *)&m)[v6 ? 31 : 7] ^= 1;
+		CU_ASSERT(!rs_fleet_sip_fits(&e, &k, &m, v6));
+		rs_fleet_tag_begin(&st, &e, &k, &m, v6);
+		CU_ASSERT_EQUAL(rs_fleet_tag_finish(
+					&st, &m,
+					(const rs_word_t *)(v6 ? m.v6.inner
+							       : m.v4.inner),
+					v6),
+				rs_fleet_tag(&k, &m, v6));
+	}
+	/* This host (member 1) and two others, one of them without IPv6. */
+	t[0].hdr.nmembers = 3;
+	t[0].hdr.self = 1;
+	t[0].hdr.self_addr = 0x0200a8c0;
+	t[RS_FLEET_SLOT_ADDR6].addr6.addr.w[0] = 0x1;
+	for (int i = 0; i < 3; i++)
+		t[1 + i].member.addr = 0x0100a8c0 + ((uint32_t)i << 24);
+	t[RS_FLEET_SLOT_ADDR6 + 1 + 2].addr6.addr.w[0] = 0x3;
+	t[RS_FLEET_SLOT_KEYS].auth = k;
+	t[RS_FLEET_SLOT_KEYS + 1].auth = k2;
+	/* 3 states (sign, check under 2 keys) x (IPv4 of 2, IPv6 of 1). */
+	CU_ASSERT_EQUAL(rs_fleet_sip_fill(t, half), 9);
+	memset(&m, 0, sizeof(m));
+	m.v4.src = t[0].hdr.self_addr;
+	m.v4.dst = t[1 + 2].member.addr;
+	CU_ASSERT(rs_fleet_sip_fits(&half[rs_fleet_sip_index(0, 2, 0, 0)], &k,
+				    &m, 0));
+	m.v4.src = t[1 + 2].member.addr;
+	m.v4.dst = t[0].hdr.self_addr;
+	CU_ASSERT(rs_fleet_sip_fits(&half[rs_fleet_sip_index(0, 2, 0, 2)], &k2,
+				    &m, 0));
+	m.v6.src = t[RS_FLEET_SLOT_ADDR6 + 1 + 2].addr6.addr;
+	m.v6.dst = t[RS_FLEET_SLOT_ADDR6].addr6.addr;
+	CU_ASSERT(rs_fleet_sip_fits(&half[rs_fleet_sip_index(0, 2, 1, 1)], &k,
+				    &m, 1));
+	/* None for this host itself, none for IPv6 of member 0. */
+	CU_ASSERT_EQUAL(half[rs_fleet_sip_index(0, 1, 0, 0)].k0, 0);
+	CU_ASSERT_EQUAL(half[rs_fleet_sip_index(0, 0, 1, 1)].k0, 0);
+	CU_ASSERT_EQUAL(rs_fleet_sip_index(1, 0, 0, 0), RS_FLEET_SIP_HALF);
+	CU_ASSERT_EQUAL(rs_fleet_sip_index(0, RS_NONE, 0, 0), RS_NONE);
+}
+
+/*
  * Forwarding keys: the same line gives the same key and id on every host,
  * other lines other keys; neither is the line itself. A file with two
  * lines of one id is refused, naming both lines.
@@ -270,6 +355,8 @@ int main(void)
 		    test_siphash_is_siphash);
 	CU_add_test(s, "a tag over a message built field by field",
 		    test_tag_of_a_built_message);
+	CU_add_test(s, "tags from a member pair's SipHash state",
+		    test_pair_states);
 	CU_add_test(s,
 		    "forwarding keys: stable, distinct, ids unique in a "
 		    "file",

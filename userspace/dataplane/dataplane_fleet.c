@@ -7,7 +7,10 @@
  * to the previous half in the same swap, unless only the version changed.
  * rs_fleet_peers, who may send us encapsulated packets, always holds the
  * members of both: new addresses are added before the swap, stale ones
- * removed after.
+ * removed after. Each table is numbered (header gen), and the SipHash
+ * states of its member pairs (rs_fleet_sip) are written into the half of
+ * that map the table's number picks, before the swap: the half in use is
+ * never written.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,7 +19,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <ringsteer/rules.h>
+
 #include "dataplane_internal.h"
+#include "fleet_sip.h"
 #include "log.h"
 
 static const __u32 outer_key;
@@ -67,10 +73,11 @@ static bool addr_none(const struct rs_fleet_addr *a)
 
 /*
  * Forwarding addresses (IPv4 and IPv6) of the members of the table at
- * slot @base of @slots (a whole map's worth), up to @max.
+ * slot @base of @slots (a whole map's worth), up to @max, and each one's
+ * member index in @idx (NULL: not wanted).
  */
 static size_t slots_members(const struct rs_fleet_slot *slots, __u32 base,
-			    struct rs_fleet_addr *addrs, size_t max)
+			    struct rs_fleet_addr *addrs, __u32 *idx, size_t max)
 {
 	__u32 nm = slots[base].hdr.nmembers;
 	size_t n = 0;
@@ -80,10 +87,16 @@ static size_t slots_members(const struct rs_fleet_slot *slots, __u32 base,
 		const struct rs_fleet_addr *a6 =
 			&slots[base + RS_FLEET_SLOT_ADDR6 + 1 + i].addr6.addr;
 
-		if (slots[base + 1 + i].member.addr)
+		if (slots[base + 1 + i].member.addr) {
+			if (idx)
+				idx[n] = i;
 			addrs[n++] = addr_v4(slots[base + 1 + i].member.addr);
-		if (!addr_none(a6))
+		}
+		if (!addr_none(a6)) {
+			if (idx)
+				idx[n] = i;
 			addrs[n++] = *a6;
+		}
 	}
 	return n;
 }
@@ -101,24 +114,34 @@ static bool in_list(const struct rs_fleet_addr *a, size_t n,
 
 /*
  * rs_fleet_peers := members of both tables of @slots (NULL: none, fleet
- * mode is off).
+ * mode is off), each with its index in the current one (RS_NONE: only in
+ * the previous one). The data plane takes an index only as a hint of
+ * where the member's rs_fleet_sip entries are, and checks each entry.
  */
 static void sync_peers(struct rs_dataplane *dp,
 		       const struct rs_fleet_slot *slots)
 {
 	int fd = bpf_map__fd(dp->skel->maps.rs_fleet_peers);
 	struct rs_fleet_addr want[PEERS_MAX], key, next, stale[PEERS_MAX];
-	struct rs_fleet_peer peer = {.member = RS_NONE};
-	size_t n = 0, ns = 0;
+	__u32 idx[PEERS_MAX];
+	size_t n = 0, nc = 0, ns = 0;
 	void *prev = NULL;
 
 	if (slots) {
-		n = slots_members(slots, RS_FLEET_CURRENT, want, PEERS_MAX / 2);
-		n += slots_members(slots, RS_FLEET_PREVIOUS, want + n,
+		nc = slots_members(slots, RS_FLEET_CURRENT, want, idx,
 				   PEERS_MAX / 2);
+		n = nc + slots_members(slots, RS_FLEET_PREVIOUS, want + nc,
+				       NULL, PEERS_MAX / 2);
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		struct rs_fleet_peer peer = {.member = RS_NONE};
+
+		if (i >= nc && in_list(want, nc, &want[i]))
+			continue; /* a member of both: its current index */
+		if (i < nc)
+			peer.member = idx[i];
 		bpf_map_update_elem(fd, &want[i], &peer, BPF_ANY);
+	}
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
@@ -127,6 +150,57 @@ static void sync_peers(struct rs_dataplane *dp,
 	}
 	for (size_t i = 0; i < ns; i++)
 		bpf_map_delete_elem(fd, &stale[i]);
+}
+
+/*
+ * @n entries of rs_fleet_sip from @first: @e, or zeros when @e is NULL.
+ * They hold key words, so the copy is wiped.
+ */
+static int sip_write(struct rs_dataplane *dp, __u32 first, __u32 n,
+		     const struct rs_fleet_sip *e)
+{
+	int fd = bpf_map__fd(dp->skel->maps.rs_fleet_sip), err = 0;
+	struct rs_fleet_sip *zero = NULL;
+	__u32 *keys = calloc(n, sizeof(*keys)), count = n;
+
+	if (!e)
+		e = zero = calloc(n, sizeof(*zero));
+	if (!keys || !e) {
+		free(keys);
+		free(zero);
+		return -ENOMEM;
+	}
+	for (__u32 i = 0; i < n; i++)
+		keys[i] = first + i;
+	if (bpf_map_update_batch(fd, keys, e, &count, NULL))
+		err = -errno;
+	free(keys);
+	free(zero);
+	return err;
+}
+
+/*
+ * The SipHash states of the member pairs of the table at @t (its header
+ * numbered already) into the half of rs_fleet_sip it uses. A failure
+ * costs speed, not tags: the data plane hashes from the key when an
+ * entry does not fit.
+ */
+static void sip_install(struct rs_dataplane *dp, const struct rs_fleet_slot *t)
+{
+	struct rs_fleet_sip *half = calloc(RS_FLEET_SIP_HALF, sizeof(*half));
+	int err = -ENOMEM;
+
+	if (half) {
+		rs_fleet_sip_fill(t, half);
+		err = sip_write(dp, rs_fleet_sip_index(t[0].hdr.gen, 0, 0, 0),
+				RS_FLEET_SIP_HALF, half);
+		explicit_bzero(half, RS_FLEET_SIP_HALF * sizeof(*half));
+		free(half);
+	}
+	if (err)
+		rs_warn("bpf: cannot write the fleet's SipHash states (%s): "
+			"tags are computed whole",
+			strerror(-err));
 }
 
 /* RS_FLEET_SLOTS slots of map @fd from slot @base into @out. */
@@ -148,7 +222,9 @@ int dp_fleet_install(struct rs_dataplane *dp, const struct rs_fleet_slot *slots,
 	int peers = bpf_map__fd(dp->skel->maps.rs_fleet_peers);
 	struct rs_fleet_peer peer = {.member = RS_NONE};
 	struct rs_fleet_addr fresh[PEERS_MAX / 2];
-	struct rs_fleet_slot *both;
+	struct rs_fleet_slot *both, head;
+	__u32 head_slot = RS_FLEET_CURRENT;
+	__u64 gen = 0;
 	size_t n;
 
 	both = calloc(RS_FLEET_MAP_SLOTS, sizeof(*both));
@@ -158,6 +234,8 @@ int dp_fleet_install(struct rs_dataplane *dp, const struct rs_fleet_slot *slots,
 	/* The previous half: the table in force now, or its own previous. */
 	old = dp_inner_map_fd(dp, dp->skel->maps.rs_fleet, outer_key);
 	if (old >= 0) {
+		if (!bpf_map_lookup_elem(old, &head_slot, &head))
+			gen = head.hdr.gen;
 		err = table_read(old,
 				 rotate ? RS_FLEET_CURRENT : RS_FLEET_PREVIOUS,
 				 both + RS_FLEET_PREVIOUS);
@@ -172,6 +250,9 @@ int dp_fleet_install(struct rs_dataplane *dp, const struct rs_fleet_slot *slots,
 			       RS_FLEET_SLOTS * sizeof(*both));
 		err = 0;
 	}
+	/* The next number: its half of rs_fleet_sip is not the one in use. */
+	both[RS_FLEET_CURRENT].hdr.gen = gen + 1;
+	sip_install(dp, both);
 	fd = fleet_map_create(dp);
 	if (fd < 0) {
 		free(both);
@@ -181,9 +262,9 @@ int dp_fleet_install(struct rs_dataplane *dp, const struct rs_fleet_slot *slots,
 	if (err)
 		goto out;
 	/* The newcomers may send to us as soon as the table names them. */
-	n = slots_members(both, RS_FLEET_CURRENT, fresh, PEERS_MAX / 2);
+	n = slots_members(both, RS_FLEET_CURRENT, fresh, NULL, PEERS_MAX / 2);
 	for (size_t i = 0; i < n; i++)
-		bpf_map_update_elem(peers, &fresh[i], &peer, BPF_ANY);
+		bpf_map_update_elem(peers, &fresh[i], &peer, BPF_NOEXIST);
 	if (bpf_map_update_elem(outer, &outer_key, &fd, BPF_ANY)) {
 		err = -errno;
 		rs_err("bpf: swapping the fleet table failed: %s",
@@ -204,7 +285,8 @@ int dp_fleet_clear(struct rs_dataplane *dp)
 	if (bpf_map_delete_elem(outer, &outer_key) && errno != ENOENT)
 		return -errno;
 	sync_peers(dp, NULL);
-	return 0;
+	/* Fleet mode off: no key words left behind. */
+	return sip_write(dp, 0, RS_FLEET_SIP_ENTRIES, NULL);
 }
 
 int dp_fleet_header(struct rs_dataplane *dp, uint32_t which,
