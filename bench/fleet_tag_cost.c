@@ -7,12 +7,12 @@
  * bench/bpf/fleet_tag.bpf.c computes the tag of a forwarded TCP segment
  * (IPv4 and IPv6) with the product's rs_fleet_tag_split(), the same
  * started from the member pair's SipHash state as steer_tc does
- * (struct rs_fleet_sip), and a floor that does the rest of what those
- * programs do. Each runs REPEAT times
- * per BPF_PROG_TEST_RUN call, so the kernel's mean per run is exact to a
+ * (struct rs_fleet_sip), that in wire version 3 (its shorter message),
+ * and a floor that does the rest of what those programs do. Each runs REPEAT
+ * times per BPF_PROG_TEST_RUN call, so the kernel's mean per run is exact to a
  * fraction of a ns (steer_tc's forwarding paths change the packet and
  * can only be timed one run per call: bench/fleet_cost.c, whose
- * differences carry tens of ns of noise). The five run alternately, in
+ * differences carry tens of ns of noise). The seven run alternately, in
  * rotating order, ROUNDS times; printed: the median ns per run of each,
  * and the median over rounds of each round's difference to the floor,
  * with its range. Every run's tag is checked against the same function
@@ -66,20 +66,23 @@ static double run(int prog, const uint8_t *frame, size_t len, unsigned repeat,
 
 int main(int argc, char **argv)
 {
-	enum { NP = 5 };
+	enum { NP = 7 };
 	static const char *const names[NP] = {
 		"floor",
 		"IPv4 tag (7 words)",
 		"IPv6 tag (13 words)",
 		"IPv4 tag from the pair's state (6 words)",
 		"IPv6 tag from the pair's state (9 words)",
+		"IPv4 tag, wire version 3, from the pair's state (5 words)",
+		"IPv6 tag, wire version 3, from the pair's state (7 words)",
 	};
 	struct rs_fleet_auth key = {.k0 = 0x0706050403020100ull,
 				    .k1 = 0x0f0e0d0c0b0a0908ull,
 				    .id = 1};
-	struct rs_fleet_tag_msg msg = {0};
+	struct rs_fleet_tag_msg msg = {0}, msg3;
 	double ns[NP][MAX_ROUNDS], diff[NP][MAX_ROUNDS], lo, hi;
-	struct rs_fleet_sip pair[2];
+	struct rs_fleet_sip pair[4];
+	int err = 0;
 	unsigned int repeat = 1000000;
 	uint32_t want[NP], zero = 0, one = 1;
 	struct fleet_tag_bpf *skel;
@@ -115,11 +118,18 @@ int main(int argc, char **argv)
 		((uint8_t *)&msg)[i] = (uint8_t)(i * 13 + 5);
 	rs_fleet_sip_make(&pair[0], &key, &msg, 0);
 	rs_fleet_sip_make(&pair[1], &key, &msg, 1);
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.tag_msg), &zero, &msg,
+	msg3 = msg;
+	msg3.v4.meta.version = msg3.v6.meta.version = RS_FLEET_WIRE_MAX;
+	rs_fleet_sip_make(&pair[2], &key, &msg3, 0);
+	rs_fleet_sip_make(&pair[3], &key, &msg3, 1);
+	for (uint32_t i = 0; i < 4; i++)
+		err = err ||
+		      bpf_map_update_elem(bpf_map__fd(skel->maps.tag_sip), &i,
+					  &pair[i], BPF_ANY);
+	if (err ||
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.tag_msg), &zero, &msg,
 				BPF_ANY) ||
-	    bpf_map_update_elem(bpf_map__fd(skel->maps.tag_sip), &zero,
-				&pair[0], BPF_ANY) ||
-	    bpf_map_update_elem(bpf_map__fd(skel->maps.tag_sip), &one, &pair[1],
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.tag_msg), &one, &msg3,
 				BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.tag_key), &zero, &key,
 				BPF_ANY)) {
@@ -135,11 +145,19 @@ int main(int argc, char **argv)
 				&key, &msg,
 				(const rs_word_t *)(frame + INNER_OFF), v6) |
 			1;
+	for (int v6 = 0; v6 < 2; v6++)
+		want[5 + v6] =
+			(uint32_t)rs_fleet_tag_split(
+				&key, &msg3,
+				(const rs_word_t *)(frame + INNER_OFF), v6) |
+			1;
 	prog[0] = bpf_program__fd(skel->progs.tag_floor);
 	prog[1] = bpf_program__fd(skel->progs.tag4);
 	prog[2] = bpf_program__fd(skel->progs.tag6);
 	prog[3] = bpf_program__fd(skel->progs.tag4_pair);
 	prog[4] = bpf_program__fd(skel->progs.tag6_pair);
+	prog[5] = bpf_program__fd(skel->progs.tag4_v3);
+	prog[6] = bpf_program__fd(skel->progs.tag6_v3);
 
 	for (int r = 0; r < rounds; r++) {
 		for (int j = 0; j < NP; j++) {

@@ -12,7 +12,8 @@
  * the tag. A host pays it once per packet it forwards (fleet_sign) and
  * once per packet it receives from a member (fleet_verify). tag4_pair
  * and tag6_pair start from the member pair's SipHash state as the data
- * plane does (fleet_tag_from(): the entry's lookup and check included).
+ * plane does (fleet_tag_from(): the entry's lookup and check included),
+ * and tag4_v3 and tag6_v3 do the same for wire version 3's message.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -21,7 +22,7 @@
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2); /* the message in wire version 2, 3 */
 	__type(key, __u32);
 	__type(value, struct rs_fleet_tag_msg);
 } tag_msg SEC(".maps"); // cppcheck-suppress unknownMacro
@@ -33,10 +34,14 @@ struct {
 	__type(value, struct rs_fleet_auth);
 } tag_key SEC(".maps"); // cppcheck-suppress unknownMacro
 
-/* The pair's state for IPv4 (0) and IPv6 (1), as rs_fleet_sip holds it. */
+/*
+ * The pair's state for IPv4 (0) and IPv6 (1), as rs_fleet_sip holds it;
+ * 2 and 3 for version 3's message (a union: its version byte is an IPv6
+ * address byte of the other's).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 4);
 	__type(key, __u32);
 	__type(value, struct rs_fleet_sip);
 } tag_sip SEC(".maps"); // cppcheck-suppress unknownMacro
@@ -65,10 +70,18 @@ static __always_inline int tag_run(struct __sk_buff *skb, int ipv6, int hash)
 		return (int)(*(__u8 *)inner + k->id);
 	if (hash == 1)
 		return (int)rs_fleet_tag_split(k, m, inner, ipv6) | 1;
-	zero = ipv6;
+	if (hash == 3) {
+		zero = 1;
+		m = bpf_map_lookup_elem(&tag_msg, &zero);
+		if (!m)
+			return 0;
+	}
+	zero = (hash == 3 ? 2 : 0) + ipv6;
 	e = bpf_map_lookup_elem(&tag_sip, &zero);
 	rs_fleet_tag_begin(&s, e, k, m, ipv6);
-	return (int)rs_fleet_tag_finish(&s, m, inner, ipv6) | 1;
+	if (hash == 3)
+		return (int)rs_fleet_tag_finish(&s, m, inner, ipv6, 1) | 1;
+	return (int)rs_fleet_tag_finish(&s, m, inner, ipv6, 0) | 1;
 }
 
 // cppcheck-suppress unknownMacro
@@ -104,6 +117,20 @@ SEC("tc")
 int tag6_pair(struct __sk_buff *skb)
 {
 	return tag_run(skb, 1, 2);
+}
+
+// cppcheck-suppress unknownMacro
+SEC("tc")
+int tag4_v3(struct __sk_buff *skb)
+{
+	return tag_run(skb, 0, 3);
+}
+
+// cppcheck-suppress unknownMacro
+SEC("tc")
+int tag6_v3(struct __sk_buff *skb)
+{
+	return tag_run(skb, 1, 3);
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -399,6 +399,7 @@ static __always_inline int fleet_route(struct __sk_buff *skb)
 struct fleet_sig {
 	__u64 tag;
 	__u8 key_id;
+	__u8 version; /* of the wire header, as the tag's message has it */
 };
 
 /*
@@ -421,7 +422,7 @@ static __always_inline __u32 fleet_len_bound(__u32 n)
  */
 static __always_inline struct rs_fleet_tag_msg *fleet_tag_head(
 	__u8 family, const struct rs_fleet_addr *src,
-	const struct rs_fleet_addr *dst, __u8 hops, __u8 key_id,
+	const struct rs_fleet_addr *dst, __u8 version, __u8 hops, __u8 key_id,
 	__u32 inner_len)
 {
 	struct rs_fleet_tag_meta *meta;
@@ -441,7 +442,7 @@ static __always_inline struct rs_fleet_tag_msg *fleet_tag_head(
 		meta = &m->v4.meta;
 	}
 	/* Field by field into the map: no struct on steer_tc's stack. */
-	meta->version = RS_FLEET_WIRE_VERSION;
+	meta->version = version;
 	meta->hops = hops;
 	meta->key_id = key_id;
 	meta->pad = 0;
@@ -465,34 +466,50 @@ static __always_inline int fleet_tag_copy(struct __sk_buff *skb, __u8 *inner,
 	return bpf_skb_load_bytes(skb, off, inner, n) ? -1 : 0;
 }
 
-/* fleet_tag_of()'s @at: the inner packet's offset, and its family. */
-#define FLEET_TAG_V6 0x10000u
+/*
+ * fleet_tag_of()'s @at: the inner packet's offset, its family, and
+ * whether the tag signs a packet (the wire version is then chosen).
+ */
+#define FLEET_TAG_V6   0x10000u
+#define FLEET_TAG_SIGN 0x20000u
 
 /*
  * The tag of @m's header and the inner bytes at @inner under @k, SipHash
- * started from rs_fleet_sip entry @e when it fits, else from the key.
+ * started from rs_fleet_sip entry @e when it fits, else from the key, in
+ * the wire version of @m's meta. Signing (@at & FLEET_TAG_SIGN), that
+ * version is chosen first: 3 when @e fits and says the member takes it,
+ * else 2, which every member takes.
  */
 static __always_inline __u64 fleet_tag_from(const struct rs_fleet_sip *e,
 					    const struct rs_fleet_auth *k,
-					    const struct rs_fleet_tag_msg *m,
-					    const void *inner, int ipv6)
+					    struct rs_fleet_tag_msg *m,
+					    const void *inner, int ipv6,
+					    __u32 at)
 {
+	struct rs_fleet_tag_meta *meta = ipv6 ? &m->v6.meta : &m->v4.meta;
 	struct rs_sip s;
+	int fits = rs_fleet_tag_begin(&s, e, k, m, ipv6);
 
-	rs_fleet_tag_begin(&s, e, k, m, ipv6);
-	return rs_fleet_tag_finish(&s, m, inner, ipv6);
+	if (at & FLEET_TAG_SIGN)
+		meta->version = fits && e->wire == RS_FLEET_WIRE_MAX
+					? RS_FLEET_WIRE_MAX
+					: RS_FLEET_WIRE_VERSION;
+	if (meta->version == RS_FLEET_WIRE_MAX)
+		return rs_fleet_tag_finish(&s, m, inner, ipv6, 1);
+	return rs_fleet_tag_finish(&s, m, inner, ipv6, 0);
 }
 
 /*
  * The tag (rs_fleet_tag_split()) of @m's header and the inner packet at
- * offset @at (| FLEET_TAG_V6 for IPv6), read where it lies when the
- * frame's linear part holds the bytes the tag covers (every TCP segment
- * with options, every QUIC packet worth forwarding): no copy and no
- * helper call per packet. A shorter inner packet, or one beyond the
- * linear part, is copied into @m first. SipHash starts from entry @sip of
- * rs_fleet_sip when it fits the packet's outer addresses and @k. 0 when
- * @k or @m is missing or the frame is too short, which no signed packet's
- * tag is with more than a 2^-64 chance.
+ * offset @at (| FLEET_TAG_V6 for IPv6, | FLEET_TAG_SIGN to sign), read
+ * where it lies when the frame's linear part holds the bytes the tag
+ * covers (every TCP segment with options, every QUIC packet worth
+ * forwarding): no copy and no helper call per packet. A shorter inner
+ * packet, or one beyond the linear part, is copied into @m first.
+ * SipHash starts from entry @sip of rs_fleet_sip when it fits the
+ * packet's outer addresses and @k. 0 when @k or @m is missing or the
+ * frame is too short, which no signed packet's tag is with more than a
+ * 2^-64 chance.
  *
  * A global function: the verifier checks it once, not once for each of
  * the paths that sign or verify (entry, second chance, QUIC, receive),
@@ -525,7 +542,7 @@ __attribute__((noinline)) __u64 fleet_tag_of(struct __sk_buff *skb,
 			inner = m->v6.inner;
 		}
 		e = bpf_map_lookup_elem(&rs_fleet_sip, &sip);
-		return fleet_tag_from(e, k, m, inner, 1);
+		return fleet_tag_from(e, k, m, inner, 1, at);
 	}
 	if (m->v4.meta.inner_len < RS_FLEET_TAG_INNER4 ||
 	    inner + RS_FLEET_TAG_INNER4 > end) {
@@ -535,7 +552,7 @@ __attribute__((noinline)) __u64 fleet_tag_of(struct __sk_buff *skb,
 		inner = m->v4.inner;
 	}
 	e = bpf_map_lookup_elem(&rs_fleet_sip, &sip);
-	return fleet_tag_from(e, k, m, inner, 0);
+	return fleet_tag_from(e, k, m, inner, 0, at);
 }
 
 static __always_inline struct rs_fleet_auth *fleet_key_slot(void *table,
@@ -564,18 +581,23 @@ static __always_inline int fleet_sign(struct __sk_buff *skb,
 
 	sig->tag = 0;
 	sig->key_id = 0;
+	sig->version = RS_FLEET_WIRE_VERSION;
 	if (!k || !k->id)
 		return 0;
-	m = fleet_tag_head(family, &fh->self, dst, hops, k->id, inner_len);
+	m = fleet_tag_head(family, &fh->self, dst, RS_FLEET_WIRE_VERSION, hops,
+			   k->id, inner_len);
 	if (!m)
 		return -1;
 	sig->key_id = k->id;
-	sig->tag =
-		fleet_tag_of(skb, k, m,
-			     (ETH_HLEN + fleet_encap_len(family)) |
-				     (family == RS_AF_INET6 ? FLEET_TAG_V6 : 0),
-			     rs_fleet_sip_index(fh->h.gen, member,
-						family == RS_AF_INET6, 0));
+	sig->tag = fleet_tag_of(
+		skb, k, m,
+		(ETH_HLEN + fleet_encap_len(family)) | FLEET_TAG_SIGN |
+			(family == RS_AF_INET6 ? FLEET_TAG_V6 : 0),
+		rs_fleet_sip_index(fh->h.gen, member, family == RS_AF_INET6,
+				   0));
+	/* The version fleet_tag_of() chose for the message. */
+	sig->version =
+		family == RS_AF_INET6 ? m->v6.meta.version : m->v4.meta.version;
 	return sig->tag ? 0 : -1;
 }
 
@@ -609,8 +631,8 @@ static __always_inline int fleet_verify(struct __sk_buff *skb,
 	}
 	if (k->id != e->key_id)
 		return 0;
-	m = fleet_tag_head(outer->family, &outer->saddr, &outer->daddr, e->hops,
-			   e->key_id, outer->len - elen);
+	m = fleet_tag_head(outer->family, &outer->saddr, &outer->daddr,
+			   e->version, e->hops, e->key_id, outer->len - elen);
 	if (!m)
 		return 0;
 	/* i: 1 + the slot of the key found (the loop stops past it). */
@@ -644,7 +666,7 @@ static __always_inline void fleet_udp_fill(struct udphdr *udp,
 			     sizeof(struct rs_fleet_encap));
 	udp->check = 0;
 	encap->magic = bpf_htonl(RS_FLEET_MAGIC);
-	encap->version = RS_FLEET_WIRE_VERSION;
+	encap->version = sig->version;
 	encap->hops = hops;
 	encap->key_id = sig->key_id;
 	encap->pad = 0;
@@ -878,7 +900,8 @@ static __always_inline int fleet_outer_ok(struct __sk_buff *skb,
 			       ETH_HLEN + elen - sizeof(struct rs_fleet_encap),
 			       e, sizeof(*e)) ||
 	    e->magic != bpf_htonl(RS_FLEET_MAGIC) ||
-	    e->version != RS_FLEET_WIRE_VERSION)
+	    (e->version != RS_FLEET_WIRE_VERSION &&
+	     e->version != RS_FLEET_WIRE_MAX))
 		return -1;
 	peer = bpf_map_lookup_elem(&rs_fleet_peers, &outer->saddr);
 	if (!peer)

@@ -581,8 +581,15 @@ struct rs_meta {
 #define RS_FLEET_MAX_HOPS     2
 #define RS_FLEET_DEFAULT_PORT 7440
 #define RS_FLEET_MAGIC	      0x52534631u /* "RSF1", network order on the wire */
-/* 2: the header carries a key id and a tag (struct rs_fleet_encap). */
+/*
+ * 2: the header carries a key id and a tag (struct rs_fleet_encap); every
+ * member takes it, and unsigned packets are sent in it. 3: the same
+ * header, its tag over a shorter message (struct rs_fleet_tag_msg), sent
+ * only to members whose record says they take it (docs/fleet.md
+ * "Upgrading").
+ */
 #define RS_FLEET_WIRE_VERSION 2
+#define RS_FLEET_WIRE_MAX     3
 /* Outer IPv4 (no options) + UDP + struct rs_fleet_encap. */
 #define RS_FLEET_ENCAP_LEN (20 + 8 + 16)
 /* Outer IPv6 (no extension headers) + UDP + struct rs_fleet_encap. */
@@ -612,6 +619,8 @@ struct rs_fleet_header {
 };
 
 #define RS_FLEET_MEMBER_DRAINED 0x1u
+/* Its record says it takes wire version 3 (RS_FLEET_WIRE_MAX). */
+#define RS_FLEET_MEMBER_WIRE3 0x2u
 
 struct rs_fleet_member {
 	__u32 addr;    /* IPv4 forwarding address, network order */
@@ -685,7 +694,7 @@ struct rs_fleet_slot {
 /* After the outer UDP header of a forwarded packet. */
 struct rs_fleet_encap {
 	__u32 magic;  /* RS_FLEET_MAGIC, network order */
-	__u8 version; /* RS_FLEET_WIRE_VERSION */
+	__u8 version; /* RS_FLEET_WIRE_VERSION or RS_FLEET_WIRE_MAX */
 	__u8 hops;    /* forwards so far, 1..RS_FLEET_MAX_HOPS */
 	__u8 key_id;  /* struct rs_fleet_auth id; 0: unsigned */
 	__u8 pad;
@@ -706,11 +715,19 @@ struct rs_fleet_encap {
  * IPv6). The payload is not covered: TCP and QUIC protect their own. As
  * few whole words as that takes, since each word costs two SipHash
  * rounds per forwarded packet: 7 for IPv4, 13 for IPv6.
+ *
+ * Wire version 3 hashes the same fields in fewer rounds: the outer
+ * addresses, the inner bytes (40 in IPv4; 56 in IPv6: its header and the
+ * TCP header up to the window, or UDP's and 8 bytes of QUIC), and then
+ * the meta's first 7 bytes (version, hops, key id, pad, the length's low
+ * 24 bits) as SipHash's own tail bytes, in its final block: 5 + 1 words
+ * and a final block for IPv4 (55 bytes), 4 + 7 for IPv6 (95 bytes).
  */
-#define RS_FLEET_TAG_INNER4 40
-#define RS_FLEET_TAG_INNER6 64
-#define RS_FLEET_TAG_HEAD4  16 /* the bytes before inner */
-#define RS_FLEET_TAG_HEAD6  40
+#define RS_FLEET_TAG_INNER4  40
+#define RS_FLEET_TAG_INNER6  64
+#define RS_FLEET_TAG3_INNER6 56
+#define RS_FLEET_TAG_HEAD4   16 /* the bytes before inner */
+#define RS_FLEET_TAG_HEAD6   40
 struct rs_fleet_tag_meta {
 	__u8 version;
 	__u8 hops;
@@ -767,6 +784,13 @@ struct rs_fleet_sip {
 	__u64 head[4]; /* the message's address words (IPv4: head[0] only) */
 	__u64 k0, k1;  /* the key they were hashed with */
 	__u64 v[4];    /* SipHash's state after them */
+	/*
+	 * Signing entries (k = 0): the wire version to send the member in,
+	 * RS_FLEET_WIRE_MAX if it takes it. A packet signed without a
+	 * fitting entry goes in RS_FLEET_WIRE_VERSION, which all take.
+	 */
+	__u8 wire;
+	__u8 pad[7];
 };
 
 /*
@@ -1038,7 +1062,7 @@ RS_ABI_OFFSET(rs_fleet_tag_msg, v4.inner, RS_FLEET_TAG_HEAD4);
 RS_ABI_OFFSET(rs_fleet_tag_msg, v6.inner, RS_FLEET_TAG_HEAD6);
 RS_ABI_SIZE(rs_fleet_addr, 16);
 RS_ABI_SIZE(rs_fleet_peer, 4);
-RS_ABI_SIZE(rs_fleet_sip, 80);
+RS_ABI_SIZE(rs_fleet_sip, 88);
 RS_ABI_SIZE(rs_fleet_stats, 96);
 RS_ABI_SIZE(rs_fleet_flow_key, 36);
 RS_ABI_SIZE(rs_fleet_flow, 32);

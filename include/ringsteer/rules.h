@@ -258,10 +258,14 @@ RS_HOT void rs_sip_word(struct rs_sip *s, __u64 w)
 	s->v0 ^= m;
 }
 
-/* The hash of the @nwords words fed. */
-RS_HOT __u64 rs_sip_final(struct rs_sip *s, __u32 nwords)
+/*
+ * The hash of a message of @len bytes whose whole words were fed and whose
+ * last @len % 8 bytes are @tail (little endian, as the algorithm reads
+ * them: the first byte lowest).
+ */
+RS_HOT __u64 rs_sip_final_tail(struct rs_sip *s, __u32 len, __u64 tail)
 {
-	__u64 b = (__u64)(nwords * 8) << 56;
+	__u64 b = (__u64)len << 56 | tail;
 
 	s->v3 ^= b;
 	RS_SIPROUND(s->v0, s->v1, s->v2, s->v3);
@@ -273,6 +277,12 @@ RS_HOT __u64 rs_sip_final(struct rs_sip *s, __u32 nwords)
 	RS_SIPROUND(s->v0, s->v1, s->v2, s->v3);
 	RS_SIPROUND(s->v0, s->v1, s->v2, s->v3);
 	return s->v0 ^ s->v1 ^ s->v2 ^ s->v3;
+}
+
+/* The hash of the @nwords words fed. */
+RS_HOT __u64 rs_sip_final(struct rs_sip *s, __u32 nwords)
+{
+	return rs_sip_final_tail(s, nwords * 8, 0);
 }
 
 static inline __u64 rs_siphash24(__u64 k0, __u64 k1, const rs_word_t *w,
@@ -311,19 +321,32 @@ RS_HOT void rs_fleet_tag_start(struct rs_sip *s, const struct rs_fleet_auth *k,
  * The tag from @s, SipHash's state after the outer addresses
  * (rs_fleet_tag_start(), or a struct rs_fleet_sip that fits): the rest
  * of @msg's header (struct rs_fleet_tag_msg says what it covers), then
- * the inner bytes at @inner. @ipv6: the message's v6 member, else v4.
- * @inner may be @msg's own inner bytes or, in the data plane, the packet
- * where the inner packet lies (no copy per packet). Whether a packet is
- * signed at all is its key id (0: unsigned), never the tag's value.
+ * the inner bytes at @inner. @ipv6: the message's v6 member, else v4;
+ * @v3: wire version 3's message (the meta in the final block; abi.h), a
+ * constant for the data plane, like @ipv6. @inner may be @msg's own
+ * inner bytes or, in the data plane, the packet where the inner packet
+ * lies (no copy per packet). Whether a packet is signed at all is its
+ * key id (0: unsigned), never the tag's value.
  */
 RS_HOT __u64 rs_fleet_tag_finish(struct rs_sip *s,
 				 const struct rs_fleet_tag_msg *msg,
-				 const rs_word_t *inner, int ipv6)
+				 const rs_word_t *inner, int ipv6, int v3)
 {
 	const rs_word_t *head = (const rs_word_t *)msg;
 	__u32 na = ipv6 ? RS_FLEET_TAG_ADDRW6 : RS_FLEET_TAG_ADDRW4;
 	__u32 nh = ipv6 ? RS_FLEET_TAG_HEAD6 / 8 : RS_FLEET_TAG_HEAD4 / 8;
 	__u32 ni = ipv6 ? RS_FLEET_TAG_INNER6 / 8 : RS_FLEET_TAG_INNER4 / 8;
+
+	if (v3) {
+		ni = ipv6 ? RS_FLEET_TAG3_INNER6 / 8 : RS_FLEET_TAG_INNER4 / 8;
+		RS_UNROLL
+		for (__u32 i = 0; i < ni; i++)
+			rs_sip_word(s, inner[i]);
+		/* The meta word is the one after the addresses. */
+		return rs_sip_final_tail(s, (na + ni) * 8 + 7,
+					 rs_le64(head[na]) &
+						 0x00ffffffffffffffull);
+	}
 
 	RS_UNROLL
 	for (__u32 i = na; i < nh; i++)
@@ -334,7 +357,17 @@ RS_HOT __u64 rs_fleet_tag_finish(struct rs_sip *s,
 	return rs_sip_final(s, nh + ni);
 }
 
-/* The tag of @msg's header and the inner bytes at @inner, under key @k. */
+/* Whether @msg is wire version 3's message (its meta's version). */
+static inline int rs_fleet_tag_v3(const struct rs_fleet_tag_msg *msg, int ipv6)
+{
+	return (ipv6 ? msg->v6.meta.version : msg->v4.meta.version) ==
+	       RS_FLEET_WIRE_MAX;
+}
+
+/*
+ * The tag of @msg's header and the inner bytes at @inner, under key @k,
+ * in the wire version its meta names.
+ */
 RS_HOT __u64 rs_fleet_tag_split(const struct rs_fleet_auth *k,
 				const struct rs_fleet_tag_msg *msg,
 				const rs_word_t *inner, int ipv6)
@@ -342,7 +375,9 @@ RS_HOT __u64 rs_fleet_tag_split(const struct rs_fleet_auth *k,
 	struct rs_sip s;
 
 	rs_fleet_tag_start(&s, k, msg, ipv6);
-	return rs_fleet_tag_finish(&s, msg, inner, ipv6);
+	if (rs_fleet_tag_v3(msg, ipv6))
+		return rs_fleet_tag_finish(&s, msg, inner, ipv6, 1);
+	return rs_fleet_tag_finish(&s, msg, inner, ipv6, 0);
 }
 
 /*
@@ -368,6 +403,8 @@ static inline void rs_fleet_sip_make(struct rs_fleet_sip *e,
 	__u32 na = ipv6 ? RS_FLEET_TAG_ADDRW6 : RS_FLEET_TAG_ADDRW4;
 	struct rs_sip s;
 
+	__builtin_memset(e, 0, sizeof(*e));
+	e->wire = RS_FLEET_WIRE_VERSION;
 	for (__u32 i = 0; i < 4; i++)
 		e->head[i] = i < na ? head[i] : 0;
 	e->k0 = k->k0;
@@ -400,20 +437,21 @@ RS_HOT int rs_fleet_sip_fits(const struct rs_fleet_sip *e,
 /*
  * SipHash's state after @msg's outer addresses under @k: @e's when it
  * fits (a member pair's, struct rs_fleet_sip), else hashed here. @e may be
- * NULL.
+ * NULL. Returns whether @e was taken.
  */
-RS_HOT void rs_fleet_tag_begin(struct rs_sip *s, const struct rs_fleet_sip *e,
-			       const struct rs_fleet_auth *k,
-			       const struct rs_fleet_tag_msg *msg, int ipv6)
+RS_HOT int rs_fleet_tag_begin(struct rs_sip *s, const struct rs_fleet_sip *e,
+			      const struct rs_fleet_auth *k,
+			      const struct rs_fleet_tag_msg *msg, int ipv6)
 {
 	if (e && rs_fleet_sip_fits(e, k, msg, ipv6)) {
 		s->v0 = e->v[0];
 		s->v1 = e->v[1];
 		s->v2 = e->v[2];
 		s->v3 = e->v[3];
-	} else {
-		rs_fleet_tag_start(s, k, msg, ipv6);
+		return 1;
 	}
+	rs_fleet_tag_start(s, k, msg, ipv6);
+	return 0;
 }
 
 RS_HOT __u64 rs_fleet_tag(const struct rs_fleet_auth *k,

@@ -175,6 +175,8 @@ static size_t eth(uint8_t *f)
  */
 static struct rs_fleet_auth table_keys[RS_FLEET_AUTH_KEYS];
 static const struct rs_fleet_auth *signer;
+/* The wire version of the frames built below (and of their tags). */
+static uint8_t frame_wire = RS_FLEET_WIRE_VERSION;
 
 /* The addresses of the outer header at @ip as the table holds them. */
 static void outer_addrs(const uint8_t *ip, int family, struct rs_fleet_addr *s,
@@ -257,10 +259,13 @@ static void check_tag(const uint8_t *ip, int family, size_t len)
 
 	CU_ASSERT_FATAL(len > elen);
 	if (!table_keys[0].id) {
+		CU_ASSERT_EQUAL(e[4], RS_FLEET_WIRE_VERSION);
 		CU_ASSERT_EQUAL(e[6], 0);
 		CU_ASSERT_EQUAL(tag_in(e), 0);
 		return;
 	}
+	/* 3 where the pair's state says the member takes it (below). */
+	CU_ASSERT(e[4] == RS_FLEET_WIRE_VERSION || e[4] == RS_FLEET_WIRE_MAX);
 	CU_ASSERT_EQUAL(e[6], table_keys[0].id);
 	CU_ASSERT_EQUAL(tag_in(e), tag_of(ip, family, e, ip + elen, len - elen,
 					  &table_keys[0]));
@@ -291,7 +296,7 @@ static size_t encap_frame(uint8_t *f, uint32_t from, uint8_t hops,
 	udp[4] = (uint8_t)((n + 8 + ENC) >> 8);
 	udp[5] = (uint8_t)(n + 8 + ENC);
 	memcpy(e, "RSF1", 4);
-	e[4] = RS_FLEET_WIRE_VERSION;
+	e[4] = frame_wire;
 	e[5] = hops;
 	memcpy(e + ENC, inner, n);
 	frame_sign(ip, AF_INET, e, inner, n);
@@ -319,7 +324,7 @@ static size_t encap6_frame(uint8_t *f, const char *from, uint8_t hops,
 	udp[4] = (uint8_t)(pl >> 8);
 	udp[5] = (uint8_t)pl;
 	memcpy(e, "RSF1", 4);
-	e[4] = RS_FLEET_WIRE_VERSION;
+	e[4] = frame_wire;
 	e[5] = hops;
 	memcpy(e + ENC, inner, n);
 	frame_sign(ip, AF_INET6, e, inner, n);
@@ -461,6 +466,8 @@ static int install_table(void)
 			sid->id[1] = (uint8_t)sids[i][k];
 		}
 		slots[1 + i].member.addr = members[i].addr;
+		/* Their records say they take wire version 3. */
+		slots[1 + i].member.flags = RS_FLEET_MEMBER_WIRE3;
 		ip6(addrs6[i], members[i].addr6);
 		members[i].has_addr6 = true;
 		memcpy(&slots[RS_FLEET_SLOT_ADDR6 + 1 + i].addr6.addr,
@@ -888,7 +895,7 @@ static void check_outer6(const struct run *r, const char *from, const char *to,
 			n + 8 + ENC);
 	CU_ASSERT_EQUAL(r->out[14 + 40 + 6] | r->out[14 + 40 + 7], 0);
 	CU_ASSERT_EQUAL(memcmp(r->out + 14 + 48, "RSF1", 4), 0);
-	CU_ASSERT_EQUAL(r->out[14 + 48 + 4], RS_FLEET_WIRE_VERSION);
+	/* The version: check_tag(). */
 	CU_ASSERT_EQUAL(r->out[14 + 48 + 5], hops);
 	check_tag(r->out + 14, AF_INET6, r->out_len - 14);
 	CU_ASSERT_EQUAL(memcmp(r->out + 14 + RS_FLEET_ENCAP6_LEN, inner, n), 0);
@@ -1639,11 +1646,12 @@ static size_t tcp_with_options(uint8_t *p, int family, size_t len, size_t n)
 }
 
 /*
- * The tag covers the inner packet's first 40 (IPv4) or 64 (IPv6) bytes
- * whichever way the data plane reads them: in place when the inner
- * packet is at least that long, copied and zero-padded when shorter.
- * For each, a packet signed with A is taken in; one altered in the last
- * byte the tag covers is dropped; one altered just past it is taken in.
+ * The tag covers the inner packet's first 40 (IPv4) or 64 (IPv6; 56 in
+ * wire version 3) bytes whichever way the data plane reads them: in place
+ * when the inner packet is at least 64 bytes long, copied and
+ * zero-padded when shorter. For each, in both versions, a packet signed
+ * with A is taken in; one altered in the last byte the tag covers is
+ * dropped; one altered just past it is taken in.
  */
 static void test_auth_lengths(void)
 {
@@ -1663,11 +1671,15 @@ static void test_auth_lengths(void)
 	derive_keys();
 	CU_ASSERT_EQUAL_FATAL(set_table_keys(&key_a, 1), 0);
 	signer = &key_a;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int v6 = cases[i].family == AF_INET6;
+	for (size_t c = 0; c < 2 * ARRAY_SIZE(cases); c++) {
+		size_t i = c % ARRAY_SIZE(cases);
+		int v6 = cases[i].family == AF_INET6,
+		    v3 = c >= ARRAY_SIZE(cases);
 		size_t elen = v6 ? RS_FLEET_ENCAP6_LEN : RS_FLEET_ENCAP_LEN;
-		size_t in, n, last = 14 + elen + cases[i].covered - 1;
-		char what[96];
+		size_t covered =
+			v3 && v6 ? RS_FLEET_TAG3_INNER6 : cases[i].covered;
+		size_t in, n, last = 14 + elen + covered - 1;
+		char what[112];
 
 		in = v6 ? tcp6_packet(inner, "2001:db8:1::7", vip6, 1234, 80,
 				      0x02)
@@ -1675,24 +1687,114 @@ static void test_auth_lengths(void)
 				     ip4("198.18.0.10"), 1234, 80, 0x02);
 		in = tcp_with_options(inner, cases[i].family, in,
 				      cases[i].options);
+		frame_wire = v3 ? RS_FLEET_WIRE_MAX : RS_FLEET_WIRE_VERSION;
 		n = v6 ? encap6_frame(f, addrs6[1], 1, inner, in)
 		       : encap_frame(f, members[1].addr, 1, inner, in);
-		snprintf(what, sizeof(what), "%s: signed", cases[i].what);
+		snprintf(what, sizeof(what), "v%d, %s: signed", frame_wire,
+			 cases[i].what);
 		expect_auth(f, n, what, true);
 		f[last] ^= 0x01;
-		snprintf(what, sizeof(what), "%s: last covered byte altered",
+		snprintf(what, sizeof(what),
+			 "v%d, %s: last covered byte altered", frame_wire,
 			 cases[i].what);
 		expect_auth(f, n, what, false);
 		f[last] ^= 0x01;
 		if (last + 1 < n) {
 			f[last + 1] ^= 0x01;
 			snprintf(what, sizeof(what),
-				 "%s: first byte past the tag altered",
-				 cases[i].what);
+				 "v%d, %s: first byte past the tag altered",
+				 frame_wire, cases[i].what);
 			expect_auth(f, n, what, true);
 		}
 	}
+	frame_wire = RS_FLEET_WIRE_VERSION;
 	signer = NULL;
+}
+
+/* Member @m's flags in the table in force, the pairs' states after them. */
+static int set_member_flags(int m, __u32 flags)
+{
+	__u32 slot = 1 + (__u32)m;
+	struct rs_fleet_slot s;
+	int fd = table_fd(), err;
+
+	if (fd < 0)
+		return -1;
+	err = bpf_map_lookup_elem(fd, &slot, &s);
+	s.member.flags = flags;
+	err = err || bpf_map_update_elem(fd, &slot, &s, BPF_ANY);
+	close(fd);
+	return err || sip_refresh();
+}
+
+/* The wire version of what this host forwards of @f (@n bytes). */
+static int sent_wire(const uint8_t *f, size_t n)
+{
+	struct run r;
+
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(r.verdict, TC_ACT_REDIRECT);
+	check_tag(r.out + 14, AF_INET, r.out_len - 14);
+	return r.out[14 + 28 + 4];
+}
+
+/*
+ * Wire versions (docs/fleet.md "Upgrading"): a signed packet goes in
+ * version 3 to a member whose record says it takes it (its pair's state
+ * fits and says so), in version 2 otherwise: a member that does not say
+ * so, or no fitting state. Unsigned packets go in version 2. Both are
+ * taken in; any other version is forged.
+ */
+static void test_wire_versions(void)
+{
+	__u32 send = rs_fleet_sip_index(TABLE_GEN, 1, 0, 0);
+	struct rs_fleet_sip good, none = {0};
+	uint8_t f[FRAME_LEN], inner[80];
+	size_t in = tcp_packet(inner, ip4("198.18.1.7"), ip4("198.18.0.10"),
+			       1234, 80, 0x02);
+	size_t n;
+	uint32_t src;
+
+	derive_keys();
+	CU_ASSERT_EQUAL_FATAL(set_table_keys(&key_a, 1), 0);
+	signer = &key_a;
+	for (src = 0xc6120100u; replica_owner(htonl(src)) != 1; src++)
+		;
+	n = eth(f);
+	n += tcp_packet(f + n, htonl(src), ip4("198.18.0.10"), 40000, 80, 0x02);
+	CU_ASSERT_EQUAL(sent_wire(f, n), RS_FLEET_WIRE_MAX);
+	CU_ASSERT_EQUAL_FATAL(set_member_flags(1, 0), 0);
+	CU_ASSERT_EQUAL(sent_wire(f, n), RS_FLEET_WIRE_VERSION);
+	CU_ASSERT_EQUAL_FATAL(set_member_flags(1, RS_FLEET_MEMBER_WIRE3), 0);
+	CU_ASSERT_EQUAL_FATAL(sip_entry(send, &good, 0), 0);
+	CU_ASSERT_EQUAL(sip_entry(send, &none, 1), 0);
+	CU_ASSERT_EQUAL(sent_wire(f, n), RS_FLEET_WIRE_VERSION);
+	CU_ASSERT_EQUAL(sip_entry(send, &good, 1), 0);
+	CU_ASSERT_EQUAL(sent_wire(f, n), RS_FLEET_WIRE_MAX);
+	/* Taken in: 2 and 3; 4 (or 1) is no member's. */
+	for (int w = 1; w <= 4; w++) {
+		struct rs_fleet_stats before = stats(), after;
+		uint8_t g[FRAME_LEN];
+		size_t gn;
+		struct run r;
+
+		frame_wire = (uint8_t)w;
+		gn = encap_frame(g, members[1].addr, 1, inner, in);
+		CU_ASSERT_EQUAL_FATAL(run(g, gn, &r), 0);
+		after = stats();
+		if (w == RS_FLEET_WIRE_VERSION || w == RS_FLEET_WIRE_MAX) {
+			CU_ASSERT_EQUAL(r.verdict, TC_ACT_UNSPEC);
+			CU_ASSERT_EQUAL(after.received - before.received, 1);
+		} else {
+			CU_ASSERT_EQUAL(r.verdict, TC_ACT_SHOT);
+			CU_ASSERT_EQUAL(after.forged - before.forged, 1);
+		}
+	}
+	frame_wire = RS_FLEET_WIRE_VERSION;
+	/* Unsigned: version 2. */
+	CU_ASSERT_EQUAL_FATAL(set_table_keys(NULL, 0), 0);
+	signer = NULL;
+	CU_ASSERT_EQUAL(sent_wire(f, n), RS_FLEET_WIRE_VERSION);
 }
 
 /*
@@ -1926,6 +2028,9 @@ int main(void)
 		 test_auth_lengths},
 		{"tags: the pairs' SipHash states, taken only where they fit",
 		 test_auth_pair_states},
+		{"tags: wire version 3 only to members that take it, both "
+		 "taken in",
+		 test_wire_versions},
 		{"tags: a host without a key checks nothing", test_auth_off},
 	};
 	enum { N = ARRAY_SIZE(tests), NA = ARRAY_SIZE(auth) };

@@ -45,6 +45,7 @@ declare -A want=(
 	[aa-json]="not a JSON object"
 	[aa-capacity]="capacity of service web is not 0..1000000"
 	[aa-nolease]="no lease (not written by a live member)"
+	[aa-wire]='"wire" is not a wire version (2..255)'
 )
 etcd_put "$PREFIX/members/aa-loopback" "$(rec 127.0.0.1)" "$lease"
 etcd_put "$PREFIX/members/aa-broadcast" "$(rec 255.255.255.255)" "$lease"
@@ -56,6 +57,8 @@ etcd_put "$PREFIX/members/aa-json" "{address: 198.18.77.1" "$lease"
 etcd_put "$PREFIX/members/aa-capacity" \
 	'{"address":"198.18.77.2","services":{"web":{"capacity":-5}}}' "$lease"
 etcd_put "$PREFIX/members/aa-nolease" "$(rec 198.18.77.3)"
+etcd_put "$PREFIX/members/aa-wire" \
+	'{"address":"198.18.77.4","services":{"web":{"capacity":2}},"wire":1}' "$lease"
 for k in "${!want[@]}"; do
 	if wait_rejected "$k"; then
 		got=$(rejected_of 2 "$k")

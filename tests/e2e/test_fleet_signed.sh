@@ -203,6 +203,8 @@ e2e_eq "no host dropped a member's packet as unauthenticated (the one spoofed ab
 # The SipHash states each daemon keeps for its member pairs
 # (rs_fleet_sip, in the half its table's number picks): one for signing to
 # each other member and one per key (one now) for checking each: 2 x 2.
+# The signing ones say wire version 3: every member's record says it
+# takes it (fleet status shows it).
 sip_states() { # sip_states I: host I's states for the table in force
 	local root="$BPFFS-h$1" inner gen base
 	inner=$(bpftool -j map dump pinned "$root/rs_fleet" |
@@ -211,10 +213,14 @@ sip_states() { # sip_states I: host I's states for the table in force
 		jq '.formatted.value[""].hdr.gen') || return 1
 	base=$(((gen % 2) * 64 * 2 * 9))
 	bpftool -j map dump pinned "$root/rs_fleet_sip" |
-		jq --argjson lo "$base" --argjson hi "$((base + 64 * 2 * 9))" \
-			'[.[] | .formatted | select(.key >= $lo and .key < $hi and (.value.k0 != 0 or .value.k1 != 0))] | length'
+		jq -r --argjson lo "$base" --argjson hi "$((base + 64 * 2 * 9))" \
+			'[.[] | .formatted | select(.key >= $lo and .key < $hi and (.value.k0 != 0 or .value.k1 != 0))] |
+			"\(length) states, \(map(select(.value.wire == 3)) | length) to sign in wire 3"'
 }
 for i in 1 2 3; do
-	e2e_eq "host-$i keeps the SipHash states of its member pairs" "$(sip_states "$i")" 4
+	e2e_eq "host-$i keeps the SipHash states of its member pairs" \
+		"$(sip_states "$i")" "4 states, 2 to sign in wire 3"
 done
+e2e_eq "members say they take wire version 3" \
+	"$(ctl 1 -j fleet status | jq -c '[.members[].wire]')" "[3,3,3]"
 e2e_summary

@@ -208,6 +208,65 @@ static void test_tag_of_a_built_message(void)
 }
 
 /*
+ * Wire version 3's tag: SipHash-2-4 of the outer addresses, the inner
+ * bytes it covers (40 for IPv4, 56 for IPv6), then the meta's first 7
+ * bytes as the message's last (abi.h): 55 and 95 bytes, OpenSSL's over
+ * those bytes laid end to end.
+ */
+static void test_tag_v3(void)
+{
+	uint8_t key[16], flat[128];
+	struct rs_fleet_auth k = {.id = 7};
+
+	for (size_t i = 0; i < sizeof(key); i++)
+		key[i] = (uint8_t)(7 * i + 5);
+	k.k0 = le64_of(key);
+	k.k1 = le64_of(key + 8);
+	for (int round = 0; round < 50; round++) {
+		struct rs_fleet_tag_msg m;
+		uint64_t v2;
+
+		memset(&m, 0, sizeof(m));
+		m.v4.src = (uint32_t)rand();
+		m.v4.dst = (uint32_t)rand();
+		m.v4.meta.version = RS_FLEET_WIRE_MAX;
+		m.v4.meta.hops = (uint8_t)(1 + round % 2);
+		m.v4.meta.key_id = 7;
+		m.v4.meta.inner_len = 40 + (uint32_t)round;
+		for (size_t i = 0; i < sizeof(m.v4.inner); i++)
+			m.v4.inner[i] = (uint8_t)rand();
+		memcpy(flat, &m, 8);
+		memcpy(flat + 8, m.v4.inner, 40);
+		memcpy(flat + 48, &m.v4.meta, 7);
+		CU_ASSERT_EQUAL(rs_fleet_tag(&k, &m, 0),
+				openssl_siphash(key, flat, 55));
+		/* The same message in version 2 has another tag. */
+		m.v4.meta.version = RS_FLEET_WIRE_VERSION;
+		v2 = rs_fleet_tag(&k, &m, 0);
+		m.v4.meta.version = RS_FLEET_WIRE_MAX;
+		CU_ASSERT_NOT_EQUAL(v2, rs_fleet_tag(&k, &m, 0));
+		memset(&m, 0, sizeof(m));
+		m.v6.src.w[0] = (uint32_t)rand();
+		m.v6.dst.w[3] = (uint32_t)rand();
+		m.v6.meta.version = RS_FLEET_WIRE_MAX;
+		m.v6.meta.hops = 2;
+		m.v6.meta.key_id = 7;
+		m.v6.meta.inner_len = 60;
+		for (size_t i = 0; i < sizeof(m.v6.inner); i++)
+			m.v6.inner[i] = (uint8_t)rand();
+		memcpy(flat, &m, 32);
+		memcpy(flat + 32, m.v6.inner, 56);
+		memcpy(flat + 88, &m.v6.meta, 7);
+		CU_ASSERT_EQUAL(rs_fleet_tag(&k, &m, 1),
+				openssl_siphash(key, flat, 95));
+		/* Bytes 56..63 of the inner packet are not covered in 3. */
+		v2 = rs_fleet_tag(&k, &m, 1);
+		m.v6.inner[60] ^= 1;
+		CU_ASSERT_EQUAL(v2, rs_fleet_tag(&k, &m, 1));
+	}
+}
+
+/*
  * A member pair's SipHash state (struct rs_fleet_sip): a tag started
  * from it is OpenSSL's SipHash of the whole message. rs_fleet_sip_fill()
  * writes one for signing to each other member and one per key for
@@ -237,6 +296,8 @@ static void test_pair_states(void)
 		memset(&m, 0, sizeof(m));
 		for (size_t i = 0; i < sizeof(m); i++)
 			((uint8_t *)&m)[i] = (uint8_t)rand();
+		/* Version 2's message (rs_fleet_tag() reads the version). */
+		m.v4.meta.version = m.v6.meta.version = RS_FLEET_WIRE_VERSION;
 		rs_fleet_sip_make(&e, &k, &m, v6);
 		CU_ASSERT(rs_fleet_sip_fits(&e, &k, &m, v6));
 		CU_ASSERT(!rs_fleet_sip_fits(&e, &k2, &m, v6));
@@ -245,7 +306,7 @@ static void test_pair_states(void)
 					&st, &m,
 					(const rs_word_t *)(v6 ? m.v6.inner
 							       : m.v4.inner),
-					v6),
+					v6, 0),
 				openssl_siphash(key, (const uint8_t *)&m,
 						v6 ? 104 : 56));
 		/* Other addresses: passed over, the tag hashed whole. */
@@ -256,7 +317,7 @@ static void test_pair_states(void)
 					&st, &m,
 					(const rs_word_t *)(v6 ? m.v6.inner
 							       : m.v4.inner),
-					v6),
+					v6, 0),
 				rs_fleet_tag(&k, &m, v6));
 	}
 	/* This host (member 1) and two others, one of them without IPv6. */
@@ -355,6 +416,8 @@ int main(void)
 		    test_siphash_is_siphash);
 	CU_add_test(s, "a tag over a message built field by field",
 		    test_tag_of_a_built_message);
+	CU_add_test(s, "wire version 3's tag is SipHash of its 55 or 95 bytes",
+		    test_tag_v3);
 	CU_add_test(s, "tags from a member pair's SipHash state",
 		    test_pair_states);
 	CU_add_test(s,

@@ -174,6 +174,7 @@ static const char *const templates[] = {
 	"\"server_ids\":[\"0101\",%s]}}}",
 	"{\"address\":\"198.18.12.2\",\"services\":{%s:{\"capacity\":2}}}",
 	"{\"address\":\"198.18.12.2\",\"extra\":%s}",
+	"{\"address\":\"198.18.12.2\",\"wire\":%s}",
 	"{\"address\":\"198.18.12.2\",\"sig\":%s}",
 	"{%s:\"198.18.12.2\",\"services\":{\"web\":{\"capacity\":2}}}",
 	/* duplicate keys: the last one is what jansson keeps */
@@ -633,8 +634,11 @@ static bool oracle(const struct input *in, const struct rs_fleet_member_info *m)
 	json_t *svcs = json_object_get(j, "services"), *cap;
 	const char *a = json_string_value(json_object_get(j, "address"));
 	struct in_addr a4;
+	json_t *wire = json_object_get(j, "wire");
 	bool ok = j && a && inet_pton(AF_INET, a, &a4) == 1 &&
-		  a4.s_addr == m->addr && json_object_size(svcs) == m->n_caps;
+		  a4.s_addr == m->addr && json_object_size(svcs) == m->n_caps &&
+		  m->wire == (wire ? json_integer_value(wire)
+				   : RS_FLEET_WIRE_VERSION);
 
 	for (size_t i = 0; ok && i < m->n_caps; i++) {
 		cap = json_object_get(json_object_get(svcs, m->caps[i].service),
@@ -689,6 +693,8 @@ static const char *bad_member(const struct input *in, const struct verdict *v)
 	if (m->drained || m->n_caps > RS_MAX_SERVICES ||
 	    m->n_sids > RS_FLEET_MEMBER_SIDS)
 		return "counts";
+	if (m->wire < RS_FLEET_WIRE_VERSION)
+		return "wire version";
 	for (size_t i = 0; i < m->n_caps; i++) {
 		if (strnlen(m->caps[i].service, RS_NAME_MAX) == RS_NAME_MAX ||
 		    !rs_name_ok(m->caps[i].service) ||

@@ -57,10 +57,15 @@ size_t rs_fleet_sip_fill(const struct rs_fleet_slot *t,
 			       : !self[0].w[3] || !peer[0].w[3])
 				continue;
 			if (key(t, 0)->id) {
+				struct rs_fleet_sip *e =
+					&half[rs_fleet_sip_index(0, i, v6, 0)];
+
 				head_of(&m, v6, &self[v6], &peer[v6]);
-				rs_fleet_sip_make(
-					&half[rs_fleet_sip_index(0, i, v6, 0)],
-					key(t, 0), &m, v6);
+				rs_fleet_sip_make(e, key(t, 0), &m, v6);
+				e->wire = t[1 + i].member.flags &
+							  RS_FLEET_MEMBER_WIRE3
+						  ? RS_FLEET_WIRE_MAX
+						  : RS_FLEET_WIRE_VERSION;
 				n++;
 			}
 			head_of(&m, v6, &peer[v6], &self[v6]);

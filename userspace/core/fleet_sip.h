@@ -16,8 +16,9 @@
  * The entries of the table whose RS_FLEET_SLOTS slots are @t into @half
  * (RS_FLEET_SIP_HALF of them, at rs_fleet_sip_index()'s places less the
  * half's base; the rest zero): for every other member and family both
- * ends have an address of, the packets this host signs with key 0 and
- * those it checks under each key. Returns how many were written.
+ * ends have an address of, the packets this host signs with key 0 (in
+ * wire version 3 to members flagged RS_FLEET_MEMBER_WIRE3) and those it
+ * checks under each key. Returns how many were written.
  */
 size_t rs_fleet_sip_fill(const struct rs_fleet_slot *t,
 			 struct rs_fleet_sip *half);

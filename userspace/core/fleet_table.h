@@ -40,6 +40,8 @@ struct rs_fleet_member_info {
 	bool has_addr6;
 	uint8_t addr6[16]; /* IPv6 forwarding address, network order */
 	bool drained;	   /* an operator's drain key exists */
+	/* The newest wire version its record says it takes (2: none said). */
+	uint8_t wire;
 	struct rs_fleet_capacity caps[RS_MAX_SERVICES];
 	size_t n_caps;
 	struct rs_fleet_sid sids[RS_FLEET_MEMBER_SIDS];

@@ -769,15 +769,16 @@ static void fleet_table(json_t *r)
 		       jint(v, "errors"), jint(v, "no_address6"));
 	if (json_is_string(json_object_get(r, "ipv6_warning")))
 		printf("warning: %s\n", jstr(r, "ipv6_warning"));
-	printf("%-24s %-16s %-24s %9s %8s %s\n", "MEMBER", "ADDRESS",
-	       "ADDRESS6", "CAPACITY", "KEYS", "STATE");
+	printf("%-24s %-16s %-24s %9s %8s %4s %s\n", "MEMBER", "ADDRESS",
+	       "ADDRESS6", "CAPACITY", "KEYS", "WIRE", "STATE");
 	json_array_foreach(json_object_get(r, "members"), i, v) printf(
-		"%-24s %-16s %-24s %9lld %7.1f%% %s%s\n", jstr(v, "name"),
+		"%-24s %-16s %-24s %9lld %7.1f%% %4lld %s%s\n", jstr(v, "name"),
 		jstr(v, "address"),
 		json_is_string(json_object_get(v, "address6"))
 			? jstr(v, "address6")
 			: "-",
 		jint(v, "capacity"), 100 * jnum(v, "keys_share"),
+		jint(v, "wire"),
 		json_is_true(json_object_get(v, "drained")) ? "drained"
 							    : "active",
 		json_is_true(json_object_get(v, "self")) ? " (this host)" : "");

@@ -2,8 +2,9 @@
 /*
  * Fleet membership (docs/fleet.md). etcd keys under [fleet] prefix:
  *   PREFIX/members/NAME  {"address": "...", "address6": "..." (optional),
- *                        "services": {"web": {"capacity": N}}}, attached
- *                        to NAME's lease
+ *                        "services": {"web": {"capacity": N}},
+ *                        "wire": 3 (the newest wire version it takes)},
+ *                        attached to NAME's lease
  *   PREFIX/drain/NAME    present while an operator drains NAME
  * The etcd thread owns every etcd call but the operator's drain commands;
  * it hands each new snapshot (members, drains, revision) to the loop
@@ -531,6 +532,8 @@ static int build_slots(struct daemon *d, struct fleet_rt *f,
 
 		m->addr = f->snap.m[i].addr;
 		m->flags = f->snap.m[i].drained ? RS_FLEET_MEMBER_DRAINED : 0;
+		if (f->snap.m[i].wire >= RS_FLEET_WIRE_MAX)
+			m->flags |= RS_FLEET_MEMBER_WIRE3;
 		/* Cut to fit: bpftool readers only; the daemon keeps names
 		 * whole. */
 		memcpy(m->name, f->snap.m[i].name, sizeof(m->name) - 1);
@@ -813,7 +816,8 @@ static void publish_capacity(struct daemon *d, struct fleet_rt *f)
 			json_decref(ids);
 		json_object_set_new(svcs, d->cfg.services[s].name, v);
 	}
-	j = json_pack("{s:s, s:o}", "address", addr, "services", svcs);
+	j = json_pack("{s:s, s:o, s:i}", "address", addr, "services", svcs,
+		      "wire", RS_FLEET_WIRE_MAX);
 	if (j && f->conf.has_addr6)
 		json_object_set_new(j, "address6", json_string(addr6));
 	if (j && record_sign(f, j)) {
@@ -1082,13 +1086,14 @@ json_t *fleet_status_json(struct daemon *d)
 		inet_ntop(AF_INET, &m->addr, addr, sizeof(addr));
 		inet_ntop(AF_INET6, m->addr6, addr6, sizeof(addr6));
 		with6 += m->has_addr6;
-		mj = json_pack("{s:s, s:s, s:o, s:i, s:f, s:b, s:b}", "name",
-			       m->name, "address", addr, "address6",
+		mj = json_pack("{s:s, s:s, s:o, s:i, s:f, s:b, s:b, s:i}",
+			       "name", m->name, "address", addr, "address6",
 			       m->has_addr6 ? json_string(addr6) : json_null(),
 			       "capacity", (json_int_t)cap, "keys_share",
 			       total ? (double)owned / total : 0.0, "drained",
 			       m->drained, "self",
-			       !strcmp(m->name, f->conf.name));
+			       !strcmp(m->name, f->conf.name), "wire",
+			       (json_int_t)m->wire);
 		json_array_append_new(members, mj);
 	}
 	out = json_pack("{s:o, s:I, s:I, s:b, s:s, s:s, s:b}", "members",

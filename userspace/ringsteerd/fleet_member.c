@@ -180,6 +180,16 @@ bool fleet_member_parse(const struct rs_fleet_conf *c,
 		memcpy(m->addr6, &a6, sizeof(m->addr6));
 		m->has_addr6 = true;
 	}
+	/* Hosts from before wire version 3 say nothing: they take 2. */
+	v = json_object_get(j, "wire");
+	if (v && (!json_is_integer(v) ||
+		  json_integer_value(v) < RS_FLEET_WIRE_VERSION ||
+		  json_integer_value(v) > 255)) {
+		snprintf(why, len, "\"wire\" is not a wire version (%d..255)",
+			 RS_FLEET_WIRE_VERSION);
+		goto bad;
+	}
+	m->wire = v ? (uint8_t)json_integer_value(v) : RS_FLEET_WIRE_VERSION;
 	svcs = json_object_get(j, "services");
 	if (svcs && !json_is_object(svcs)) {
 		snprintf(why, len, "\"services\" is not an object");
