@@ -13,7 +13,8 @@
 #      alternating rounds of bench_load (closed loop, one connection per
 #      request, rs_backend answering and closing); and forwarded again
 #      with a fleet key on every host (tagged packets, checked at the
-#      owner: docs/fleet.md "Authenticated forwarding").
+#      owner: docs/fleet.md "Authenticated forwarding"), with the three
+#      hosts' steer_tc CPU per run from bpf_stats in the forwarded runs.
 # Knobs: ROUNDS (5), DURATION seconds per run (3), CONCURRENCY (16).
 # Writes docs/bench-fleet.md (make bench includes it in docs/benchmarks.md)
 # and puts it into docs/benchmarks.md as its last section now.
@@ -75,6 +76,30 @@ run() {
 		--warmup 0.5 --duration "$DURATION" --timeout-ms 2000
 }
 
+# tc_stats: "RUNS NS" of the three hosts' steer_tc programs, summed
+# (kernel.bpf_stats_enabled on): the fleet step's own CPU, per packet.
+tc_stats() {
+	local i id r n runs=0 ns=0
+
+	for i in 1 2 3; do
+		id=$(build/ringsteer -s "$OUT/h$i.sock" -j status |
+			jq '.programs[] | select(.name == "steer_tc") | .id')
+		read -r r n < <(bpftool -j prog show id "${id:-0}" 2>/dev/null |
+			jq -r '"\(.run_cnt // 0) \(.run_time_ns // 0)"' || echo "0 0")
+		runs=$((runs + ${r:-0}))
+		ns=$((ns + ${n:-0}))
+	done
+	echo "$runs $ns"
+}
+# tc_delta "RUNS NS" "RUNS NS" CONNS: "NS_PER_RUN RUNS_PER_CONN" between them.
+tc_delta() {
+	awk -v a="$1" -v b="$2" -v c="$3" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		r = y[1] - x[1]; n = y[2] - x[2]
+		printf "%.1f %.1f\n", r ? n / r : 0, c ? r / c : 0 }'
+}
+median_of() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
 # keys_on 0|1: every host without, or with, the fleet key (a reload each;
 # the key is in the table when the reload returns).
 keys_on() {
@@ -92,6 +117,7 @@ keys_on() {
 # ROUNDS of direct and forwarded runs, a table and a median into fd 3.
 rate() {
 	local lan=$1 i o x r d f g ratio sratio median smedian ratios=() sratios=()
+	local s0 s1 uf us rf rs nsf=() nss=() rpf=() rps=() cpu=()
 	# shellcheck disable=SC2034 # read by the PoP helpers (scripts/fleet-netns.sh)
 	RS_FLEET_LAN=$lan
 	rs_ns_setup "fbench$lan$$"
@@ -133,9 +159,18 @@ rate() {
 		rs_fleet_ecmp "$o"
 		d=$(run)
 		rs_fleet_ecmp "$x"
+		s0=$(tc_stats)
 		f=$(run)
+		s1=$(tc_stats)
+		read -r uf rf < <(tc_delta "$s0" "$s1" "$(kv "$f" conns)")
 		keys_on 1
+		s0=$(tc_stats)
 		g=$(run)
+		s1=$(tc_stats)
+		read -r us rs < <(tc_delta "$s0" "$s1" "$(kv "$g" conns)")
+		nsf+=("$uf") nss+=("$us") rpf+=("$rf") rps+=("$rs")
+		# A connection's CPU here: the 2 vCPUs' time over the rate.
+		cpu+=("$(awk -v r="$(kv "$f" rate)" 'BEGIN { printf "%.0f", r ? 2e9 / r : 0 }')")
 		ratio=$(awk -v a="$(kv "$f" rate)" -v b="$(kv "$d" rate)" 'BEGIN { printf "%.3f", a / b }')
 		sratio=$(awk -v a="$(kv "$g" rate)" -v b="$(kv "$f" rate)" 'BEGIN { printf "%.3f", a / b }')
 		ratios+=("$ratio")
@@ -150,6 +185,15 @@ rate() {
 			"$(awk -v m="$median" 'BEGIN { print (m >= 0.9 ? "met" : "not met") }')); packets forwarded by host-$x: $(build/ringsteer -s "$OUT/h$x.sock" -j fleet status | jq .packets.forwarded)."
 		echo "Median forwarded with a fleet key / without: **$smedian** (target >= 0.98:" \
 			"$(awk -v m="$smedian" 'BEGIN { print (m >= 0.98 ? "met" : "not met") }')); packets dropped as unauthenticated on the three hosts: $(for i in 1 2 3; do build/ringsteer -s "$OUT/h$i.sock" -j fleet status | jq .packets.unauthenticated; done | awk '{ s += $1 } END { print s }')."
+		uf=$(printf '%s\n' "${nsf[@]}" | median_of)
+		us=$(printf '%s\n' "${nss[@]}" | median_of)
+		rf=$(printf '%s\n' "${rpf[@]}" | median_of)
+		rs=$(printf '%s\n' "${rps[@]}" | median_of)
+		d=$(printf '%s\n' "${cpu[@]}" | median_of)
+		echo
+		echo "The tags in the real path (bpf_stats of the three hosts' steer_tc during the forwarded runs, medians of rounds): $uf ns per run unsigned, $us signed, $rf and $rs runs per connection; so the key adds" \
+			"$(awk -v a="$uf" -v b="$us" -v ra="$rf" -v rb="$rs" 'BEGIN { printf "%.0f", b * rb - a * ra }') ns of steer_tc per connection, of about $((d / 1000)) µs of CPU a connection takes here:" \
+			"$(awk -v a="$uf" -v b="$us" -v ra="$rf" -v rb="$rs" -v c="$d" 'BEGIN { printf "%.2f%%", 100 * (b * rb - a * ra) / c }') (the rate this predicts against the 2% aimed at)."
 	} >&3
 	# This PoP down before the next one is built.
 	rs_bg_stop_all
@@ -175,10 +219,15 @@ rate() {
 	echo "${DURATION} s per run, one connection per request. Every namespace"
 	echo "shares the machine's 2 vCPUs (with other work): the forwarded path's"
 	echo "extra hops are CPU here, not NIC and wire, and the rounds spread"
-	echo "widely; read the spread, not one figure. Two topologies:"
+	echo "widely; read the spread, not one figure. kernel.bpf_stats_enabled"
+	echo "is on in every run (the same small cost in each). Two topologies:"
 } >&3
+stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+RS_CLEANUP_HOOK+="; sysctl -qw kernel.bpf_stats_enabled=$stats_was"
+sysctl -qw kernel.bpf_stats_enabled=1
 rate 1
 rate 0
+sysctl -qw kernel.bpf_stats_enabled="$stats_was"
 exec 3>&-
 mv "$REPORT.tmp" "$REPORT"
 cat "$REPORT"

@@ -221,6 +221,8 @@ for i in 1 2 3; do
 	e2e_eq "host-$i keeps the SipHash states of its member pairs" \
 		"$(sip_states "$i")" "4 states, 2 to sign in wire 3"
 done
+e2e_check "status names steer_tc on a fleet-only host" \
+	bash -c "build/ringsteer -s '$OUT/h1.sock' -j status | jq -e '[.programs[] | select(.name == \"steer_tc\" and .id > 0)] | length == 1'"
 e2e_eq "members say they take wire version 3" \
 	"$(ctl 1 -j fleet status | jq -c '[.members[].wire]')" "[3,3,3]"
 e2e_summary

@@ -30,14 +30,6 @@ json_t *cmd_version(struct daemon *d, json_t *req)
 			 "abi", RS_ABI_VERSION);
 }
 
-static bool any_cookie_service(const struct daemon *d)
-{
-	for (size_t s = 0; s < d->cfg.n_services; s++)
-		if (d->cfg.services[s].cookie == RS_COOKIE_QUIC)
-			return true;
-	return false;
-}
-
 /* steer_tc and where it is attached; the interfaces in config order. */
 static json_t *tc_program_json(struct daemon *d)
 {
@@ -147,7 +139,8 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 	 * SYN and no load gauge; the daemon said why at start.
 	 */
 	json_array_append_new(progs, sockops_json(d));
-	if (any_cookie_service(d))
+	/* Fleet services run it as well as cookie ones (a fleet-only host). */
+	if (daemon_tc_wanted(&d->cfg))
 		json_array_append_new(progs, tc_program_json(d));
 	for (size_t s = 0; s < d->cfg.n_services; s++) {
 		json_t *o = json_pack("{s:s, s:i, s:I, s:i, s:b}", "name",

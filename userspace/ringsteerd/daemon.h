@@ -152,11 +152,13 @@ int daemon_ring_view(const struct daemon *d, struct rs_backend **backends,
 
 /*
  * tc.c: load steer_tc and keep it attached at TC ingress of every
- * configured interface while any service has cookie = quic (links that
- * come and go are followed through rtnetlink); remove our filters where
- * they are no longer wanted. Called at start and after each reload.
+ * configured interface while daemon_tc_wanted() (links that come and go
+ * are followed through rtnetlink); remove our filters where they are no
+ * longer wanted. Called at start and after each reload.
  */
 int daemon_tc_apply(struct daemon *d);
+/* Whether @cfg needs steer_tc: a cookie = quic or a fleet service. */
+bool daemon_tc_wanted(const struct rs_config *cfg);
 /* Once a second: re-attach where our filter went missing. */
 void daemon_tc_check(struct daemon *d);
 /* Stop watching links; the filters stay attached. */

@@ -33,7 +33,7 @@
 #include "log.h"
 #include "tc_attach.h"
 
-static bool tc_wanted(const struct rs_config *cfg)
+bool daemon_tc_wanted(const struct rs_config *cfg)
 {
 	for (size_t s = 0; s < cfg->n_services; s++)
 		if (cfg->services[s].cookie == RS_COOKIE_QUIC ||
@@ -278,7 +278,7 @@ int daemon_tc_apply(struct daemon *d)
 {
 	struct tc_state *t = &d->tc;
 	struct tc_state old = *t;
-	bool want = tc_wanted(&d->cfg);
+	bool want = daemon_tc_wanted(&d->cfg);
 	int err;
 
 	/* Forget interfaces no longer configured (the sweep detaches). */
