@@ -169,8 +169,8 @@ rate() {
 		s1=$(tc_stats)
 		read -r us rs < <(tc_delta "$s0" "$s1" "$(kv "$g" conns)")
 		nsf+=("$uf") nss+=("$us") rpf+=("$rf") rps+=("$rs")
-		# A connection's CPU here: the 2 vCPUs' time over the rate.
-		cpu+=("$(awk -v r="$(kv "$f" rate)" 'BEGIN { printf "%.0f", r ? 2e9 / r : 0 }')")
+		# A connection's CPU here: the CPUs' time over the rate.
+		cpu+=("$(awk -v r="$(kv "$f" rate)" -v n="$(nproc)" 'BEGIN { printf "%.0f", r ? n * 1e9 / r : 0 }')")
 		ratio=$(awk -v a="$(kv "$f" rate)" -v b="$(kv "$d" rate)" 'BEGIN { printf "%.3f", a / b }')
 		sratio=$(awk -v a="$(kv "$g" rate)" -v b="$(kv "$f" rate)" 'BEGIN { printf "%.3f", a / b }')
 		ratios+=("$ratio")

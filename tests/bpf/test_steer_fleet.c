@@ -1561,8 +1561,9 @@ static void fix_csum4(uint8_t *ip)
  * signed with a key this host does not hold, with a key that claims A's
  * id, altered after signing (inner flags, hop count), or captured on its
  * way to another member and sent here: dropped, counted unauthenticated.
+ * In both wire versions (frames of frame_wire).
  */
-static void test_auth_refusals(void)
+static void auth_refusals(void)
 {
 	uint8_t f[FRAME_LEN], inner[80];
 	size_t in = tcp_packet(inner, ip4("198.18.1.7"), ip4("198.18.0.10"),
@@ -1597,6 +1598,11 @@ static void test_auth_refusals(void)
 	n = encap_frame(f, members[1].addr, 1, inner, in);
 	f[14 + 28 + 8] ^= 0x80;
 	expect_auth(f, n, "tag altered", false);
+	/* Signed in one version, relabelled as the other. */
+	n = encap_frame(f, members[1].addr, 1, inner, in);
+	f[14 + 28 + 4] = frame_wire == RS_FLEET_WIRE_MAX ? RS_FLEET_WIRE_VERSION
+							 : RS_FLEET_WIRE_MAX;
+	expect_auth(f, n, "version byte altered", false);
 	/* Signed for host-3, then sent to this host. */
 	n = encap_frame(f, members[1].addr, 1, inner, in);
 	memcpy(f + 14 + 16, &host3, 4);
@@ -1624,6 +1630,14 @@ static void test_auth_refusals(void)
 	frame_sign(f + 14, AF_INET6, f + 14 + 48, inner, in);
 	ip6(addrs6[0], f + 14 + 24);
 	expect_auth(f, n, "IPv6: replayed from host-3's path", false);
+}
+
+static void test_auth_refusals(void)
+{
+	auth_refusals();
+	frame_wire = RS_FLEET_WIRE_MAX;
+	auth_refusals();
+	frame_wire = RS_FLEET_WIRE_VERSION;
 }
 
 /*

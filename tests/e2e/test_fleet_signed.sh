@@ -177,7 +177,26 @@ restart_host() {
 	e2e_wait_for "$(rs_bg_err "${DNAME[$i]}")" "control socket" 15 &&
 		hosts_ok
 }
+# The SipHash states each daemon keeps for its member pairs
+# (rs_fleet_sip, in the half its table's number picks): one for signing to
+# each other member and one per key (one now) for checking each: 2 x 2.
+# The signing ones say wire version 3: every member's record says it
+# takes it (fleet status shows it).
+sip_states() { # sip_states I: host I's states for the table in force
+	local root="$BPFFS-h$1" inner gen base
+	inner=$(bpftool -j map dump pinned "$root/rs_fleet" |
+		jq -r '.[0].value | map(.[2:]) | reverse | join("")') || return 1
+	gen=$(bpftool -j map lookup id "$((16#$inner))" key 0 0 0 0 |
+		jq '.formatted.value[""].hdr.gen') || return 1
+	base=$(((gen % 2) * 64 * 2 * 9))
+	bpftool -j map dump pinned "$root/rs_fleet_sip" |
+		jq -r --argjson lo "$base" --argjson hi "$((base + 64 * 2 * 9))" \
+			'[.[] | .formatted | select(.key >= $lo and .key < $hi and (.value.k0 != 0 or .value.k1 != 0))] |
+			"\(length) states, \(map(select(.value.wire == 3)) | length) to sign in wire 3"'
+}
 step "a third key added second" "$NEW" "$THIRD"
+e2e_eq "host-1's SipHash states grow with a second key (checking under both)" \
+	"$(sip_states 1)" "6 states, 2 to sign in wire 3"
 e2e_check "host-2 killed (-9) and started again: members kept" restart_host 2 1
 step "the third key moved first" "$THIRD" "$NEW"
 e2e_check "host-3 killed (-9) and started again: members kept" restart_host 3 1
@@ -200,23 +219,6 @@ e2e_check "connections were forwarded between hosts during the rotation ($((fwd 
 e2e_eq "no host dropped a member's packet as unauthenticated (the one spoofed above aside)" \
 	"$unauth" 1
 
-# The SipHash states each daemon keeps for its member pairs
-# (rs_fleet_sip, in the half its table's number picks): one for signing to
-# each other member and one per key (one now) for checking each: 2 x 2.
-# The signing ones say wire version 3: every member's record says it
-# takes it (fleet status shows it).
-sip_states() { # sip_states I: host I's states for the table in force
-	local root="$BPFFS-h$1" inner gen base
-	inner=$(bpftool -j map dump pinned "$root/rs_fleet" |
-		jq -r '.[0].value | map(.[2:]) | reverse | join("")') || return 1
-	gen=$(bpftool -j map lookup id "$((16#$inner))" key 0 0 0 0 |
-		jq '.formatted.value[""].hdr.gen') || return 1
-	base=$(((gen % 2) * 64 * 2 * 9))
-	bpftool -j map dump pinned "$root/rs_fleet_sip" |
-		jq -r --argjson lo "$base" --argjson hi "$((base + 64 * 2 * 9))" \
-			'[.[] | .formatted | select(.key >= $lo and .key < $hi and (.value.k0 != 0 or .value.k1 != 0))] |
-			"\(length) states, \(map(select(.value.wire == 3)) | length) to sign in wire 3"'
-}
 for i in 1 2 3; do
 	e2e_eq "host-$i keeps the SipHash states of its member pairs" \
 		"$(sip_states "$i")" "4 states, 2 to sign in wire 3"
@@ -225,4 +227,11 @@ e2e_check "status names steer_tc on a fleet-only host" \
 	bash -c "build/ringsteer -s '$OUT/h1.sock' -j status | jq -e '[.programs[] | select(.name == \"steer_tc\" and .id > 0)] | length == 1'"
 e2e_eq "members say they take wire version 3" \
 	"$(ctl 1 -j fleet status | jq -c '[.members[].wire]')" "[3,3,3]"
+# The reverse: fleet mode off at host-3 (a reload) leaves no key words in
+# its map of states.
+sed -i 's/^fleet = on$/fleet = off/' "$OUT/h3.conf"
+e2e_check "host-3 reloaded with fleet = off" ctl 3 reload
+e2e_eq "fleet mode off: no SipHash state left at host-3" \
+	"$(bpftool -j map dump pinned "$BPFFS-h3/rs_fleet_sip" |
+		jq '[.[] | .formatted.value | select(.k0 != 0 or .k1 != 0)] | length')" 0
 e2e_summary

@@ -168,6 +168,16 @@ static void test_siphash_is_siphash(void)
 			0x93f5f5799a932462ull);
 }
 
+/* Key bytes mul * i + add, and the SipHash key words they make. */
+static void test_key(uint8_t key[16], unsigned mul, unsigned add,
+		     struct rs_fleet_auth *k)
+{
+	for (unsigned i = 0; i < 16; i++)
+		key[i] = (uint8_t)(mul * i + add);
+	k->k0 = le64_of(key);
+	k->k1 = le64_of(key + 8);
+}
+
 /*
  * rs_fleet_tag() over a message built field by field, as the data plane
  * and the tests build it: SipHash-2-4 of its 7 (IPv4) or 13 (IPv6) words.
@@ -179,10 +189,7 @@ static void test_tag_of_a_built_message(void)
 	uint8_t key[16];
 	struct rs_fleet_auth k = {.id = 7};
 
-	for (size_t i = 0; i < sizeof(key); i++)
-		key[i] = (uint8_t)(3 * i + 1);
-	k.k0 = le64_of(key);
-	k.k1 = le64_of(key + 8);
+	test_key(key, 3, 1, &k);
 	for (int round = 0; round < 50; round++) {
 		struct rs_fleet_tag_msg m;
 
@@ -218,10 +225,7 @@ static void test_tag_v3(void)
 	uint8_t key[16], flat[128];
 	struct rs_fleet_auth k = {.id = 7};
 
-	for (size_t i = 0; i < sizeof(key); i++)
-		key[i] = (uint8_t)(7 * i + 5);
-	k.k0 = le64_of(key);
-	k.k1 = le64_of(key + 8);
+	test_key(key, 7, 5, &k);
 	for (int round = 0; round < 50; round++) {
 		struct rs_fleet_tag_msg m;
 		uint64_t v2;
@@ -284,14 +288,8 @@ static void test_pair_states(void)
 	struct rs_fleet_sip e;
 	struct rs_sip st;
 
-	for (size_t i = 0; i < sizeof(key); i++) {
-		key[i] = (uint8_t)(5 * i + 2);
-		key2[i] = (uint8_t)(7 * i + 3);
-	}
-	k.k0 = le64_of(key);
-	k.k1 = le64_of(key + 8);
-	k2.k0 = le64_of(key2);
-	k2.k1 = le64_of(key2 + 8);
+	test_key(key, 5, 2, &k);
+	test_key(key2, 7, 3, &k2);
 	for (int v6 = 0; v6 < 2; v6++) {
 		memset(&m, 0, sizeof(m));
 		for (size_t i = 0; i < sizeof(m); i++)

@@ -282,8 +282,13 @@ int dp_fleet_clear(struct rs_dataplane *dp)
 {
 	int outer = bpf_map__fd(dp->skel->maps.rs_fleet);
 
-	if (bpf_map_delete_elem(outer, &outer_key) && errno != ENOENT)
-		return -errno;
+	if (bpf_map_delete_elem(outer, &outer_key)) {
+		if (errno != ENOENT)
+			return -errno;
+		/* No table: no states either (every start without a fleet). */
+		sync_peers(dp, NULL);
+		return 0;
+	}
 	sync_peers(dp, NULL);
 	/* Fleet mode off: no key words left behind. */
 	return sip_write(dp, 0, RS_FLEET_SIP_ENTRIES, NULL);
