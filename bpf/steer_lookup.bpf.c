@@ -10,6 +10,7 @@
 #include <bpf/bpf_endian.h>
 
 #include "bind_match.bpf.h"
+#include "coarse_clock.bpf.h"
 #include "maps.bpf.h"
 #include "net.bpf.h"
 #include "trace.bpf.h"
@@ -224,11 +225,11 @@ static __attribute__((noinline)) int steer_sticky(
 	if (!e)
 		return -1;
 	/*
-	 * The coarse clock (the tick's time, no clock source read): the
-	 * TTL is in seconds, and on a VM the precise one costs a sticky hit
-	 * tens of ns. rs_sticky_live() takes an entry written a tick later.
+	 * The coarse clock (the tick's time, no clock source read), and
+	 * without a helper call on most hits (coarse_clock.bpf.h): the TTL is
+	 * in seconds. rs_sticky_live() takes an entry written a tick later.
 	 */
-	now = bpf_ktime_get_coarse_ns();
+	now = rs_coarse_now();
 	if (!rs_sticky_live(e->last_seen_ns, now, ttl))
 		return -1;
 	b = e->backend;
@@ -304,7 +305,7 @@ static __attribute__((noinline)) int remember(const struct rs_affinity_key *key,
 		return 0;
 	if (write_sticky == REMEMBER_FLOW)
 		count_flow(backend, key->service);
-	e.last_seen_ns = bpf_ktime_get_coarse_ns();
+	e.last_seen_ns = rs_coarse_now();
 	return sticky_store(sticky, key, &e);
 }
 

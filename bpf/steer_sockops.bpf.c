@@ -22,6 +22,7 @@
 #include <bpf/bpf_endian.h>
 
 #include "bind_match.bpf.h"
+#include "coarse_clock.bpf.h"
 #include "maps.bpf.h"
 #include "net.bpf.h"
 #include "trace_sockops.bpf.h"
@@ -131,7 +132,7 @@ static __always_inline __u32 sticky_commit(const struct conn_addrs *a,
 	sticky = bpf_map_lookup_elem(&rs_sticky, &svc_id);
 	if (!sticky || sticky_key(a, svc_id, &key))
 		return 0;
-	now = bpf_ktime_get_coarse_ns(); /* as steer_lookup's sticky hit */
+	now = rs_coarse_now(); /* as steer_lookup's sticky hit */
 	cur = bpf_map_lookup_elem(sticky, &key);
 	if (cur && cur->backend != b &&
 	    entry_kept(cur, svc_id, svc->sticky_ttl, now))

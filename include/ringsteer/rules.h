@@ -29,16 +29,16 @@
 
 /*
  * A sticky entry stamped @last_seen_ns is live at @now_ns (both
- * bpf_ktime_get_ns(), CLOCK_MONOTONIC) under a TTL of @ttl_s seconds.
- * Unsigned on purpose: an entry stamped after @now_ns (another CPU's
- * clock read a moment later) counts as stale, never as live forever.
+ * CLOCK_MONOTONIC, precise or coarse) under a TTL of @ttl_s seconds.
+ * An entry stamped after @now_ns (another CPU's or userspace's clock read
+ * a moment later) is fresh, never 2^64 ns old.
  */
 static inline int rs_sticky_live(__u64 last_seen_ns, __u64 now_ns, __u32 ttl_s)
 {
 	/*
-	 * The data plane reads CLOCK_MONOTONIC_COARSE, which lags the
-	 * precise clock userspace writes with by up to a tick: an entry
-	 * from "the future" is fresh, not 2^64 ns old.
+	 * The data plane reads CLOCK_MONOTONIC_COARSE through a per-jiffy
+	 * cache (bpf/lib/coarse_clock.bpf.h), which lags the precise clock
+	 * userspace writes with by up to about two ticks.
 	 */
 	return now_ns < last_seen_ns ||
 	       now_ns - last_seen_ns <= (__u64)ttl_s * RS_NS_PER_S;
