@@ -342,6 +342,12 @@ prog_stats() {
 	echo "${out# }"
 }
 
+# proc_cpu_ticks PID: user + system time of PID so far, in clock ticks.
+proc_cpu_ticks() {
+	# Fields after the ")" of comm: state is $1, utime $12, stime $13.
+	sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
+}
+
 # run_variant MODE ROUND VARIANT CONCURRENCY
 run_variant() {
 	local mode=$1 round=$2 v=$3 conc=$4 targets=() line i
@@ -380,7 +386,14 @@ run_variant() {
 	haproxy) targets=(--target "$HAPROXY_ADDR") ;;
 	nginx) targets=(--target "$NGINX_ADDR") ;;
 	esac
-	local s0="" s1 t0 t1
+	local s0="" s1 t0 t1 c0="" dpid="" w0
+	# ringsteerd's own CPU time over the measured run: a daemon busy
+	# beside the load would lower the rate without any BPF cost.
+	if [[ $v == ringsteer* || $v == attached-direct* ]]; then
+		dpid=${RS_BG_PID[$RSD_NAME]}
+		c0=$(proc_cpu_ticks "$dpid")
+		w0=$(date +%s%N)
+	fi
 	if [[ $STATS_RUN == 1 ]]; then
 		s0=$(prog_stats)
 		t0=$(date +%s%N)
@@ -410,6 +423,11 @@ run_variant() {
 				awk '{ printf "%s%d", (NR > 1 ? "\t" : ""), $1 - $2 }')" \
 			"$(kv "$line" conns)" "$(kv "$line" secs)" \
 			>>"$RES/bpfstats.tsv"
+	fi
+	if [[ -n $c0 ]]; then
+		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$round" "$v" \
+			$(($(proc_cpu_ticks "$dpid") - c0)) "$(getconf CLK_TCK)" \
+			$(($(date +%s%N) - w0)) >>"$RES/daemoncpu.tsv"
 	fi
 	[[ $v == ringsteer* || $v == attached-direct* ]] && ringsteer_down
 	LAST_LINE=$line
@@ -476,6 +494,7 @@ section_e2e() {
 		>"$RES/e2e.tsv"
 	printf 'mode\tround\tvariant\twall_ns\tcpus\tlookup_runs\tlookup_ns\tsockops_runs\tsockops_ns\tconns\tsecs\n' \
 		>"$RES/bpfstats.tsv"
+	printf 'mode\tround\tvariant\tticks\tclk_tck\twall_ns\n' >"$RES/daemoncpu.tsv"
 
 	n=${#VARIANTS[@]}
 	for m in "${modes[@]}"; do
@@ -752,6 +771,18 @@ EOT
 			100 * $7 / ($4 * $5), 100 * $9 / ($4 * $5) }' \
 		"$RES/bpfstats.tsv"
 	echo
+}
+
+# daemoncpu_line: ringsteerd's own CPU over the measured runs (user +
+# system time from /proc, in clock ticks: 10 ms each at the usual 100).
+daemoncpu_line() {
+	[[ -s $RES/daemoncpu.tsv ]] || return 0
+	awk -F'\t' -v cpus="$(nproc)" 'NR > 1 {
+		n++; s += $4 / $5; w += $6 / 1e9; if ($4 / $5 > mx) mx = $4 / $5 }
+		END { if (n) printf "ringsteerd itself (its user and system time from /proc over each ringsteer run, warm-up included): %.2f s of CPU over %d runs, %.1f s of wall time (%.3f%%%% of the %d CPUs; the most in one run %.2f s)%s.\n\n",
+			s, n, w, 100 * s / (w * cpus), cpus, mx,
+			(100 * s / (w * cpus) < 0.5 ? ": too little to move the rates" : ": part of the rate gap to direct") }' "$RES/daemoncpu.tsv" |
+		sed 's/%%/%/'
 }
 
 # e2e_col MODE VARIANT COLUMN: that column of every round
@@ -1151,6 +1182,7 @@ EOF
 	e2e_table serial
 	echo
 	bpfstats_table
+	daemoncpu_line
 	awk -F'\t' '
 		NR > 1 && ($8 + $9) > 0 { bad = 1 }
 		END { if (bad) print "Some runs had errors or timeouts (last column); their rates count only completed connections.\n" }' \
