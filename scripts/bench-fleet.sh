@@ -118,6 +118,7 @@ keys_on() {
 rate() {
 	local lan=$1 i o x r d f g ratio sratio median smedian ratios=() sratios=()
 	local s0 s1 uf us rf rs nsf=() nss=() rpf=() rps=() cpu=()
+	local ud rd nsd=() rpd=() cpud=() tcd=() tcf=()
 	# shellcheck disable=SC2034 # read by the PoP helpers (scripts/fleet-netns.sh)
 	RS_FLEET_LAN=$lan
 	rs_ns_setup "fbench$lan$$"
@@ -157,7 +158,10 @@ rate() {
 	for ((r = 1; r <= ROUNDS; r++)); do
 		keys_on 0
 		rs_fleet_ecmp "$o"
+		s0=$(tc_stats)
 		d=$(run)
+		s1=$(tc_stats)
+		read -r ud rd < <(tc_delta "$s0" "$s1" "$(kv "$d" conns)")
 		rs_fleet_ecmp "$x"
 		s0=$(tc_stats)
 		f=$(run)
@@ -169,8 +173,14 @@ rate() {
 		s1=$(tc_stats)
 		read -r us rs < <(tc_delta "$s0" "$s1" "$(kv "$g" conns)")
 		nsf+=("$uf") nss+=("$us") rpf+=("$rf") rps+=("$rs")
-		# A connection's CPU here: the CPUs' time over the rate.
+		nsd+=("$ud") rpd+=("$rd")
+		# A connection's CPU here: the CPUs' time over the rate (the
+		# closed loop keeps every CPU busy).
 		cpu+=("$(awk -v r="$(kv "$f" rate)" -v n="$(nproc)" 'BEGIN { printf "%.0f", r ? n * 1e9 / r : 0 }')")
+		cpud+=("$(awk -v r="$(kv "$d" rate)" -v n="$(nproc)" 'BEGIN { printf "%.0f", r ? n * 1e9 / r : 0 }')")
+		# steer_tc's ns per connection, direct and forwarded.
+		tcd+=("$(awk -v a="$ud" -v b="$rd" 'BEGIN { printf "%.0f", a * b }')")
+		tcf+=("$(awk -v a="$uf" -v b="$rf" 'BEGIN { printf "%.0f", a * b }')")
 		ratio=$(awk -v a="$(kv "$f" rate)" -v b="$(kv "$d" rate)" 'BEGIN { printf "%.3f", a / b }')
 		sratio=$(awk -v a="$(kv "$g" rate)" -v b="$(kv "$f" rate)" 'BEGIN { printf "%.3f", a / b }')
 		ratios+=("$ratio")
@@ -194,6 +204,21 @@ rate() {
 		echo "The tags in the real path (bpf_stats of the three hosts' steer_tc during the forwarded runs, medians of rounds): $uf ns per run unsigned, $us signed, $rf and $rs runs per connection; so the key adds" \
 			"$(awk -v a="$uf" -v b="$us" -v ra="$rf" -v rb="$rs" 'BEGIN { printf "%.0f", b * rb - a * ra }') ns of steer_tc per connection, of about $((d / 1000)) µs of CPU a connection takes here:" \
 			"$(awk -v a="$uf" -v b="$us" -v ra="$rf" -v rb="$rs" -v c="$d" 'BEGIN { printf "%.2f%%", 100 * (b * rb - a * ra) / c }') (the rate this predicts against the 2% aimed at)."
+		# Where the forwarded connection's extra CPU goes: steer_tc's
+		# share of it (bpf_stats) and the rest (the kernel's extra hop:
+		# one more host's receive and transmit, and here the router).
+		local cd cf td tf
+		cd=$(printf '%s\n' "${cpud[@]}" | median_of)
+		cf=$(printf '%s\n' "${cpu[@]}" | median_of)
+		td=$(printf '%s\n' "${tcd[@]}" | median_of)
+		tf=$(printf '%s\n' "${tcf[@]}" | median_of)
+		ud=$(printf '%s\n' "${nsd[@]}" | median_of)
+		rd=$(printf '%s\n' "${rpd[@]}" | median_of)
+		echo
+		echo "Where the forwarded connection's extra CPU goes (unsigned, medians of rounds): a connection takes $((cd / 1000)) µs of CPU direct and $((cf / 1000)) µs forwarded (the CPUs' time over the rate)," \
+			"$(awk -v a="$cd" -v b="$cf" 'BEGIN { printf "%.1f", (b - a) / 1000 }') µs more. steer_tc on the three hosts takes $td ns of it direct ($ud ns a run, $rd runs per connection) and $tf ns forwarded ($uf ns, $rf runs):" \
+			"$(awk -v a="$td" -v b="$tf" 'BEGIN { printf "%.1f", (b - a) / 1000 }') µs more, $(awk -v a="$td" -v b="$tf" -v c="$cd" -v d="$cf" 'BEGIN { printf "%.0f%%", d > c ? 100 * (b - a) / (d - c) : 0 }') of the difference;" \
+			"the rest is the kernel's work for the extra host a forwarded packet crosses (its receive, encapsulation and transmit, and in the routed PoP a second pass through the router)."
 	} >&3
 	# This PoP down before the next one is built.
 	rs_bg_stop_all
