@@ -217,7 +217,7 @@ rate() {
 		echo
 		echo "Where the forwarded connection's extra CPU goes (unsigned, medians of rounds): a connection takes $((cd / 1000)) µs of CPU direct and $((cf / 1000)) µs forwarded (the CPUs' time over the rate)," \
 			"$(awk -v a="$cd" -v b="$cf" 'BEGIN { printf "%.1f", (b - a) / 1000 }') µs more. steer_tc on the three hosts takes $td ns of it direct ($ud ns a run, $rd runs per connection) and $tf ns forwarded ($uf ns, $rf runs):" \
-			"$(awk -v a="$td" -v b="$tf" 'BEGIN { printf "%.1f", (b - a) / 1000 }') µs more, $(awk -v a="$td" -v b="$tf" -v c="$cd" -v d="$cf" 'BEGIN { printf "%.0f%%", d > c ? 100 * (b - a) / (d - c) : 0 }') of the difference;" \
+			"$(awk -v a="$td" -v b="$tf" 'BEGIN { printf "%.1f", (b - a) / 1000 }') µs more, $(awk -v a="$td" -v b="$tf" -v c="$cd" -v d="$cf" 'BEGIN { printf "%.0f%%", (d > c ? 100 * (b - a) / (d - c) : 0) }') of the difference;" \
 			"the rest is the kernel's work for the extra host a forwarded packet crosses (its receive, encapsulation and transmit, and in the routed PoP a second pass through the router)."
 	} >&3
 	# This PoP down before the next one is built.
