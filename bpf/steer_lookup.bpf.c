@@ -225,9 +225,9 @@ static __attribute__((noinline)) int steer_sticky(
 	if (!e)
 		return -1;
 	/*
-	 * The coarse clock (the tick's time, no clock source read), and
-	 * without a helper call on most hits (coarse_clock.bpf.h): the TTL is
-	 * in seconds. rs_sticky_live() takes an entry written a tick later.
+	 * The time as of this jiffy's first run, without a helper call on
+	 * most hits (coarse_clock.bpf.h): the TTL is in seconds.
+	 * rs_sticky_live() takes an entry written a tick later.
 	 */
 	now = rs_coarse_now();
 	if (!rs_sticky_live(e->last_seen_ns, now, ttl))

@@ -1092,7 +1092,7 @@ decision_notes() {
 			printf "at 1 x 160 %.0f ns (%.2fx), at 16 x 4096 (65,536 points) %.0f ns (%.2fx): ", g(F, 0, 1, 160), x(F, 0, 1, 160), g(F, 0, 16, 4096), x(F, 0, 16, 4096)
 			printf "the ring size no longer shows.\n"
 			printf "- A sticky hit: %.0f ns (%.2fx). It adds an LRU-hash lookup, ", g(F, 1, 16, 1024), x(F, 1, 16, 1024)
-			printf "the coarse clock (a helper call only at the first run of each jiffy: bpf/lib/coarse_clock.bpf.h) "
+			printf "the clock (a helper call only at the first run of each jiffy: bpf/lib/coarse_clock.bpf.h) "
 			printf "and a BPF-to-BPF call, and skips the hash and the ring.\n"
 			printf "- With steer_sockops attached (production TCP: nothing written "
 			printf "at the SYN since issue 21): %.0f ns (%.2fx); ", g(F, "handoff", 16, 1024), x(F, "handoff", 16, 1024)

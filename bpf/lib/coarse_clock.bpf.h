@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The sticky TTLs' clock: CLOCK_MONOTONIC_COARSE, read through a helper
- * call only at the first run of each jiffy. bpf_jiffies64() is inlined by
- * the JIT (one load), and a helper call costs a sticky hit about 10 ns on
- * hosts whose every return goes through a mitigation thunk (issue 21:
- * 137-145 ns with bpf_ktime_get_coarse_ns() on every hit, 124-131 without,
- * decision_cost at 16 x 1024). The coarse clock moves only when the tick
- * updates the timekeeper, as jiffies do, so one reading serves the jiffy.
+ * The sticky TTLs' clock: CLOCK_MONOTONIC read through a helper call only
+ * at the first run of each jiffy, and that reading served for the rest of
+ * it. bpf_jiffies64() is inlined by the JIT (one load), while a helper
+ * call costs a sticky hit about 10 ns on hosts whose every return goes
+ * through a mitigation thunk (issue 21: 137-145 ns with
+ * bpf_ktime_get_coarse_ns() on every hit, 124-131 with this, decision_cost
+ * at 16 x 1024). A TTL is whole seconds: a reading up to a tick old is as
+ * good as the coarse clock was.
+ *
+ * The precise clock, not the coarse one, is read at the jiffy's start:
+ * jiffies move just before the timekeeper within a tick (and by many ticks
+ * at once when a CPU leaves idle), so a coarse reading taken in between
+ * could be the old time, and the cache would keep it for the whole jiffy.
  *
  * The cache is this object's .bss, shared by the CPUs and written without
- * a lock: a reader may pair a jiffy with the previous tick's time (the two
- * words are not written at once, and jiffies move just before the
- * timekeeper within a tick). A time read here therefore lags the coarse
- * clock by at most about one tick, and CLOCK_MONOTONIC by about two; the
- * sticky rule takes entries stamped "in the future" by another CPU as
- * fresh (rs_sticky_live()), and a TTL is whole seconds.
+ * a lock, so a reader may pair a jiffy with another CPU's reading of the
+ * jiffy before: a time read here lags CLOCK_MONOTONIC by about a tick, two
+ * at worst. The sticky rule takes entries stamped "in the future" by
+ * another CPU or by userspace as fresh (rs_sticky_live()).
  */
 #ifndef RS_COARSE_CLOCK_BPF_H
 #define RS_COARSE_CLOCK_BPF_H
@@ -30,7 +34,7 @@ static __always_inline __u64 rs_coarse_now(void)
 
 	if (j == rs_clock_jiffies)
 		return rs_clock_ns;
-	now = bpf_ktime_get_coarse_ns();
+	now = bpf_ktime_get_ns();
 	rs_clock_ns = now;
 	rs_clock_jiffies = j;
 	return now;

@@ -986,6 +986,17 @@ struct rs_hash_probe {
 };
 
 /*
+ * Output of the clock self-test program: CLOCK_MONOTONIC, then the sticky
+ * TTLs' cached reading of it (bpf/lib/coarse_clock.bpf.h), then
+ * CLOCK_MONOTONIC again, in one run.
+ */
+struct rs_clock_probe {
+	__u64 before_ns;
+	__u64 cached_ns;
+	__u64 after_ns;
+};
+
+/*
  * The layout this file promises, checked where both sides compile it. A
  * size that changes is a new ABI (RS_ABI_VERSION); an offset below is one
  * the BPF code reads or writes by position, not by field name.
@@ -1044,6 +1055,7 @@ RS_ABI_SIZE(rs_backend_stats, 40);
 RS_ABI_SIZE(rs_service_stats, 72);
 RS_ABI_SIZE(rs_meta, 24);
 RS_ABI_SIZE(rs_hash_probe, 40);
+RS_ABI_SIZE(rs_clock_probe, 24);
 RS_ABI_SIZE(rs_fleet_header, 32);
 RS_ABI_SIZE(rs_fleet_member, 32);
 RS_ABI_SIZE(rs_fleet_service, 32);

@@ -36,9 +36,9 @@
 static inline int rs_sticky_live(__u64 last_seen_ns, __u64 now_ns, __u32 ttl_s)
 {
 	/*
-	 * The data plane reads CLOCK_MONOTONIC_COARSE through a per-jiffy
-	 * cache (bpf/lib/coarse_clock.bpf.h), which lags the precise clock
-	 * userspace writes with by up to about two ticks.
+	 * The data plane reads CLOCK_MONOTONIC through a per-jiffy cache
+	 * (bpf/lib/coarse_clock.bpf.h), which lags the clock userspace
+	 * writes with by about a tick, two at worst.
 	 */
 	return now_ns < last_seen_ns ||
 	       now_ns - last_seen_ns <= (__u64)ttl_s * RS_NS_PER_S;
