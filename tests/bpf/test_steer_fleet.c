@@ -634,6 +634,58 @@ static void test_owner_agrees_with_replica(void)
 	CU_ASSERT_EQUAL(after.errors, before.errors);
 }
 
+/*
+ * A client's packet as the entry host reads it, in place: a SYN with IPv4
+ * options (IHL 6 to 15) goes to its owner whole, as one without; a frame
+ * cut anywhere inside the bytes the parse reads (the IP header, the ports,
+ * TCP's flags) is left alone, unchanged, never forwarded.
+ */
+static void test_client_headers_in_place(void)
+{
+	uint32_t vip = ip4("198.18.0.10"), src = 0;
+	uint8_t f[FRAME_LEN], ip[100];
+	struct run r;
+
+	for (uint32_t c = 0; c < 300 && !src; c++)
+		if (replica_owner(htonl(0xc6120100u + c)) > 0)
+			src = htonl(0xc6120100u + c);
+	CU_ASSERT_FATAL(src != 0);
+	for (size_t ihl = 5; ihl <= 15; ihl++) {
+		size_t olen = (ihl - 5) * 4, n = eth(f), len;
+		uint16_t c;
+
+		len = tcp_packet(ip, src, vip, 40000, 80, 0x02);
+		memmove(ip + 20 + olen, ip + 20, len - 20);
+		memset(ip + 20, 1, olen); /* NOPs */
+		len += olen;
+		ip[0] = (uint8_t)(0x40 | ihl);
+		ip[3] = (uint8_t)len;
+		ip[10] = ip[11] = 0;
+		c = csum16(ip, 20 + olen);
+		ip[10] = (uint8_t)(c >> 8);
+		ip[11] = (uint8_t)c;
+		memcpy(f + n, ip, len);
+		n += len;
+		CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+		CU_ASSERT_EQUAL(r.verdict, TC_ACT_REDIRECT);
+		CU_ASSERT_EQUAL_FATAL(r.out_len, n + RS_FLEET_ENCAP_LEN);
+		CU_ASSERT_EQUAL(
+			memcmp(r.out + 14 + RS_FLEET_ENCAP_LEN, f + 14, n - 14),
+			0);
+		/*
+		 * From the fixed IP header on (BPF_PROG_TEST_RUN takes no
+		 * shorter IPv4 frame): cut inside the options, the ports or
+		 * before TCP's flags.
+		 */
+		for (size_t cut = 14 + 20; cut < 14 + 20 + olen + 14; cut++) {
+			CU_ASSERT_EQUAL_FATAL(run(f, cut, &r), 0);
+			CU_ASSERT_EQUAL(r.verdict, TC_ACT_UNSPEC);
+			CU_ASSERT_EQUAL(r.out_len, cut);
+			CU_ASSERT_EQUAL(memcmp(r.out, f, cut), 0);
+		}
+	}
+}
+
 /* A member's encapsulated SYN: outer headers off, on to sk_lookup. */
 static void test_decap(void)
 {
@@ -1998,6 +2050,9 @@ int main(void)
 		{"SYNs go to the owner userspace computes, encapsulated as "
 		 "documented",
 		 test_owner_agrees_with_replica},
+		{"a client's headers read in place: IPv4 options forwarded "
+		 "whole, a cut inside them left alone",
+		 test_client_headers_in_place},
 		{"a member's packet is decapsulated", test_decap},
 		{"forged and over-hop-limit packets are dropped and counted",
 		 test_forged_and_hop_limit},
