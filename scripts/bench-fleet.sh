@@ -33,7 +33,7 @@ exec 3>"$REPORT.tmp"
 {
 	echo "## 4. Fleet forwarding (make bench-fleet)"
 	echo
-	echo "Run $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), scripts/bench-fleet.sh; docs/fleet.md for the design."
+	echo "Run $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$([[ -n $(git status --porcelain --untracked-files=no -- bpf include userspace 2>/dev/null) ]] && echo " plus uncommitted changes to the code"), scripts/bench-fleet.sh; docs/fleet.md for the design."
 	echo
 	echo "**Per packet** (\`build/bench/fleet_cost\`): the real steer_tc with a"
 	echo "three-host fleet table, each packet run 20,000 times under"
