@@ -99,6 +99,8 @@ tc_delta() {
 		printf "%.1f %.1f\n", r ? n / r : 0, c ? r / c : 0 }'
 }
 median_of() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+# med VALUE...: the median of the values
+med() { printf '%s\n' "$@" | median_of; }
 
 # keys_on 0|1: every host without, or with, the fleet key (a reload each;
 # the key is in the table when the reload returns).
@@ -187,19 +189,19 @@ rate() {
 		sratios+=("$sratio")
 		echo "| $r | $(kv "$d" rate) | $(kv "$f" rate) | $ratio | $(kv "$g" rate) | $sratio | $(kv "$d" p99_us) | $(kv "$f" p99_us) | $(kv "$g" p99_us) | $(($(kv "$d" errors) + $(kv "$f" errors) + $(kv "$g" errors))) |" >&3
 	done
-	median=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
-	smedian=$(printf '%s\n' "${sratios[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+	median=$(med "${ratios[@]}")
+	smedian=$(med "${sratios[@]}")
 	{
 		echo
 		echo "Median forwarded / direct: **$median** (target >= 0.9, issue 21:" \
 			"$(awk -v m="$median" 'BEGIN { print (m >= 0.9 ? "met" : "not met") }')); packets forwarded by host-$x: $(build/ringsteer -s "$OUT/h$x.sock" -j fleet status | jq .packets.forwarded)."
 		echo "Median forwarded with a fleet key / without: **$smedian** (target >= 0.98:" \
 			"$(awk -v m="$smedian" 'BEGIN { print (m >= 0.98 ? "met" : "not met") }')); packets dropped as unauthenticated on the three hosts: $(for i in 1 2 3; do build/ringsteer -s "$OUT/h$i.sock" -j fleet status | jq .packets.unauthenticated; done | awk '{ s += $1 } END { print s }')."
-		uf=$(printf '%s\n' "${nsf[@]}" | median_of)
-		us=$(printf '%s\n' "${nss[@]}" | median_of)
-		rf=$(printf '%s\n' "${rpf[@]}" | median_of)
-		rs=$(printf '%s\n' "${rps[@]}" | median_of)
-		d=$(printf '%s\n' "${cpu[@]}" | median_of)
+		uf=$(med "${nsf[@]}")
+		us=$(med "${nss[@]}")
+		rf=$(med "${rpf[@]}")
+		rs=$(med "${rps[@]}")
+		d=$(med "${cpu[@]}")
 		echo
 		echo "The tags in the real path (bpf_stats of the three hosts' steer_tc during the forwarded runs, medians of rounds): $uf ns per run unsigned, $us signed, $rf and $rs runs per connection; so the key adds" \
 			"$(awk -v a="$uf" -v b="$us" -v ra="$rf" -v rb="$rs" 'BEGIN { printf "%.0f", b * rb - a * ra }') ns of steer_tc per connection, of about $((d / 1000)) µs of CPU a connection takes here:" \
@@ -207,13 +209,12 @@ rate() {
 		# Where the forwarded connection's extra CPU goes: steer_tc's
 		# share of it (bpf_stats) and the rest (the kernel's extra hop:
 		# one more host's receive and transmit, and here the router).
-		local cd cf td tf
-		cd=$(printf '%s\n' "${cpud[@]}" | median_of)
-		cf=$(printf '%s\n' "${cpu[@]}" | median_of)
-		td=$(printf '%s\n' "${tcd[@]}" | median_of)
-		tf=$(printf '%s\n' "${tcf[@]}" | median_of)
-		ud=$(printf '%s\n' "${nsd[@]}" | median_of)
-		rd=$(printf '%s\n' "${rpd[@]}" | median_of)
+		local cd cf=$d td tf
+		cd=$(med "${cpud[@]}")
+		td=$(med "${tcd[@]}")
+		tf=$(med "${tcf[@]}")
+		ud=$(med "${nsd[@]}")
+		rd=$(med "${rpd[@]}")
 		echo
 		echo "Where the forwarded connection's extra CPU goes (unsigned, medians of rounds): a connection takes $((cd / 1000)) µs of CPU direct and $((cf / 1000)) µs forwarded (the CPUs' time over the rate)," \
 			"$(awk -v a="$cd" -v b="$cf" 'BEGIN { printf "%.1f", (b - a) / 1000 }') µs more. steer_tc on the three hosts takes $td ns of it direct ($ud ns a run, $rd runs per connection) and $tf ns forwarded ($uf ns, $rf runs):" \

@@ -779,10 +779,9 @@ daemoncpu_line() {
 	[[ -s $RES/daemoncpu.tsv ]] || return 0
 	awk -F'\t' -v cpus="$(nproc)" 'NR > 1 {
 		n++; s += $4 / $5; w += $6 / 1e9; if ($4 / $5 > mx) mx = $4 / $5 }
-		END { if (n) printf "ringsteerd itself (its user and system time from /proc over each ringsteer run, warm-up included): %.2f s of CPU over %d runs, %.1f s of wall time (%.3f%%%% of the %d CPUs; the most in one run %.2f s)%s.\n\n",
+		END { if (n) printf "ringsteerd itself (its user and system time from /proc over each ringsteer run, warm-up included): %.2f s of CPU over %d runs, %.1f s of wall time (%.3f%% of the %d CPUs; the most in one run %.2f s)%s.\n\n",
 			s, n, w, 100 * s / (w * cpus), cpus, mx,
-			(100 * s / (w * cpus) < 0.5 ? ": too little to move the rates" : ": part of the rate gap to direct") }' "$RES/daemoncpu.tsv" |
-		sed 's/%%/%/'
+			(100 * s / (w * cpus) < 0.5 ? ": too little to move the rates" : ": part of the rate gap to direct") }' "$RES/daemoncpu.tsv"
 }
 
 # e2e_col MODE VARIANT COLUMN: that column of every round

@@ -281,17 +281,16 @@ out:
 int dp_fleet_clear(struct rs_dataplane *dp)
 {
 	int outer = bpf_map__fd(dp->skel->maps.rs_fleet);
+	int err = bpf_map_delete_elem(outer, &outer_key) ? -errno : 0;
 
-	if (bpf_map_delete_elem(outer, &outer_key)) {
-		if (errno != ENOENT)
-			return -errno;
-		/* No table: no states either (every start without a fleet). */
-		sync_peers(dp, NULL);
-		return 0;
-	}
+	if (err && err != -ENOENT)
+		return err;
 	sync_peers(dp, NULL);
-	/* Fleet mode off: no key words left behind. */
-	return sip_write(dp, 0, RS_FLEET_SIP_ENTRIES, NULL);
+	/*
+	 * Fleet mode off: no key words left behind. No table was in force
+	 * (every start without a fleet): no states were written either.
+	 */
+	return err ? 0 : sip_write(dp, 0, RS_FLEET_SIP_ENTRIES, NULL);
 }
 
 int dp_fleet_header(struct rs_dataplane *dp, uint32_t which,
