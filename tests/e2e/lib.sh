@@ -193,3 +193,51 @@ e2e_client_prefixes() {
 	ip -n "$RS_NS_CLIENT" route add local 198.18.64.0/18 dev lo
 	ip -n "$RS_NS_EDGE" route add 198.18.64.0/18 via "$RS_CLIENT_IP4"
 }
+
+# e2e_cgroup2 NAME: make the cgroup NAME at the top of the cgroup2
+# hierarchy, through the host's mount or, where there is none or it is
+# read-only (a container's), one of our own; CG2 is that mount. Removed
+# at cleanup after the processes in it (and below: e2e_cgroup2_sub).
+e2e_cgroup2() {
+	CG2=$(findmnt -rn -t cgroup2 -o TARGET | head -1)
+	if [[ -z $CG2 ]] || ! mkdir "$CG2/$1" 2>/dev/null; then
+		CG2=$OUT/cgroup2
+		mkdir -p "$CG2"
+		mount -t cgroup2 cgroup2 "$CG2"
+		mkdir "$CG2/$1"
+	fi
+	E2E_CGROUPS=("$CG2/$1")
+	RS_CLEANUP_HOOK+="; e2e_cgroup2_remove"
+	# Our own mount goes after the cgroups in it.
+	[[ $CG2 == "$OUT/cgroup2" ]] &&
+		RS_CLEANUP_HOOK+="; umount -l '$CG2' 2>/dev/null || true"
+	return 0
+}
+# e2e_cgroup2_sub PATH: a cgroup below the one e2e_cgroup2 made.
+e2e_cgroup2_sub() {
+	mkdir "$CG2/$1"
+	E2E_CGROUPS=("$CG2/$1" "${E2E_CGROUPS[@]}")
+}
+e2e_cgroup2_remove() {
+	rs_until 2 rmdir "${E2E_CGROUPS[@]}" || true
+}
+# e2e_in_cgroup NAME DIR CMD...: start CMD in the edge namespace, in the
+# cgroup DIR.
+e2e_in_cgroup() {
+	local name=$1 dir=$2
+	shift 2
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	rs_bg_start "$name" sh -c 'echo $$ >"$1/cgroup.procs" && shift &&
+		exec "$@"' sh "$dir" nsenter --net="/run/netns/$RS_NS_EDGE" -- "$@"
+}
+# e2e_sockops_at DIR: our steer_sockops (by its id, $PROG: another test's
+# daemon may sit at the root) is attached at the cgroup DIR. (bpftool
+# names the attach type sock_ops or cgroup_sock_ops by version.)
+e2e_sockops_at() {
+	local progs
+	progs=$(bpftool -j cgroup show "$1" 2>/dev/null) || progs='[]'
+	jq -e --argjson id "$PROG" 'map(select(.id == $id and
+		(.attach_type | test("sock_ops$")))) | length == 1' \
+		<<<"${progs:-[]}" >/dev/null
+}
+e2e_sockops_not_at() { ! e2e_sockops_at "$1"; }

@@ -14,7 +14,7 @@
 #   - out-1, a backend whose listener is outside the cgroup, is named in
 #     the log and by `ringsteer status`: its connections are not counted;
 #   - a restart with the same key swaps the program in where it is;
-#   - a reload may not change the key; a restart without it moves the
+#   - a reload may not change the key; a restart with "/" moves the
 #     program to the root while connections are open, and the gauge
 #     counts each of them down exactly once;
 #   - a cgroup that does not exist: the root, with a warning, and status
@@ -27,22 +27,9 @@ cd "$(dirname "$0")/../.."
 e2e_setup soc
 e2e_client_prefixes
 
-# The cgroup2 hierarchy: the host's mount, or one of our own where there
-# is none or it is read-only (a container's).
 CGNAME=rs-e2e-$RUN
-CG2=$(findmnt -rn -t cgroup2 -o TARGET | head -1)
-if [[ -z $CG2 ]] || ! mkdir "$CG2/$CGNAME" 2>/dev/null; then
-	CG2=$OUT/cgroup2
-	mkdir -p "$CG2"
-	mount -t cgroup2 cgroup2 "$CG2"
-	mkdir "$CG2/$CGNAME"
-fi
+e2e_cgroup2 "$CGNAME"
 CG=$CG2/$CGNAME
-# After the processes in it are gone (the hook runs after rs_bg_stop_all).
-RS_CLEANUP_HOOK+="; rs_until 2 rmdir '$CG' || true"
-# Our own mount goes after the cgroup in it.
-[[ $CG2 == "$OUT/cgroup2" ]] &&
-	RS_CLEANUP_HOOK+="; umount -l '$CG2' 2>/dev/null || true"
 STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled)
 RS_CLEANUP_HOOK+="; sysctl -qw kernel.bpf_stats_enabled=$STATS_WAS"
 
@@ -77,16 +64,8 @@ CONF
 }
 write_conf "sockops_cgroup = /$CGNAME"
 
-# in_cgroup NAME CMD...: start CMD in the edge namespace, in $CG.
-in_cgroup() {
-	local name=$1
-	shift
-	# shellcheck disable=SC2016 # expanded by the inner shell
-	rs_bg_start "$name" sh -c 'echo $$ >"$1/cgroup.procs" && shift &&
-		exec "$@"' sh "$CG" nsenter --net="/run/netns/$RS_NS_EDGE" -- "$@"
-}
 for i in 1 2; do
-	in_cgroup "be$i" build/tools/rs_backend --name "web-$i" \
+	e2e_in_cgroup "be$i" "$CG" build/tools/rs_backend --name "web-$i" \
 		--tcp "127.0.0.1:808$i" --hold
 	rs_bg_wait_ready "be$i"
 done
@@ -112,18 +91,8 @@ prog_id() {
 PROG=$(prog_id)
 e2e_check "status: attached, at cgroup /$CGNAME" bash -c \
 	"build/ringsteer -s '$SOCK' -j status | jq -e '.programs[] | select(.name == \"steer_sockops\") | .attached and .cgroup == \"/$CGNAME\"'"
-# Our program, by id: another test's daemon may sit at the root.
-# (bpftool names the attach type sock_ops or cgroup_sock_ops by version)
-attached_at() {
-	local progs
-	progs=$(bpftool -j cgroup show "$1" 2>/dev/null) || progs='[]'
-	jq -e --argjson id "$PROG" 'map(select(.id == $id and
-		(.attach_type | test("sock_ops$")))) | length == 1' \
-		<<<"${progs:-[]}" >/dev/null
-}
-not_attached_at() { ! attached_at "$1"; }
-e2e_check "bpftool shows it on $CGNAME" attached_at "$CG"
-e2e_check "and not at the root" not_attached_at "$CG2"
+e2e_check "bpftool shows it on $CGNAME" e2e_sockops_at "$CG"
+e2e_check "and not at the root" e2e_sockops_not_at "$CG2"
 
 echo "# out-1 listens from outside the cgroup"
 e2e_wait_for "$(rs_bg_err d1)" \
@@ -173,25 +142,25 @@ daemon d1b
 e2e_check "the new program is swapped in at /$CGNAME" grep -q \
 	"steer_sockops swapped in at cgroup /$CGNAME " "$(rs_bg_err d1b)"
 PROG=$(prog_id)
-e2e_check "bpftool shows the new program on $CGNAME" attached_at "$CG"
+e2e_check "bpftool shows the new program on $CGNAME" e2e_sockops_at "$CG"
 e2e_eq "web still counts its 20 held connections" "$(e2e_svc_active)" 20
 
 echo "# a reload may not change it"
-write_conf
+write_conf "sockops_cgroup = /"
 rc=0
 said=$(build/ringsteer -s "$SOCK" reload 2>&1) || rc=$?
 e2e_check "reload refused" test "$rc" -ne 0
 e2e_check "naming the key" grep -q \
 	'sockops_cgroup cannot change on reload' <<<"$said"
 
-echo "# a restart without it moves the program to the root"
+echo "# a restart with sockops_cgroup = / moves the program to the root"
 rs_bg_stop d1b
 daemon d2
 e2e_check "it says it moved" grep -q "steer_sockops moved to cgroup / " \
 	"$(rs_bg_err d2)"
 PROG=$(prog_id)
-e2e_check "bpftool shows it at the root" attached_at "$CG2"
-e2e_check "and no longer on $CGNAME" not_attached_at "$CG"
+e2e_check "bpftool shows it at the root" e2e_sockops_at "$CG2"
+e2e_check "and no longer on $CGNAME" e2e_sockops_not_at "$CG"
 e2e_eq "status: nobody outside now" \
 	"$(e2e_json status | jq -c '.programs[] | select(.name == "steer_sockops") | .outside')" \
 	'[]'
@@ -212,6 +181,6 @@ e2e_check "it warns, naming the cgroup" grep -q \
 e2e_eq "status says where it is: the root" \
 	"$(e2e_json status | jq -r '.programs[] | select(.name == "steer_sockops") | .cgroup')" /
 PROG=$(prog_id)
-e2e_check "bpftool shows it at the root" attached_at "$CG2"
+e2e_check "bpftool shows it at the root" e2e_sockops_at "$CG2"
 rs_bg_stop d3
 e2e_summary

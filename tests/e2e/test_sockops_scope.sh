@@ -5,8 +5,9 @@
 # is written at the SYN: the daemon names each backend's listening
 # sockets in rs_listen, every accepted child inherits that (BPF_F_CLONE),
 # and a child is counted and made sticky only when it dialled the
-# service's own address. steer_sockops sits at the cgroup2 root and sees
-# the TCP connections of every network namespace on the host.
+# service's own address. steer_sockops sits at the cgroup2 root (named
+# here: the default follows the backends' cgroup) and sees the TCP
+# connections of every network namespace on the host.
 #   - another namespace (a container, say) completes a connection with the
 #     very 4-tuple of one of ours, to a listener of its own: not counted,
 #     no sticky entry;
@@ -27,7 +28,7 @@ e2e_setup sos
 OTHER=rs-oth$$
 RS_CLEANUP_HOOK+="; ip netns del $OTHER 2>/dev/null || true"
 
-e2e_conf_global
+e2e_conf_global "sockops_cgroup = /"
 cat >>"$CONF" <<CONF
 [service web]
 protocol = tcp

@@ -1611,19 +1611,30 @@ static void test_server_ids(void)
 	CU_ASSERT_FALSE(cfg.backends[2].has_server_id);
 }
 
-/* sockops_cgroup: a cgroup2 path, "/" by default, a trailing / dropped. */
+/*
+ * sockops_cgroup: auto (the default) or a cgroup2 path, a trailing /
+ * dropped.
+ */
 static void test_sockops_cgroup(void)
 {
 	EXPECT_LOADED(WEB);
+	CU_ASSERT_STRING_EQUAL(cfg.sockops_cgroup, "auto");
+	EXPECT_LOADED("[global]\nsockops_cgroup = /\n" WEB);
 	CU_ASSERT_STRING_EQUAL(cfg.sockops_cgroup, "/");
+	EXPECT_LOADED("[global]\nsockops_cgroup = auto\n" WEB);
+	CU_ASSERT_STRING_EQUAL(cfg.sockops_cgroup, "auto");
 	EXPECT_LOADED("[global]\nsockops_cgroup = /system.slice/\n" WEB);
 	CU_ASSERT_STRING_EQUAL(cfg.sockops_cgroup, "/system.slice");
 	EXPECT_LOADED("[global]\nsockops_cgroup = /a.slice/b.service\n" WEB);
 	CU_ASSERT_STRING_EQUAL(cfg.sockops_cgroup, "/a.slice/b.service");
 	EXPECT_ERROR("[global]\nsockops_cgroup = system.slice\n",
 		     "t.conf:2: [global] sockops_cgroup: ",
-		     "bad cgroup 'system.slice': not a cgroup path (it starts "
-		     "with /, as in /proc/PID/cgroup)");
+		     "bad cgroup 'system.slice': not auto, nor a cgroup path "
+		     "(it starts with /, as in /proc/PID/cgroup)");
+	EXPECT_ERROR("[global]\nsockops_cgroup = Auto\n",
+		     "t.conf:2: [global] sockops_cgroup: ",
+		     "bad cgroup 'Auto': not auto, nor a cgroup path (it "
+		     "starts with /, as in /proc/PID/cgroup)");
 	EXPECT_ERROR("[global]\nsockops_cgroup = /a/../b\n",
 		     "t.conf:2: [global] sockops_cgroup: ",
 		     "bad cgroup '/a/../b': an empty, . or .. component");

@@ -57,9 +57,14 @@ static void set_sockops_cgroup(const struct cfg_key *k, void *obj,
 	struct global_entry *g = obj;
 	const char *c;
 
+	/* Where the backends' listeners are, followed as they change. */
+	if (!strcmp(v, "auto")) {
+		strcpy(g->sockops_cgroup, v);
+		return;
+	}
 	if (v[0] != '/') {
-		cfg_bad_value(k, "not a cgroup path (it starts with /, as in "
-				 "/proc/PID/cgroup)");
+		cfg_bad_value(k, "not auto, nor a cgroup path (it starts with "
+				 "/, as in /proc/PID/cgroup)");
 		return;
 	}
 	for (c = v; *c; c++) {
@@ -250,7 +255,7 @@ _Static_assert(sizeof(cfg_global_keys) / sizeof(cfg_global_keys[0]) <=
 const struct global_entry cfg_global_defaults = {
 	.bpffs = RS_DEFAULT_BPFFS,
 	.control_socket = RS_DEFAULT_CONTROL_SOCKET,
-	.sockops_cgroup = "/",
+	.sockops_cgroup = "auto",
 	.control_clients_max = RS_DEFAULT_CONTROL_CLIENTS,
 	.metrics_clients_max = RS_DEFAULT_METRICS_CLIENTS,
 	.client_idle_ms = RS_DEFAULT_CLIENT_IDLE_MS,

@@ -43,6 +43,10 @@ struct rs_dataplane {
 	bool adopted_sockops_link;
 	/* Where it is attached ([global] sockops_cgroup), and that id. */
 	char sockops_cgroup[PATH_MAX];
+	/* sockops_cgroup = auto: it follows the backends' listeners. */
+	bool sockops_auto;
+	/* Where a cgroup2 mount of our own may go for a moment. */
+	char sockops_run_dir[PATH_MAX];
 	uint64_t sockops_cgroup_id; /* 0: not attached */
 	/* rs_backend_load, rs_service_load mapped (dataplane_load.c). */
 	void *load_mem[2];
@@ -169,17 +173,27 @@ uint32_t dp_pinned_sockets_map_id(const char *root);
  * @cgroup (a path in the cgroup2 hierarchy as /proc/PID/cgroup shows it;
  * "/" or NULL: the root, which covers every socket of the host) through a
  * link pinned under the root (or swap it in behind the pinned link, which
- * moves when @cgroup changed). The hierarchy is reached through an
- * existing cgroup2 mount, else mounted for the moment in a fresh directory
- * next to @near (the control socket: the daemon's run directory). Then
- * rs_meta.handoff = 1: steer_lookup writes nothing for a TCP decision,
- * and steer_sockops writes the sticky entry when the handshake completes
- * (from the listener's rs_listen storage). On failure (logged here)
- * rs_meta.handoff = 0 and TCP sticky entries are written at the SYN, as
- * before.
+ * moves when @cgroup changed). @cgroup "auto": the deepest cgroup that
+ * holds the cgroups @ids (of the backends' listeners) and the one the
+ * pinned link is at, if any; the root when neither. The hierarchy is
+ * reached through an existing cgroup2 mount, else mounted for the moment
+ * in a fresh directory next to @near (the control socket: the daemon's run
+ * directory). Then rs_meta.handoff = 1: steer_lookup writes nothing for a
+ * TCP decision, and steer_sockops writes the sticky entry when the
+ * handshake completes (from the listener's rs_listen storage). On failure
+ * (logged here) rs_meta.handoff = 0 and TCP sticky entries are written at
+ * the SYN, as before.
  */
 int dp_sockops_attach(struct rs_dataplane *dp, const char *near,
-		      const char *cgroup);
+		      const char *cgroup, const uint64_t *ids, size_t n);
+/*
+ * sockops_cgroup = auto only: move the link so that it sees the sockets
+ * of the cgroups @ids. @exact: to the deepest cgroup holding them all
+ * (narrower or wider); else only wider, to hold them and where it is. A
+ * move is logged here; 0 when none was needed.
+ */
+int dp_sockops_cover(struct rs_dataplane *dp, const uint64_t *ids, size_t n,
+		     bool exact);
 /*
  * The ids of the cgroups steer_sockops sees sockets of: the one it is
  * attached at and every one below it, into @ids (malloc'ed, @n of them).
@@ -187,8 +201,7 @@ int dp_sockops_attach(struct rs_dataplane *dp, const char *near,
  * at all. -ESTALE when the cgroup found by its path is no longer the one
  * the link holds (removed and made again).
  */
-int dp_sockops_scope(struct rs_dataplane *dp, const char *near, uint64_t **ids,
-		     size_t *n);
+int dp_sockops_scope(struct rs_dataplane *dp, uint64_t **ids, size_t *n);
 /* Close our fds; the pinned link keeps the program attached. */
 void dp_sockops_close(struct rs_dataplane *dp);
 /* Kernel id of the attached steer_sockops, 0 when it is not attached. */

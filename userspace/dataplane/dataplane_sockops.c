@@ -18,7 +18,6 @@
  * survives the daemon, a restart swaps the program behind it (or moves it
  * when sockops_cgroup changed), and --detach removes it.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -26,11 +25,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup2.h"
+#include "cgroup_path.h"
 #include "dataplane_internal.h"
 #include "log.h"
 #include "steer_sockops.skel.h"
@@ -54,71 +54,6 @@ static int sockops_load(struct rs_dataplane *dp)
 		dp->sockops_skel = NULL;
 	}
 	return err;
-}
-
-/*
- * The root of the cgroup2 hierarchy as a directory fd: an existing mount
- * of it (/sys/fs/cgroup on a unified host, /sys/fs/cgroup/unified on a
- * hybrid one), else a mount made for the moment in a fresh directory under
- * @run_dir, whose path goes to @tmp (to be unmounted by cgroup2_done()).
- * Borrowing a mount first means a daemon killed during the attach leaves
- * no mount of its own behind.
- */
-static int cgroup2_root(const char *run_dir, char *tmp, size_t n)
-{
-	char line[4096], dir[PATH_MAX], root[PATH_MAX], type[64];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	int fd = -1, err;
-
-	tmp[0] = '\0';
-	while (f && fd < 0 && fgets(line, sizeof(line), f)) {
-		char *sep = strstr(line, " - ");
-
-		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... - TYPE SOURCE ... */
-		if (!sep ||
-		    sscanf(line, "%*s %*s %*s %4095s %4095s", root, dir) != 2 ||
-		    sscanf(sep + 3, "%63s", type) != 1 ||
-		    strcmp(type, "cgroup2") || strcmp(root, "/") ||
-		    strchr(dir, '\\'))
-			continue;
-		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	}
-	if (f)
-		fclose(f);
-	if (fd >= 0)
-		return fd;
-	err = dp_mkdir_p(run_dir);
-	if (err)
-		return err;
-	if (snprintf(tmp, n, "%s/cgroup2-XXXXXX", run_dir) >= (int)n) {
-		tmp[0] = '\0';
-		return -ENAMETOOLONG;
-	}
-	if (!mkdtemp(tmp)) {
-		err = -errno;
-		tmp[0] = '\0';
-		return err;
-	}
-	if (mount("cgroup2", tmp, "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  NULL)) {
-		err = -errno;
-		rmdir(tmp);
-		tmp[0] = '\0';
-		return err;
-	}
-	fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
-static void cgroup2_done(int root_fd, char *tmp)
-{
-	if (root_fd >= 0)
-		close(root_fd);
-	if (!tmp[0])
-		return;
-	umount2(tmp, MNT_DETACH);
-	rmdir(tmp);
-	tmp[0] = '\0';
 }
 
 /*
@@ -195,16 +130,55 @@ static uint64_t link_cgroup_id(int link_fd)
 }
 
 /*
+ * A new link at @cg_fd takes the pin (when there are pins) first, then
+ * the link @old_fd (attached at cgroup @was) is detached and closed. In
+ * between, sockets under both run the program twice, which counts nothing
+ * twice (RS_CONN_COUNTED) and writes the same sticky entry.
+ */
+static int sockops_link_move(struct rs_dataplane *dp, int old_fd, uint64_t was,
+			     int cg_fd, uint64_t cg_id, const char *cg_path)
+{
+	char pin[PATH_MAX + 32], next[PATH_MAX + 40];
+	int err;
+
+	dp->sockops_link_fd = -1;
+	if (dp->root[0]) {
+		snprintf(pin, sizeof(pin), "%s/%s", dp->root,
+			 RS_SOCKOPS_LINK_PIN_NAME);
+		/* bpffs refuses names with a dot (EPERM). */
+		snprintf(next, sizeof(next), "%s_next", pin);
+		unlink(next);
+	}
+	err = sockops_link_new(dp, cg_fd, dp->root[0] ? next : NULL);
+	if (!err && dp->root[0] && rename(next, pin)) {
+		err = -errno;
+		unlink(next);
+	}
+	if (err) {
+		if (dp->sockops_link_fd >= 0) {
+			bpf_link_detach(dp->sockops_link_fd);
+			close(dp->sockops_link_fd);
+		}
+		dp->sockops_link_fd = old_fd;
+		return err == -ENOENT ? -EINVAL : err;
+	}
+	bpf_link_detach(old_fd);
+	close(old_fd);
+	rs_info("bpf: steer_sockops moved to cgroup %s (id %llu) from cgroup "
+		"id %llu",
+		cg_path, (unsigned long long)cg_id, (unsigned long long)was);
+	return 0;
+}
+
+/*
  * The pinned link: our program swapped in behind it when it is attached
  * at the cgroup @cg_id; when it is attached elsewhere (sockops_cgroup was
- * changed), a new link at @cg_fd takes its pin first and the old one is
- * detached after. In between, sockets under both run the program twice,
- * which counts nothing twice (RS_CONN_COUNTED). -ENOENT if no pin.
+ * changed), it moves to @cg_fd. -ENOENT if no pin.
  */
 static int sockops_link_adopt(struct rs_dataplane *dp, int cg_fd,
 			      uint64_t cg_id, const char *cg_path)
 {
-	char pin[PATH_MAX + 32], next[PATH_MAX + 40];
+	char pin[PATH_MAX + 32];
 	uint64_t was;
 	int fd, err;
 
@@ -216,27 +190,12 @@ static int sockops_link_adopt(struct rs_dataplane *dp, int cg_fd,
 		return -errno;
 	was = link_cgroup_id(fd);
 	if (was && was != cg_id) {
-		/* bpffs refuses names with a dot (EPERM). */
-		snprintf(next, sizeof(next), "%s_next", pin);
-		unlink(next);
-		err = sockops_link_new(dp, cg_fd, next);
-		if (!err && rename(next, pin)) {
-			err = -errno;
-			unlink(next);
-		}
+		err = sockops_link_move(dp, fd, was, cg_fd, cg_id, cg_path);
 		if (err) {
-			if (dp->sockops_link_fd >= 0)
-				close(dp->sockops_link_fd);
-			dp->sockops_link_fd = -1;
 			close(fd);
-			return err == -ENOENT ? -EINVAL : err;
+			dp->sockops_link_fd = -1;
+			return err;
 		}
-		bpf_link_detach(fd);
-		close(fd);
-		rs_info("bpf: steer_sockops moved to cgroup %s (id %llu) from "
-			"cgroup id %llu",
-			cg_path, (unsigned long long)cg_id,
-			(unsigned long long)was);
 		dp->adopted_sockops_link = false;
 		return 0;
 	}
@@ -251,6 +210,93 @@ static int sockops_link_adopt(struct rs_dataplane *dp, int cg_fd,
 	dp->sockops_link_fd = fd;
 	dp->adopted_sockops_link = true;
 	return 0;
+}
+
+/* The paths of the cgroups whose ids a walk is asked for, cut to one. */
+struct common_of {
+	const uint64_t *ids;
+	size_t n, found;
+	char common[PATH_MAX];
+};
+
+static int on_cgroup_common(uint64_t id, const char *path, void *arg)
+{
+	struct common_of *c = arg;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (c->ids[i] == id) {
+			rs_cgroup_common(c->common, path);
+			c->found++;
+			break;
+		}
+	return 0;
+}
+
+/*
+ * The deepest cgroup that holds @start (a path, "" for none) and each
+ * cgroup of @ids, into @out. An id of 0 (a kernel that does not say) or
+ * one the walk does not find (gone since) gives the root: it covers
+ * every socket. "" when both are empty.
+ */
+static int cgroups_common(int root_fd, const char *start, const uint64_t *ids,
+			  size_t n, char *out, size_t len)
+{
+	struct common_of c = {.ids = ids, .n = n};
+	size_t unique = 0;
+	int err;
+
+	snprintf(c.common, sizeof(c.common), "%s", start);
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+
+		if (!ids[i]) {
+			snprintf(out, len, "/");
+			return 0;
+		}
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = ids[j] == ids[i];
+		unique += !seen;
+	}
+	err = n ? cgroup2_walk(root_fd, "/", on_cgroup_common, &c) : 0;
+	if (err)
+		return err;
+	if (c.found < unique)
+		snprintf(c.common, sizeof(c.common), "/");
+	snprintf(out, len, "%s", c.common);
+	return 0;
+}
+
+static int on_cgroup_path(uint64_t id, const char *path, void *arg)
+{
+	struct common_of *c = arg;
+
+	if (id != c->ids[0])
+		return 0;
+	snprintf(c->common, sizeof(c->common), "%s", path);
+	return 1;
+}
+
+/* The path of the cgroup the pinned link is attached at, "" if none. */
+static void pinned_link_cgroup(const struct rs_dataplane *dp, int root_fd,
+			       char *out, size_t len)
+{
+	char pin[PATH_MAX + 32];
+	struct common_of c = {.n = 1};
+	uint64_t id = 0;
+	int fd;
+
+	out[0] = '\0';
+	if (!dp->root[0])
+		return;
+	snprintf(pin, sizeof(pin), "%s/%s", dp->root, RS_SOCKOPS_LINK_PIN_NAME);
+	fd = bpf_obj_get(pin);
+	if (fd < 0)
+		return;
+	id = link_cgroup_id(fd);
+	close(fd);
+	c.ids = &id;
+	if (id && cgroup2_walk(root_fd, "/", on_cgroup_path, &c) == 1)
+		snprintf(out, len, "%s", c.common);
 }
 
 #ifndef SO_NETNS_COOKIE
@@ -275,20 +321,41 @@ static uint64_t own_netns_cookie(void)
 	return cookie;
 }
 
-int dp_sockops_attach(struct rs_dataplane *dp, const char *near,
-		      const char *cgroup)
+/*
+ * sockops_cgroup = auto: where the pinned link is (a restart moves
+ * nothing), widened to hold the cgroups @ids of the backends' listeners;
+ * without a pin, just those; without either, the root.
+ */
+static void auto_cgroup(struct rs_dataplane *dp, int root_fd,
+			const uint64_t *ids, size_t n)
 {
-	char buf[PATH_MAX], tmp[PATH_MAX], pin[PATH_MAX + 32];
+	char start[PATH_MAX];
+
+	pinned_link_cgroup(dp, root_fd, start, sizeof(start));
+	if (cgroups_common(root_fd, start, ids, n, dp->sockops_cgroup,
+			   sizeof(dp->sockops_cgroup)) ||
+	    !dp->sockops_cgroup[0])
+		strcpy(dp->sockops_cgroup, "/");
+}
+
+int dp_sockops_attach(struct rs_dataplane *dp, const char *near,
+		      const char *cgroup, const uint64_t *ids, size_t n)
+{
+	char tmp[PATH_MAX], pin[PATH_MAX + 32];
 	int root_fd, cg_fd = -1, err;
 	uint64_t cg_id = 0;
 
 	if (dp->sockops_link_fd >= 0)
 		return 0;
-	snprintf(buf, sizeof(buf), "%s", near);
+	snprintf(dp->sockops_run_dir, sizeof(dp->sockops_run_dir), "%s", near);
+	dirname(dp->sockops_run_dir);
+	dp->sockops_auto = cgroup && !strcmp(cgroup, "auto");
 	snprintf(dp->sockops_cgroup, sizeof(dp->sockops_cgroup), "%s",
-		 cgroup && cgroup[0] ? cgroup : "/");
-	root_fd = cgroup2_root(dirname(buf), tmp, sizeof(tmp));
+		 cgroup && cgroup[0] && !dp->sockops_auto ? cgroup : "/");
+	root_fd = cgroup2_root(dp->sockops_run_dir, tmp, sizeof(tmp));
 	err = root_fd < 0 ? root_fd : 0;
+	if (!err && dp->sockops_auto)
+		auto_cgroup(dp, root_fd, ids, n);
 	if (!err) {
 		cg_fd = cgroup_open(root_fd, dp->sockops_cgroup, &cg_id);
 		err = cg_fd < 0 ? cg_fd : 0;
@@ -321,90 +388,120 @@ int dp_sockops_attach(struct rs_dataplane *dp, const char *near,
 	dp_meta_set_netns(dp, own_netns_cookie());
 	err = dp_meta_set(dp, offsetof(struct rs_meta, handoff), 1);
 	if (!err)
-		rs_info("bpf: steer_sockops %s at %s%s (%s/%s): TCP sticky "
+		rs_info("bpf: steer_sockops %s at %s%s%s (%s/%s): TCP sticky "
 			"entries are written at establishment",
 			dp->adopted_sockops_link ? "swapped in" : "attached",
 			strcmp(dp->sockops_cgroup, "/") ? "cgroup "
 							: "the cgroup2 root",
 			strcmp(dp->sockops_cgroup, "/") ? dp->sockops_cgroup
 							: "",
+			dp->sockops_auto ? " (auto: the backends' listeners)"
+					 : "",
 			dp->root[0] ? dp->root : "(unpinned)",
 			RS_SOCKOPS_LINK_PIN_NAME);
 	return err;
 }
 
-/* The ids of @dir_fd's cgroup and of every cgroup below it, into @ids. */
-static int subtree_ids(int dir_fd, uint64_t **ids, size_t *n, size_t *cap,
-		       int depth)
+int dp_sockops_cover(struct rs_dataplane *dp, const uint64_t *ids, size_t n,
+		     bool exact)
 {
-	struct dirent *de;
-	struct stat st;
-	DIR *dir;
-	int err = 0;
+	char tmp[PATH_MAX], want[PATH_MAX];
+	int root_fd, cg_fd, err;
+	uint64_t cg_id;
 
-	if (fstat(dir_fd, &st)) {
-		close(dir_fd);
-		return -errno;
+	if (!dp->sockops_auto || dp->sockops_link_fd < 0 || !n)
+		return 0;
+	/* Widening only, and already at the root or at the one cgroup. */
+	if (!exact && (!strcmp(dp->sockops_cgroup, "/") ||
+		       (n == 1 && ids[0] == dp->sockops_cgroup_id)))
+		return 0;
+	root_fd = cgroup2_root(dp->sockops_run_dir, tmp, sizeof(tmp));
+	if (root_fd < 0)
+		return root_fd;
+	err = cgroups_common(root_fd, exact ? "" : dp->sockops_cgroup, ids, n,
+			     want, sizeof(want));
+	if (err || !want[0] || !strcmp(want, dp->sockops_cgroup)) {
+		cgroup2_done(root_fd, tmp);
+		return err;
 	}
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 64;
-		uint64_t *q = reallocarray(*ids, c, sizeof(**ids));
-
-		if (!q) {
-			close(dir_fd);
-			return -ENOMEM;
+	cg_fd = cgroup_open(root_fd, want, &cg_id);
+	err = cg_fd < 0 ? cg_fd : 0;
+	if (!err && cg_id != dp->sockops_cgroup_id) {
+		err = sockops_link_move(dp, dp->sockops_link_fd,
+					dp->sockops_cgroup_id, cg_fd, cg_id,
+					want);
+		if (!err) {
+			rs_info("bpf: steer_sockops follows the backends' "
+				"listeners (sockops_cgroup = auto): cgroup %s, "
+				"was %s",
+				want, dp->sockops_cgroup);
+			snprintf(dp->sockops_cgroup, sizeof(dp->sockops_cgroup),
+				 "%s", want);
+			dp->sockops_cgroup_id = cg_id;
 		}
-		*ids = q;
-		*cap = c;
 	}
-	(*ids)[(*n)++] = st.st_ino;
-	dir = fdopendir(dir_fd);
-	if (!dir) {
-		close(dir_fd);
-		return -errno;
-	}
-	/* cgroup2 nests far less deep; the bound keeps a loop out. */
-	while (!err && depth < 64 && (de = readdir(dir))) {
-		int fd;
-
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		fd = openat(dirfd(dir), de->d_name,
-			    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd >= 0)
-			err = subtree_ids(fd, ids, n, cap, depth + 1);
-	}
-	closedir(dir);
+	if (cg_fd >= 0)
+		close(cg_fd);
+	cgroup2_done(root_fd, tmp);
+	if (err)
+		rs_warn("bpf: steer_sockops cannot move to cgroup %s (%s): it "
+			"stays at %s",
+			want, strerror(-err), dp->sockops_cgroup);
 	return err;
 }
 
-int dp_sockops_scope(struct rs_dataplane *dp, const char *near, uint64_t **ids,
-		     size_t *n)
+struct scope_ids {
+	uint64_t *ids;
+	size_t n, cap;
+};
+
+static int on_scope_id(uint64_t id, const char *path, void *arg)
 {
-	char buf[PATH_MAX], tmp[PATH_MAX];
-	size_t cap = 0;
+	struct scope_ids *s = arg;
+
+	(void)path;
+	if (s->n == s->cap) {
+		size_t c = s->cap ? s->cap * 2 : 64;
+		uint64_t *q = reallocarray(s->ids, c, sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		s->ids = q;
+		s->cap = c;
+	}
+	s->ids[s->n++] = id;
+	return 0;
+}
+
+int dp_sockops_scope(struct rs_dataplane *dp, uint64_t **ids, size_t *n)
+{
+	struct scope_ids s = {0};
+	char tmp[PATH_MAX];
 	int root_fd, fd, err;
 
 	*ids = NULL;
 	*n = 0;
 	if (!dp->sockops_cgroup_id || !strcmp(dp->sockops_cgroup, "/"))
 		return 0;
-	snprintf(buf, sizeof(buf), "%s", near);
-	root_fd = cgroup2_root(dirname(buf), tmp, sizeof(tmp));
+	root_fd = cgroup2_root(dp->sockops_run_dir, tmp, sizeof(tmp));
 	if (root_fd < 0)
 		return root_fd;
 	fd = openat(root_fd, dp->sockops_cgroup + 1,
 		    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	err = fd < 0 ? -errno : subtree_ids(fd, ids, n, &cap, 0);
+	err = fd < 0 ? -errno
+		     : cgroup2_walk(fd, dp->sockops_cgroup, on_scope_id, &s);
+	if (fd >= 0)
+		close(fd);
 	cgroup2_done(root_fd, tmp);
-	if (!err && (!*n || (*ids)[0] != dp->sockops_cgroup_id))
+	if (!err && (!s.n || s.ids[0] != dp->sockops_cgroup_id))
 		err = -ESTALE; /* not the cgroup the link is attached at */
 	if (err) {
-		free(*ids);
-		*ids = NULL;
-		*n = 0;
+		free(s.ids);
+		return err;
 	}
-	return err;
+	*ids = s.ids;
+	*n = s.n;
+	return 0;
 }
 
 void dp_sockops_close(struct rs_dataplane *dp)

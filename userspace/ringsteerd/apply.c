@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -450,6 +451,29 @@ static void keep_legacy_vnodes(struct daemon *d, const struct snapshot *p)
 	}
 }
 
+/*
+ * steer_sockops where [global] sockops_cgroup says; for auto, where the
+ * TCP backends' listeners found so far are (sockets.c moves it as more
+ * come).
+ */
+static void sockops_attach(struct daemon *d)
+{
+	uint64_t ids[RS_MAX_BACKENDS * RS_MAX_BACKEND_ADDRS];
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		const struct rs_backend_conf *bc = &d->cfg.backends[i];
+
+		if (d->cfg.services[bc->service].protocol != IPPROTO_TCP)
+			continue;
+		for (size_t a = 0; a < bc->n_addrs; a++)
+			if (d->bes[i].sock.addr[a].has_socket)
+				ids[n++] = d->bes[i].sock.addr[a].cgroup_id;
+	}
+	dp_sockops_attach(&d->dp, d->cfg.control_socket, d->cfg.sockops_cgroup,
+			  ids, n);
+}
+
 int daemon_start(struct daemon *d)
 {
 	struct snapshot *p;
@@ -501,7 +525,7 @@ int daemon_start(struct daemon *d)
 	}
 	retire(d, p);
 	/* Before the link: a connection steered from now on has a consumer. */
-	dp_sockops_attach(&d->dp, d->cfg.control_socket, d->cfg.sockops_cgroup);
+	sockops_attach(d);
 	/* TC first: if steer_tc cannot load, the link stays as it was. */
 	err = daemon_tc_apply(d);
 	if (!err)

@@ -97,9 +97,9 @@ static json_t *trace_json(struct daemon *d)
 }
 
 /*
- * steer_sockops: where it is attached ([global] sockops_cgroup, the
- * cgroup2 root by default) and the backends whose listeners are outside
- * that cgroup (uncounted, no TCP sticky entries: load_reconcile.c).
+ * steer_sockops: where it is attached ([global] sockops_cgroup; auto by
+ * default: where the backends' listeners are) and the backends whose listeners
+ * are outside that cgroup (uncounted, no TCP sticky entries: load_reconcile.c).
  */
 static json_t *sockops_json(struct daemon *d)
 {
@@ -111,16 +111,19 @@ static json_t *sockops_json(struct daemon *d)
 			json_array_append_new(
 				outside, json_string(d->cfg.backends[i].name));
 	if (!d->dp.sockops_cgroup[0] || !strcmp(d->dp.sockops_cgroup, "/"))
-		snprintf(attach, sizeof(attach), "sockops (cgroup2 root)");
+		snprintf(attach, sizeof(attach), "sockops (cgroup2 root%s)",
+			 d->dp.sockops_auto ? ", auto" : "");
 	else
-		snprintf(attach, sizeof(attach), "sockops (cgroup %s)",
-			 d->dp.sockops_cgroup);
+		snprintf(attach, sizeof(attach), "sockops (cgroup %s%s)",
+			 d->dp.sockops_cgroup,
+			 d->dp.sockops_auto ? ", auto" : "");
 	return json_pack(
-		"{s:s, s:i, s:s, s:s, s:s, s:I, s:b, s:o}", "name",
+		"{s:s, s:i, s:s, s:s, s:s, s:I, s:b, s:b, s:o}", "name",
 		"steer_sockops", "id", (int)dp_sockops_program_id(&d->dp),
 		"attach", attach, "link", RS_SOCKOPS_LINK_PIN_NAME, "cgroup",
 		d->dp.sockops_cgroup[0] ? d->dp.sockops_cgroup : "/",
-		"cgroup_id", (json_int_t)d->dp.sockops_cgroup_id, "attached",
+		"cgroup_id", (json_int_t)d->dp.sockops_cgroup_id, "auto",
+		d->dp.sockops_auto, "attached",
 		dp_sockops_program_id(&d->dp) != 0, "outside", outside);
 }
 

@@ -99,6 +99,12 @@ struct daemon {
 		uint64_t passes;
 		uint32_t uncounted;    /* predating connections attributed */
 		uint32_t unattributed; /* predating, owner not a backend */
+		/*
+		 * sockops_cgroup = auto: counted connections in cgroups no
+		 * listener is in hold steer_sockops wider than the listeners
+		 * need; passes come faster until they are gone.
+		 */
+		bool held_wide;
 		int last_err;
 	} load;
 	ev_signal sig_term, sig_int, sig_hup;

@@ -72,8 +72,48 @@ struct pass {
 	uint64_t *scope;
 	size_t nscope;
 	bool *outside; /* per backend: its listener is not under them */
+	/*
+	 * sockops_cgroup = auto: the cgroups of the backends' named listeners
+	 * and of the connections counted up (each must be seen again when it
+	 * closes), distinct.
+	 */
+	uint64_t *cgroups;
+	size_t ncgroups, capcgroups, nlistening;
 	int err;
 };
+
+/*
+ * The listeners' cgroups first (the first nlistening of them), then those
+ * only counted connections are in. The dump gives listeners before
+ * connections only per family, hence the swap.
+ */
+static int cgroup_add(struct pass *p, uint64_t id, bool listener)
+{
+	for (size_t i = 0; i < p->ncgroups; i++) {
+		if (p->cgroups[i] != id)
+			continue;
+		if (listener && i >= p->nlistening) {
+			p->cgroups[i] = p->cgroups[p->nlistening];
+			p->cgroups[p->nlistening++] = id;
+		}
+		return 0;
+	}
+	if (p->ncgroups == p->capcgroups) {
+		size_t cap = p->capcgroups ? p->capcgroups * 2 : 16;
+		uint64_t *q = reallocarray(p->cgroups, cap, sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		p->cgroups = q;
+		p->capcgroups = cap;
+	}
+	p->cgroups[p->ncgroups++] = id;
+	if (listener) {
+		p->cgroups[p->ncgroups - 1] = p->cgroups[p->nlistening];
+		p->cgroups[p->nlistening++] = id;
+	}
+	return 0;
+}
 
 static int watch_add(struct pass *p, uint64_t inode, size_t index,
 		     bool listener)
@@ -198,6 +238,11 @@ static int on_socket(const struct tcp_conn_seen *c, void *arg)
 
 	if (c->state == TCP_LISTEN) {
 		i = be_by_cookie(p->d, c->cookie);
+		/* Named by us (rs_listen): a backend's, or one of its group. */
+		if (p->d->dp.sockops_auto && (i >= 0 || c->value[0].has))
+			p->err = cgroup_add(p, c->cgroup_id, true);
+		if (p->err)
+			return p->err;
 		if (i >= 0 && p->nscope && c->cgroup_id &&
 		    !bsearch(&c->cgroup_id, p->scope, p->nscope,
 			     sizeof(*p->scope), cmp_u64))
@@ -207,8 +252,11 @@ static int on_socket(const struct tcp_conn_seen *c, void *arg)
 		return p->err;
 	}
 	/* Counted by steer_sockops (its mark in rs_listen): the kernel's. */
-	if (conn_counted(c))
-		return 0;
+	if (conn_counted(c)) {
+		if (p->d->dp.sockops_auto)
+			p->err = cgroup_add(p, c->cgroup_id, false);
+		return p->err;
+	}
 	/* An orphan (closed by its process) has no owner to go by. */
 	if (!c->inode)
 		return 0;
@@ -343,9 +391,12 @@ int load_reconcile(struct daemon *d)
 		err = -ENOMEM;
 		goto out;
 	}
-	/* Unknown scope: nobody is said to be outside it. */
-	if (!dp_sockops_scope(&d->dp, d->cfg.control_socket, &p->scope,
-			      &p->nscope))
+	/*
+	 * Unknown scope: nobody is said to be outside it. With auto nobody
+	 * is: the listeners' cgroups are where it goes (below).
+	 */
+	if (!d->dp.sockops_auto &&
+	    !dp_sockops_scope(&d->dp, &p->scope, &p->nscope))
 		qsort(p->scope, p->nscope, sizeof(*p->scope), cmp_u64);
 	err = dp_counted_storage(&d->dp, fd, id);
 	for (int i = 0; i < TCP_CONN_MAPS_MAX; i++) {
@@ -360,6 +411,13 @@ int load_reconcile(struct daemon *d)
 	if (err)
 		goto out;
 	scope_report(d, p->outside);
+	/*
+	 * Narrowed (or widened) to what this pass saw; nothing is steered to
+	 * a listener outside before it is covered (sockets.c), so a move here
+	 * loses no connection's count up or down.
+	 */
+	dp_sockops_cover(&d->dp, p->cgroups, p->ncgroups, true);
+	d->load.held_wide = p->nlistening && p->ncgroups > p->nlistening;
 	if (p->ncands) {
 		qsort(p->watch, p->nwatch, sizeof(*p->watch), cmp_watched);
 		inodes = calloc(p->nwatch, sizeof(*inodes));
@@ -408,6 +466,7 @@ out:
 		free(p->holders);
 		free(p->scope);
 		free(p->outside);
+		free(p->cgroups);
 	}
 	free(p);
 	free(found);
@@ -429,9 +488,19 @@ static void on_load_check(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)revents;
 	if (any_tcp_service(d))
 		load_reconcile(d);
-	w->repeat = d->load.uncounted || d->load.unattributed ? LOAD_CHECK_BUSY
-							      : LOAD_CHECK_IDLE;
+	w->repeat =
+		d->load.uncounted || d->load.unattributed || d->load.held_wide
+			? LOAD_CHECK_BUSY
+			: LOAD_CHECK_IDLE;
 	ev_timer_again(loop, w);
+}
+
+void load_check_soon(struct daemon *d)
+{
+	if (!ev_is_active(&d->load_check))
+		return;
+	d->load_check.repeat = 1.0;
+	ev_timer_again(d->loop, &d->load_check);
 }
 
 void load_check_start(struct daemon *d)

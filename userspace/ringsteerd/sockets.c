@@ -218,8 +218,12 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 			if (fd >= 0)
 				close(fd);
 			daemon_kernel_note_socket(cfg, idx, rt->reuseport);
+			if (sa.protocol == IPPROTO_TCP)
+				dp_sockops_cover(dp, &found.cgroup_id, 1,
+						 false);
 			name_listeners(dp, bc, &sa, id, svc_id);
 			rt->has_socket = true;
+			rt->cgroup_id = found.cgroup_id;
 			rt->cookie = found.cookie;
 			rt->nslots = n;
 			memcpy(rt->slots, slots, sizeof(rt->slots));
@@ -227,6 +231,12 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 		}
 	}
 	rs_addr_format(ba->family, ba->addr, ba->port, where, sizeof(where));
+	/*
+	 * sockops_cgroup = auto: steer_sockops sees this listener's children
+	 * before the first of them is steered to it.
+	 */
+	if (err == 0 && sa.protocol == IPPROTO_TCP)
+		dp_sockops_cover(dp, &found.cgroup_id, 1, false);
 	if (err == 0)
 		err = install_socket(dp, &sa, bc, id, ba, &found, &owner,
 				     &reuseport);
@@ -240,6 +250,7 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 		name_listeners(dp, bc, &sa, id, svc_id);
 		rt->has_socket = true;
 		rt->reported_missing = false;
+		rt->cgroup_id = found.cgroup_id;
 		rt->cookie = found.cookie;
 		rt->owner = owner;
 		rt->reuseport = reuseport;
@@ -299,8 +310,10 @@ bool sockets_listening(const struct rs_config *cfg, size_t idx)
 
 /* ---- every backend of the daemon ---- */
 
-void sockets_reconcile_all(struct daemon *d, bool refresh)
+bool sockets_reconcile_all(struct daemon *d, bool refresh)
 {
+	bool changed = false;
+
 	for (size_t i = 0; i < d->cfg.n_backends; i++) {
 		struct be_rt *be = &d->bes[i];
 		bool had = be->has_socket;
@@ -309,15 +322,19 @@ void sockets_reconcile_all(struct daemon *d, bool refresh)
 			&d->dp, &d->cfg, i, be->id,
 			d->svcs[d->cfg.backends[i].service].id, &be->sock);
 		be->socket_unknown = false;
+		changed |= had != be->has_socket;
 		if (refresh && had != be->has_socket)
 			ring_refresh(d, d->cfg.backends[i].service,
 				     REFRESH_CHECK, "backend socket");
 	}
+	return changed;
 }
 
 void daemon_reconcile_sockets(struct daemon *d)
 {
-	sockets_reconcile_all(d, true);
+	/* A listener came or went: where steer_sockops sits may narrow. */
+	if (sockets_reconcile_all(d, true) && d->dp.sockops_auto)
+		load_check_soon(d);
 }
 
 void on_reconcile(struct ev_loop *loop, ev_timer *w, int revents)

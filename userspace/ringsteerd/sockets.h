@@ -19,7 +19,8 @@ struct rs_addr_rt {
 	bool reported_missing; /* "not listening" logged once, not per retry */
 	uint64_t cookie;
 	pid_t owner;
-	bool reuseport; /* the socket has SO_REUSEPORT (kernel.c cares) */
+	bool reuseport;	    /* the socket has SO_REUSEPORT (kernel.c cares) */
+	uint64_t cgroup_id; /* its cgroup2 id, where its children run */
 	/* The SOCKMAP slots that hold this socket, to check without a dump. */
 	uint32_t slots[2];
 	size_t nslots;

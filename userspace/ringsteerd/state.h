@@ -40,8 +40,11 @@ int ring_install_trimmed(struct daemon *d, size_t s, const struct rs_ring *ring,
 			 const struct rs_backend *words, const char *why);
 void rings_read_pinned(struct daemon *d);
 
-/* sockets.c: @refresh: rings are in place and follow who has a socket. */
-void sockets_reconcile_all(struct daemon *d, bool refresh);
+/*
+ * sockets.c: @refresh: rings are in place and follow who has a socket.
+ * True when a backend gained or lost its socket.
+ */
+bool sockets_reconcile_all(struct daemon *d, bool refresh);
 void on_reconcile(struct ev_loop *loop, ev_timer *w, int revents);
 
 /*
@@ -51,6 +54,8 @@ void on_reconcile(struct ev_loop *loop, ev_timer *w, int revents);
  */
 int load_reconcile(struct daemon *d);
 void load_check_start(struct daemon *d);
+/* The next pass in a second (a listener came or went). */
+void load_check_soon(struct daemon *d);
 /* load_flows.c: UDP gauges set to live flows, every second. */
 void load_flows_recount(struct daemon *d);
 void load_flows_start(struct daemon *d);

@@ -62,10 +62,16 @@ static int diag_on_msg(struct nl_msg *msg, void *arg)
 	if (dm->inodes && dm->n_inodes < dm->max_inodes)
 		dm->inodes[dm->n_inodes++] = m->idiag_inode;
 	dm->found.v6only = false;
-	if (m->idiag_family == AF_INET6 &&
-	    nlmsg_parse(nlh, sizeof(*m), tb, INET_DIAG_MAX, NULL) == 0 &&
-	    tb[INET_DIAG_SKV6ONLY])
-		dm->found.v6only = nla_get_u8(tb[INET_DIAG_SKV6ONLY]) != 0;
+	dm->found.cgroup_id = 0;
+	if (nlmsg_parse(nlh, sizeof(*m), tb, INET_DIAG_MAX, NULL) == 0) {
+		if (m->idiag_family == AF_INET6 && tb[INET_DIAG_SKV6ONLY])
+			dm->found.v6only =
+				nla_get_u8(tb[INET_DIAG_SKV6ONLY]) != 0;
+		if (tb[INET_DIAG_CGROUP_ID] &&
+		    nla_len(tb[INET_DIAG_CGROUP_ID]) >= (int)sizeof(uint64_t))
+			dm->found.cgroup_id =
+				nla_get_u64(tb[INET_DIAG_CGROUP_ID]);
+	}
 	dm->found.inode = m->idiag_inode;
 	dm->found.cookie = (uint64_t)m->id.idiag_cookie[0] |
 			   (uint64_t)m->id.idiag_cookie[1] << 32;

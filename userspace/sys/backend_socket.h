@@ -23,6 +23,8 @@ struct rs_sock_found {
 	uint64_t
 		cookie; /* the kernel's socket cookie, as the SOCKMAP reports */
 	bool v6only;	/* AF_INET6 socket that refuses IPv4 clients */
+	/* Its cgroup2 id (Linux 5.7; 0 unknown): its children's cgroup. */
+	uint64_t cgroup_id;
 };
 
 /*

@@ -136,7 +136,8 @@ static void usage(FILE *f)
 	      "                          the greeting, echo \"NAME line\"\n"
 	      "  --keepalive S           probe held connections idle S s;\n"
 	      "                          one unanswered probe drops them\n"
-	      "  SIGUSR1 prints http_requests=N on stderr\n",
+	      "  SIGUSR1 prints http_requests=N on stderr\n"
+	      "  SIGUSR2 closes the listening sockets, keeps connections\n",
 	      f);
 }
 
@@ -973,7 +974,9 @@ static int write_pidfile(const char *path)
 
 /*
  * A signalfd turns SIGTERM into an ordinary epoll event: no races. SIGUSR1
- * asks for the HTTP request count instead.
+ * asks for the HTTP request count instead; SIGUSR2 closes the listeners
+ * and serves the connections it has (a backend on its way out, whose
+ * accepted connections outlive its listener).
  */
 static int setup_signals(void)
 {
@@ -986,6 +989,7 @@ static int setup_signals(void)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0) {
 		perror("rs_backend: sigprocmask");
 		return -1;
@@ -1008,6 +1012,17 @@ static int epoll_add(int ep, int fd, void *data)
 }
 
 static enum src_kind g_signal_src = SRC_SIGNAL;
+
+/* Closing an fd takes it out of the epoll set too. */
+static void close_listeners(void)
+{
+	for (int i = 0; i < g_nlisteners; i++)
+		if (g_listeners[i].fd >= 0) {
+			close(g_listeners[i].fd);
+			g_listeners[i].fd = -1;
+		}
+	fprintf(stderr, "listeners closed\n");
+}
 
 /* Returns when a termination signal arrives; 0 on clean shutdown. */
 static int event_loop(int ep, int sfd)
@@ -1032,6 +1047,10 @@ static int event_loop(int ep, int sfd)
 
 				if (read(sfd, &si, sizeof(si)) != sizeof(si))
 					continue;
+				if (si.ssi_signo == SIGUSR2) {
+					close_listeners();
+					continue;
+				}
 				if (si.ssi_signo != SIGUSR1)
 					return 0;
 				fprintf(stderr, "http_requests=%llu\n",
