@@ -65,9 +65,10 @@ NBACKENDS=4
 SERVICE=198.18.0.10:80
 HAPROXY_ADDR=198.18.0.11:80
 NGINX_ADDR=198.18.0.12:80
-VARIANTS=(direct ringsteer ringsteer-cgroup ringsteer-bounded haproxy nginx)
-# The backends run in a cgroup of their own (as under systemd), which
-# ringsteer-cgroup names in sockops_cgroup; made by e2e_backends().
+VARIANTS=(direct ringsteer ringsteer-root ringsteer-bounded haproxy nginx)
+# The backends run in a cgroup of their own (as under systemd), where
+# steer_sockops goes by default (sockops_cgroup = auto: the backends'
+# listeners); ringsteer-root puts it at the root. Made by e2e_backends().
 BENCH_CG=""
 STATS_RUN=0
 
@@ -215,11 +216,12 @@ EOF
 			[[ -n ${1:-} ]] && echo "check = none"
 		done
 	} >"$CONF"
-	# steer_sockops on the backends' cgroup only: the clients' sockets
-	# and every other socket of the host never run it.
-	CONF_CGROUP=$d/ringsteer-cgroup.conf
-	sed "s|^control_socket = .*|&\nsockops_cgroup = /${BENCH_CG##*/}|" \
-		"$CONF" >"$CONF_CGROUP"
+	# The default puts steer_sockops on the backends' cgroup only (the
+	# clients' sockets never run it); this one at the cgroup2 root, where
+	# every TCP socket of the host runs it: what auto saves.
+	CONF_ROOT=$d/ringsteer-root.conf
+	sed "s|^control_socket = .*|&\nsockops_cgroup = /|" \
+		"$CONF" >"$CONF_ROOT"
 	# The same with bounded loads on: what checking the bound costs.
 	CONF_BOUNDED=$d/ringsteer-bounded.conf
 	sed "s|^listen = $SERVICE\$|&\nbalance_factor = 1.25|" "$CONF" \
@@ -362,22 +364,22 @@ run_variant() {
 		ringsteer_up "$CONF"
 		targets=(--target "$SERVICE")
 		;;
-	ringsteer-cgroup)
-		ringsteer_up "$CONF_CGROUP"
+	ringsteer-root)
+		ringsteer_up "$CONF_ROOT"
 		targets=(--target "$SERVICE")
 		;;
 	ringsteer-bounded)
 		ringsteer_up "$CONF_BOUNDED"
 		targets=(--target "$SERVICE")
 		;;
-	attached-direct | attached-direct-cgroup)
+	attached-direct | attached-direct-root)
 		# ringsteer attached, clients to the backends' own addresses:
 		# what the host-wide hook costs sockets that are not steered
-		# (at the root, or on the backends' cgroup only).
+		# (on the backends' cgroup only, or at the root).
 		if [[ $v == attached-direct ]]; then
 			ringsteer_up "$CONF"
 		else
-			ringsteer_up "$CONF_CGROUP"
+			ringsteer_up "$CONF_ROOT"
 		fi
 		for ((i = 1; i <= NBACKENDS; i++)); do
 			targets+=(--target "$(backend_addr "$i")")
@@ -521,8 +523,8 @@ section_e2e() {
 	sysctl -qw kernel.bpf_stats_enabled=1
 	STATS_RUN=1
 	for m in "${modes[@]}"; do
-		for v in ringsteer ringsteer-cgroup ringsteer-bounded \
-			attached-direct attached-direct-cgroup; do
+		for v in ringsteer ringsteer-root ringsteer-bounded \
+			attached-direct attached-direct-root; do
 			run_variant "${m%%:*}" stats "$v" "${m#*:}" >/dev/null
 		done
 	done
@@ -550,7 +552,7 @@ PROFILE_KEEP=${BENCH_PROFILE_KEEP:-}
 # connections made.
 section_profile() {
 	local dir=$RES/profile r i v m mode conc
-	local variants=(direct ringsteer ringsteer-cgroup attached-direct)
+	local variants=(direct ringsteer ringsteer-root attached-direct)
 
 	if ! command -v perf >/dev/null; then
 		log "perf missing: scripts/bench-deps.sh installs linux-perf"
@@ -611,11 +613,11 @@ sides, the backends, our programs. Figures are CPU ns per connection
 (the symbol's sampled time over the connections the runs made), idle
 left out; **direct** connects to the backends' own addresses,
 **ringsteer** to the service (steered by steer_lookup, counted by
-steer_sockops at the cgroup2 root), **ringsteer-cgroup** the same with
-\`sockops_cgroup\` naming the backends' cgroup (the load generator's
-sockets no longer run steer_sockops), **attached-direct** to the
-backends' own addresses with
-ringsteer attached (what the hooks cost connections that are not
+steer_sockops on the backends' cgroup, where \`sockops_cgroup = auto\`,
+the default, puts it), **ringsteer-root** the same with
+\`sockops_cgroup = /\` (the load generator's sockets run steer_sockops
+too), **attached-direct** to the backends' own addresses with ringsteer
+attached as by default (what the hooks cost connections that are not
 steered). A sample is $((1000000 / PROFILE_HZ)) µs of one CPU: a row
 under a few hundred ns per connection is within the noise, and the
 differences of large rows (the kernel's TCP) move by more than that
@@ -645,29 +647,29 @@ EOT
 			tot[$3] += ns
 		}
 		END {
-			n = split("direct ringsteer ringsteer-cgroup attached-direct", v, " ")
+			n = split("direct ringsteer ringsteer-root attached-direct", v, " ")
 			printf "\n**%s** (", mode
 			for (i = 1; i <= n; i++)
 				printf "%s%s %d connections in %.0f s", (i > 1 ? ", " : ""), v[i], conns[v[i]], secs[v[i]]
 			printf "):\n\n"
-			printf "| where | direct ns/conn | ringsteer ns/conn | ringsteer - direct | ringsteer-cgroup ns/conn | attached-direct ns/conn |\n|---|---:|---:|---:|---:|---:|\n"
+			printf "| where | direct ns/conn | ringsteer ns/conn | ringsteer - direct | ringsteer-root ns/conn | attached-direct ns/conn |\n|---|---:|---:|---:|---:|---:|\n"
 			split("ringsteer BPF programs|BPF helpers, maps, hooks|kernel (TCP/IP, sockets, scheduler, syscalls)|user space (client, backends)", order, "|")
 			for (j = 1; j <= 4; j++) {
 				c = order[j]
 				d = conns["direct"] ? cat["direct", c] / conns["direct"] : 0
 				s = conns["ringsteer"] ? cat["ringsteer", c] / conns["ringsteer"] : 0
 				a = conns["attached-direct"] ? cat["attached-direct", c] / conns["attached-direct"] : 0
-				g = conns["ringsteer-cgroup"] ? cat["ringsteer-cgroup", c] / conns["ringsteer-cgroup"] : 0
+				g = conns["ringsteer-root"] ? cat["ringsteer-root", c] / conns["ringsteer-root"] : 0
 				printf "| %s | %.0f | %.0f | %+.0f | %.0f | %.0f |\n", c, d, s, s - d, g, a
 			}
 			d = tot["direct"] / conns["direct"]; s = tot["ringsteer"] / conns["ringsteer"]
 			a = tot["attached-direct"] / conns["attached-direct"]
-			g = conns["ringsteer-cgroup"] ? tot["ringsteer-cgroup"] / conns["ringsteer-cgroup"] : 0
+			g = conns["ringsteer-root"] ? tot["ringsteer-root"] / conns["ringsteer-root"] : 0
 			printf "| **all CPU time** | **%.0f** | **%.0f** | **%+.0f (%+.1f%%)** | **%.0f** | **%.0f** |\n", d, s, s - d, 100 * (s - d) / d, g, a
 			printf "| wall time per connection (run time / connections) | %.0f | %.0f | %+.0f | %.0f | %.0f |\n", \
 				1e9 * secs["direct"] / conns["direct"], 1e9 * secs["ringsteer"] / conns["ringsteer"], \
 				1e9 * secs["ringsteer"] / conns["ringsteer"] - 1e9 * secs["direct"] / conns["direct"], \
-				conns["ringsteer-cgroup"] ? 1e9 * secs["ringsteer-cgroup"] / conns["ringsteer-cgroup"] : 0, \
+				conns["ringsteer-root"] ? 1e9 * secs["ringsteer-root"] / conns["ringsteer-root"] : 0, \
 				1e9 * secs["attached-direct"] / conns["attached-direct"]
 			# What ringsteer itself adds: its programs, and the
 			# helpers, maps and hooks they run in, over those of direct.
@@ -677,10 +679,10 @@ EOT
 				own, 100 * own / d, d
 			printf "the rest of the difference in all CPU time (%+.0f ns) is in the kernel\047s and the processes\047 own rows, whose run-to-run spread on this shared VM is larger than that. ", \
 				s - d - own
-			printf "With sockops_cgroup (ringsteer-cgroup: steer_sockops on the backends\047 cgroup only) its own work is %.0f ns. ", \
-				conns["ringsteer-cgroup"] ? (cat["ringsteer-cgroup", order[1]] + cat["ringsteer-cgroup", order[2]]) / conns["ringsteer-cgroup"] - \
+			printf "With steer_sockops at the root (ringsteer-root: sockops_cgroup = /) its own work is %.0f ns. ", \
+				conns["ringsteer-root"] ? (cat["ringsteer-root", order[1]] + cat["ringsteer-root", order[2]]) / conns["ringsteer-root"] - \
 				(cat["direct", order[1]] + cat["direct", order[2]]) / conns["direct"] : 0
-			printf "With ringsteer attached at the root and nothing steered (attached-direct), the hooks cost %.0f ns per connection over direct.\n", \
+			printf "With ringsteer attached and nothing steered (attached-direct), the hooks cost %.0f ns per connection over direct.\n", \
 				(cat["attached-direct", order[1]] + cat["attached-direct", order[2]]) / conns["attached-direct"] - \
 				(cat["direct", order[1]] + cat["direct", order[2]]) / conns["direct"]
 			# The symbols that differ most, ringsteer against direct.
@@ -693,13 +695,13 @@ EOT
 				for (j = i + 1; j <= m; j++)
 					if (diff[key[j]] > diff[key[i]]) { t = key[i]; key[i] = key[j]; key[j] = t }
 			printf "\nThe %d symbols ringsteer spends most on beyond direct, and every ringsteer BPF program:\n\n", 15
-			printf "| symbol | direct ns/conn | ringsteer ns/conn | difference | ringsteer-cgroup ns/conn | attached-direct ns/conn |\n|---|---:|---:|---:|---:|---:|\n"
+			printf "| symbol | direct ns/conn | ringsteer ns/conn | difference | ringsteer-root ns/conn | attached-direct ns/conn |\n|---|---:|---:|---:|---:|---:|\n"
 			for (i = 1; i <= m; i++) {
 				x = key[i]
 				if (i > 15 && x !~ /^bpf_prog_/) continue
 				printf "| `%s` | %.0f | %.0f | %+.0f | %.0f | %.0f |\n", x, sym["direct", x] / conns["direct"], \
 					sym["ringsteer", x] / conns["ringsteer"], diff[x], \
-					conns["ringsteer-cgroup"] ? sym["ringsteer-cgroup", x] / conns["ringsteer-cgroup"] : 0, \
+					conns["ringsteer-root"] ? sym["ringsteer-root", x] / conns["ringsteer-root"] : 0, \
 					sym["attached-direct", x] / conns["attached-direct"]
 			}
 		}' "$dir/runs.tsv" "$dir/symbols.tsv"
@@ -750,16 +752,17 @@ variant with `kernel.bpf_stats_enabled = 1`, off in the rounds above: it
 adds two clock reads to every program run, which the ns per run
 include). Every new connection in the edge namespace runs `steer_lookup`
 once (its SYN; a retransmitted SYN again), steered or not, so its runs
-count the connections. `steer_sockops` at the cgroup2 root runs for
+count the connections. `steer_sockops` runs, by default, only for the
+sockets of the backends' cgroup (`sockops_cgroup = auto`); at the
+cgroup2 root (the **-root** rows, `sockops_cgroup = /`) it runs for
 every TCP socket event of the host that calls it: the load generator's
 client sockets, and anything else the machine runs at the time, count
-in its runs per connection; with `sockops_cgroup` (the **-cgroup**
-rows) it runs only for the sockets of the backends' cgroup.
+in its runs per connection.
 **attached-direct** is ringsteer attached while the clients connect to
 the backends' own addresses: nothing is steered, so its rows are what
 the hooks cost connections that are not ours (steer_lookup's early
-return, steer_sockops' first tests; the backends' sockets still run the
-latter in attached-direct-cgroup, the clients' do not). CPU share is the
+return, steer_sockops' first tests; only the backends' sockets run the
+latter, and in attached-direct-root the clients' too). CPU share is the
 program's time over the run's wall time times the CPUs.
 
 | mode | variant | connections (steer_lookup runs) | steer_lookup ns/run | steer_sockops runs/connection | steer_sockops ns/run | CPU share lookup | CPU share sockops |
@@ -1044,15 +1047,15 @@ summary() {
 		printf '| ringsteer connections/s >= 0.97x direct | saturated %.2fx, serial %.2fx | %s |\n' \
 			"$rr" "$rrs" \
 			"$(verdict "$(printf '%s\n' "$rr" "$rrs" | sort -g | head -1)" ">=" 0.97)"
-		cr=$(e2e_ratio saturated ringsteer-cgroup 4)
-		crs=$(e2e_ratio serial ringsteer-cgroup 4)
-		cp=$(e2e_ratio saturated ringsteer-cgroup 6)
-		cpl=$(e2e_ratio serial ringsteer-cgroup 6)
+		cr=$(e2e_ratio saturated ringsteer-root 4)
+		crs=$(e2e_ratio serial ringsteer-root 4)
+		cp=$(e2e_ratio saturated ringsteer-root 6)
+		cpl=$(e2e_ratio serial ringsteer-root 6)
 		if [[ $cr != nan ]]; then
-			printf '| the same with sockops_cgroup (ringsteer-cgroup) >= 0.97x direct | saturated %.2fx, serial %.2fx | %s |\n' \
+			printf '| the same with steer_sockops at the root (ringsteer-root, sockops_cgroup = /) >= 0.97x direct | saturated %.2fx, serial %.2fx | %s |\n' \
 				"$cr" "$crs" \
 				"$(verdict "$(printf '%s\n' "$cr" "$crs" | sort -g | head -1)" ">=" 0.97)"
-			printf '| ringsteer-cgroup p99 within 1.1x direct | saturated %.2fx, serial %.2fx | %s |\n' \
+			printf '| ringsteer-root p99 within 1.1x direct | saturated %.2fx, serial %.2fx | %s |\n' \
 				"$cp" "$cpl" \
 				"$(verdict "$(printf '%s\n' "$cp" "$cpl" | sort -g | tail -1)" "<=" 1.1)"
 		fi
@@ -1157,7 +1160,7 @@ same backends and the same load:
 |---|---|---|
 | direct | the backend's own address (source i always to backend i mod $NBACKENDS) | nothing |
 | ringsteer | the service address $SERVICE | \`ringsteerd\` in the edge namespace, pins under /sys/fs/bpf/rs-bench-PID; started before and \`--detach\`ed after each of its runs, so the other variants run without the program attached |
-| ringsteer-cgroup | the service address $SERVICE | the same, with \`sockops_cgroup\` naming the cgroup the backends run in (as a systemd slice would): steer_sockops runs for the backends' sockets only, not for the load generator's |
+| ringsteer-root | the service address $SERVICE | the same, with \`sockops_cgroup = /\`: steer_sockops at the cgroup2 root runs for every TCP socket of the host, the load generator's included; by default (**ringsteer**) it sits at the cgroup the backends run in (as a systemd slice would), for their sockets only |
 | ringsteer-bounded | the service address $SERVICE | the same, with \`balance_factor = 1.25\` (bounded loads on; the load gauge is counted in both) |
 | haproxy | $HAPROXY_ADDR | HAProxy, \`mode tcp\`, \`balance source\`, \`hash-type consistent\`, nbthread 2 |
 | nginx | $NGINX_ADDR | nginx stream, \`hash \$remote_addr consistent\`, 2 workers |
