@@ -179,6 +179,8 @@ static __always_inline __u32 load_up(struct bpf_sock_ops *ctx,
 	if (!be || be->service != svc_id)
 		return 0;
 	c->service = svc_id | RS_CONN_COUNTED;
+	if (!(ctx->bpf_sock_ops_cb_flags & BPF_SOCK_OPS_STATE_CB_FLAG))
+		c->service |= RS_CONN_STATE_CB;
 	load_add(b, svc_id, 1);
 	bpf_sock_ops_cb_flags_set(ctx, ctx->bpf_sock_ops_cb_flags |
 					       BPF_SOCK_OPS_STATE_CB_FLAG);
@@ -186,10 +188,13 @@ static __always_inline __u32 load_up(struct bpf_sock_ops *ctx,
 }
 
 /*
- * Every way a TCP socket ends passes tcp_set_state(TCP_CLOSE) once. The
- * mark is taken off as the socket is counted down, so a second callback
- * (none is expected; another program may ask for state callbacks too)
- * finds nothing to count.
+ * Counted down at the first state outside rs_load_tcp_state(): the
+ * backend's FIN (FIN_WAIT1, or LAST_ACK after the client's), or the end
+ * (every way a TCP socket ends passes tcp_set_state(TCP_CLOSE)). The mark
+ * is taken off as the socket is counted down, so a later callback finds
+ * nothing to count; and the state callbacks, when this program turned
+ * them on, are turned off: the two or three left in a close would only
+ * run it for nothing.
  */
 static __always_inline void load_down(struct bpf_sock_ops *ctx)
 {
@@ -197,11 +202,15 @@ static __always_inline void load_down(struct bpf_sock_ops *ctx)
 	struct rs_conn *c;
 	__u32 svc_id;
 
-	if (!sk || ctx->args[1] != BPF_TCP_CLOSE)
+	if (!sk || rs_load_tcp_state(ctx->args[1]))
 		return;
 	c = bpf_sk_storage_get(&rs_listen, sk, 0, 0);
 	if (c && c->service & RS_CONN_COUNTED) {
-		svc_id = c->service & ~RS_CONN_COUNTED;
+		svc_id = c->service & ~RS_CONN_FLAGS;
+		if (c->service & RS_CONN_STATE_CB)
+			bpf_sock_ops_cb_flags_set(
+				ctx, ctx->bpf_sock_ops_cb_flags &
+					     ~BPF_SOCK_OPS_STATE_CB_FLAG);
 		c->service = svc_id;
 		load_add(c->backend, svc_id, -1);
 		if (rs_trace_on())

@@ -315,6 +315,22 @@ struct rs_conn {
 };
 
 #define RS_CONN_COUNTED 0x80000000u
+/*
+ * With RS_CONN_COUNTED: steer_sockops turned the socket's state callbacks
+ * on itself (no other program had), so it turns them off again once the
+ * connection is counted down, and the callbacks of its close cost nothing.
+ */
+#define RS_CONN_STATE_CB 0x40000000u
+#define RS_CONN_FLAGS	 (RS_CONN_COUNTED | RS_CONN_STATE_CB)
+
+/*
+ * The TCP states in which a counted connection is in its backend's load:
+ * ESTABLISHED, and CLOSE_WAIT (the client is done; the backend may still
+ * be answering). From the handshake's end until the backend closes its
+ * side or the connection ends (Linux's numbers, as BPF_TCP_* and TCP_*
+ * give them): rs_load_tcp_state() in rules.h.
+ */
+#define RS_LOAD_TCP_STATES (1u << 1 | 1u << 8)
 
 /* Loads above this are treated as this: keeps rs_load_bound() in 64 bits. */
 #define RS_LOAD_CLAMP	  (1ll << 24)

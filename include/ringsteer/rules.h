@@ -25,6 +25,19 @@
 #define RS_UNROLL
 #endif
 
+/* ---- the load gauge's TCP states ---- */
+
+/*
+ * Whether a counted connection in TCP state @state is still in the load:
+ * steer_sockops counts it down at its first state callback outside these,
+ * and the daemon's reconciliation looks for uncounted connections in these
+ * alone, so the two agree on what the gauge holds.
+ */
+RS_HOT int rs_load_tcp_state(__u32 state)
+{
+	return state < 32 && (RS_LOAD_TCP_STATES >> state & 1);
+}
+
 /* ---- the sticky rule ---- */
 
 /*

@@ -32,10 +32,13 @@
 #include "state.h"
 #include "tcp_conn_diag.h"
 
-/* Every state from establishment to TCP_CLOSE (steer_sockops's count). */
-#define COUNTED_STATES                                                         \
-	(1u << TCP_ESTABLISHED | 1u << TCP_FIN_WAIT1 | 1u << TCP_FIN_WAIT2 |   \
-	 1u << TCP_CLOSE_WAIT | 1u << TCP_LAST_ACK | 1u << TCP_CLOSING)
+/*
+ * The states a counted connection is in the load in (steer_sockops counts
+ * it down at its first state outside them): rules.h.
+ */
+#define COUNTED_STATES RS_LOAD_TCP_STATES
+_Static_assert(COUNTED_STATES == (1u << TCP_ESTABLISHED | 1u << TCP_CLOSE_WAIT),
+	       "the kernel's TCP state numbers");
 
 /* While predating connections remain, they are looked for this often. */
 #define LOAD_CHECK_BUSY 5.0

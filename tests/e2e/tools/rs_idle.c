@@ -20,6 +20,8 @@
  * connection every 200 ms, so that they carry packets all along (a
  * backend with --hold echoes it): a connection whose packets reach a host
  * that does not hold it is reset, and counts as closed.
+ * --keep leaves a connection the server closed open on this side until
+ * SIGTERM (the server's socket stays in FIN_WAIT2), instead of closing it.
  * --serial makes connection i+1 only once the server has spoken on
  * connection i (a backend's greeting line): the server has accepted it,
  * so the kernel counted it in its load gauge before the next SYN. Without
@@ -57,7 +59,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: rs_idle (--tcp ADDR:PORT | --unix PATH) --count N "
 	      "[--connect-for S] [--src IP [--sources K] [--step N]] "
-	      "[--rst] [--ping] [--serial]\n",
+	      "[--rst] [--ping] [--serial] [--keep]\n",
 	      f);
 }
 
@@ -133,6 +135,9 @@ static void closed(int fd)
 	close(fd);
 }
 
+/* --keep: connections the server closed, left open (events 0). */
+static bool keep;
+
 /* Close and forget every connection the server has closed. */
 static unsigned long reap(struct pollfd *pfd, unsigned long n)
 {
@@ -142,11 +147,15 @@ static unsigned long reap(struct pollfd *pfd, unsigned long n)
 	if (poll(pfd, n, 0) < 0)
 		return n;
 	for (i = 0; i < n; i++) {
-		if (pfd[i].fd < 0)
+		if (pfd[i].fd < 0 || !pfd[i].events)
 			continue;
 		if (pfd[i].revents &&
 		    (pfd[i].revents & (POLLHUP | POLLERR | POLLRDHUP) ||
 		     recv(pfd[i].fd, c, sizeof(c), MSG_DONTWAIT) <= 0)) {
+			if (keep) {
+				pfd[i].events = 0;
+				continue;
+			}
 			closed(pfd[i].fd);
 			pfd[i].fd = -1;
 			continue;
@@ -169,6 +178,7 @@ int main(int argc, char **argv)
 		{"step", required_argument, NULL, 'S'},
 		{"ping", no_argument, NULL, 'p'},
 		{"serial", no_argument, NULL, 'e'},
+		{"keep", no_argument, NULL, 'K'},
 		TOOL_OPTS_END,
 	};
 	struct sockaddr_storage ss = {0};
@@ -240,6 +250,9 @@ int main(int argc, char **argv)
 			break;
 		case 'e':
 			serial = true;
+			break;
+		case 'K':
+			keep = true;
 			break;
 		default:
 			return 2;
