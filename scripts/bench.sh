@@ -913,7 +913,9 @@ report() {
 	kernel=$(uname -r)
 	commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 	dirty=""
-	[[ -n $(git status --porcelain 2>/dev/null) ]] &&
+	# What this run writes (the report, its charts) is no change to the code.
+	[[ -n $(git status --porcelain -- . ":(exclude)$OUT" \
+		":(exclude)$CHARTS/bench-*.svg" 2>/dev/null) ]] &&
 		dirty=" plus uncommitted changes in the work tree"
 	when=$(date -u '+%Y-%m-%d %H:%M UTC')
 
