@@ -914,7 +914,7 @@ report() {
 	commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 	dirty=""
 	# What this run writes (the report, its charts) is no change to the code.
-	[[ -n $(git status --porcelain -- . ":(exclude)$OUT" \
+	[[ -n $(git status --porcelain -- . ":(exclude)$OUT" ":(exclude)$OUT.tmp" \
 		":(exclude)$CHARTS/bench-*.svg" 2>/dev/null) ]] &&
 		dirty=" plus uncommitted changes in the work tree"
 	when=$(date -u '+%Y-%m-%d %H:%M UTC')
