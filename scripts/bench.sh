@@ -448,7 +448,7 @@ e2e_backends() {
 
 	RS_BG_DIR=$1
 	rs_ns_setup "bench$$"
-	cg2=$(findmnt -rn -t cgroup2 -o TARGET | head -1)
+	cg2=$(findmnt -rn -t cgroup2 -o TARGET | head -1 || true)
 	if [[ -z $cg2 ]]; then
 		cg2=$RES/cgroup2
 		mkdir -p "$cg2"

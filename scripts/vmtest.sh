@@ -43,7 +43,8 @@ MEM=${VMTEST_MEM:-2048}
 E2E=${VMTEST_E2E:-tests/e2e/test_affinity.sh tests/e2e/test_health.sh
 tests/e2e/test_never_closed.sh tests/e2e/test_quic.sh tests/e2e/test_kernel.sh
 tests/e2e/test_bounded_loads.sh tests/e2e/test_load_reconcile.sh
-tests/e2e/test_sockops_scope.sh tests/e2e/test_fleet.sh tests/e2e/test_fleet6.sh
+tests/e2e/test_sockops_scope.sh tests/e2e/test_sockops_auto.sh
+tests/e2e/test_load_states.sh tests/e2e/test_fleet.sh tests/e2e/test_fleet6.sh
 tests/e2e/test_quic_lb.sh}
 BPF=${VMTEST_BPF:-$(for f in tests/bpf/test_*.c; do
 	t=${f#tests/bpf/}
