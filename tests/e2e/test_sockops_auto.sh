@@ -15,7 +15,12 @@
 #     stays up (narrowing now would never count them down); once they
 #     close it narrows back to A within seconds, and the connections
 #     held open across both moves are counted down once;
-#   - a kill -9 and a restart leave it where it is (swapped in, not moved).
+#   - a kill -9 and a restart leave it where it is (swapped in, not moved);
+#   - reversed and repeated under held connections, with a kill -9 and a
+#     restart between: web-2 added by reload moves it up, removed by reload
+#     while its process still listens moves it back, three times;
+#   - a stray link such as a kill -9 in the middle of a move leaves (pinned
+#     beside ours, attached elsewhere) is removed by the next start.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/netns.sh
@@ -159,10 +164,89 @@ e2e_check "without a move" bash -c "! grep -q 'moved to cgroup' '$(rs_bg_err d2)
 PROG=$(prog_id)
 e2e_check "bpftool shows the new program on $TOP/a" e2e_sockops_at "$CG2/$TOP/a"
 e2e_eq "web still counts its 20 held connections" "$(e2e_svc_active)" 20
+
+echo "# reverse, repeated, with a restart between: web-2 added, then removed by reload while it listens"
+e2e_in_cgroup be2b "$CG2/$TOP/b" build/tools/rs_backend --name web-2 \
+	--tcp 127.0.0.1:8082 --hold
+rs_bg_wait_ready be2b
+cp "$CONF" "$OUT/with-web-2.conf"
+# web-2 is the last section of the file.
+sed '/^\[backend web-2\]/,$d' "$OUT/with-web-2.conf" >"$OUT/without-web-2.conf"
+D=d2
+# moves TO FROM: how many times the current daemon moved from FROM to TO.
+moves() {
+	grep -c "sockops_cgroup = auto): cgroup $1, was $2\$" "$(rs_bg_err "$D")" ||
+		true
+}
+reload_with() {
+	cp "$OUT/$1.conf" "$CONF"
+	build/ringsteer -s "$SOCK" reload >/dev/null
+}
+for round in 1 2 3; do
+	up=$(moves "/$TOP" "/$TOP/a")
+	down=$(moves "/$TOP/a" "/$TOP")
+	reload_with with-web-2
+	e2e_eq_within 10 "round $round: up to /$TOP for web-2" $((up + 1)) \
+		moves "/$TOP" "/$TOP/a"
+	reload_with without-web-2
+	e2e_eq_within 10 "round $round: back to /$TOP/a, web-2 removed while it listens" \
+		$((down + 1)) moves "/$TOP/a" "/$TOP"
+	if ((round == 2)); then
+		kill -KILL "${RS_BG_PID[$D]}"
+		rs_bg_stop "$D" || true
+		D=d3
+		daemon "$D"
+		PROG=$(prog_id)
+	fi
+done
+e2e_check "web-2's process still listens" bash -c \
+	"ip netns exec '$RS_NS_EDGE' ss -Htln src 127.0.0.1:8082 | grep -q ."
+e2e_check "bpftool shows it on $TOP/a" e2e_sockops_at "$CG2/$TOP/a"
+e2e_eq "web still counts its 20 held connections" "$(e2e_svc_active)" 20
+rs_bg_stop be2b
+
+echo "# a move cut short (kill -9 between its two pins): the next start removes the stray link"
+# A stray link as such a kill leaves it: attached at $TOP/b, held by a pin
+# next to ours alone. Another daemon (in the client namespace, its own
+# pins) makes it; our pin takes it over; that daemon's --detach drops its own.
+cat >"$OUT/other.conf" <<CONF
+[global]
+bpffs = $BPFFS-other
+control_socket = $OUT/other.sock
+sockops_cgroup = /$TOP/b
+
+[service other]
+protocol = tcp
+listen = 198.18.0.99:80
+
+[backend other-1]
+service = other
+address = 127.0.0.1:8099
+check = none
+CONF
+RS_CLEANUP_HOOK+="; rm -rf '$BPFFS-other'"
+rs_bg_start other rs_in_client build/ringsteerd -c "$OUT/other.conf"
+e2e_wait_for "$(rs_bg_err other)" "sk_lookup link" 10
+stray=$(bpftool -j link show pinned "$BPFFS-other/steer_sockops_link" | jq .id)
+bpftool link pin id "$stray" "$BPFFS/steer_sockops_link_next"
+rs_bg_stop other
+rs_in_client build/ringsteerd --detach -c "$OUT/other.conf" >/dev/null 2>&1
+e2e_check "the stray link is still attached at $TOP/b" bash -c \
+	"bpftool -j link show id $stray | jq -e '.prog_id' >/dev/null"
+kill -KILL "${RS_BG_PID[$D]}"
+rs_bg_stop "$D" || true
+D=d4
+daemon "$D"
+PROG=$(prog_id)
+e2e_check "the start says it removed it" grep -q \
+	"steer_sockops_link_next, a steer_sockops link left by a move" "$(rs_bg_err "$D")"
+e2e_check "and it is gone" bash -c "! bpftool link show id $stray >/dev/null 2>&1"
+e2e_check "ours is still on $TOP/a" e2e_sockops_at "$CG2/$TOP/a"
+e2e_eq "web still counts its 20 held connections" "$(e2e_svc_active)" 20
 rs_bg_stop held1
 e2e_eq_within 5 "closed after two moves and a restart: counted down once, to 0" \
 	0 e2e_svc_active
 e2e_check "each backend's gauge equals ss" \
 	e2e_gauge_matches web 1 198.18.0.10:80
-rs_bg_stop d2
+rs_bg_stop "$D"
 e2e_summary

@@ -214,21 +214,26 @@ static int sockops_link_adopt(struct rs_dataplane *dp, int cg_fd,
 
 /* The paths of the cgroups whose ids a walk is asked for, cut to one. */
 struct common_of {
-	const uint64_t *ids;
+	const uint64_t *ids; /* sorted, distinct */
 	size_t n, found;
 	char common[PATH_MAX];
 };
+
+static int cmp_id(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
 
 static int on_cgroup_common(uint64_t id, const char *path, void *arg)
 {
 	struct common_of *c = arg;
 
-	for (size_t i = 0; i < c->n; i++)
-		if (c->ids[i] == id) {
-			rs_cgroup_common(c->common, path);
-			c->found++;
-			break;
-		}
+	if (bsearch(&id, c->ids, c->n, sizeof(id), cmp_id)) {
+		rs_cgroup_common(c->common, path);
+		c->found++;
+	}
 	return 0;
 }
 
@@ -241,29 +246,30 @@ static int on_cgroup_common(uint64_t id, const char *path, void *arg)
 static int cgroups_common(int root_fd, const char *start, const uint64_t *ids,
 			  size_t n, char *out, size_t len)
 {
-	struct common_of c = {.ids = ids, .n = n};
-	size_t unique = 0;
-	int err;
+	struct common_of c = {.n = 0};
+	uint64_t *set = n ? calloc(n, sizeof(*set)) : NULL;
+	int err = 0;
 
+	if (n && !set)
+		return -ENOMEM;
 	snprintf(c.common, sizeof(c.common), "%s", start);
-	for (size_t i = 0; i < n; i++) {
-		bool seen = false;
-
-		if (!ids[i]) {
-			snprintf(out, len, "/");
-			return 0;
-		}
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = ids[j] == ids[i];
-		unique += !seen;
-	}
-	err = n ? cgroup2_walk(root_fd, "/", on_cgroup_common, &c) : 0;
-	if (err)
-		return err;
-	if (c.found < unique)
+	if (n)
+		memcpy(set, ids, n * sizeof(*set));
+	qsort(set, n, sizeof(*set), cmp_id);
+	for (size_t i = 0; i < n; i++)
+		if (!c.n || set[c.n - 1] != set[i])
+			set[c.n++] = set[i];
+	c.ids = set;
+	if (c.n && !set[0]) /* sorted: an unknown id comes first */
 		snprintf(c.common, sizeof(c.common), "/");
-	snprintf(out, len, "%s", c.common);
-	return 0;
+	else if (c.n)
+		err = cgroup2_walk(root_fd, "/", on_cgroup_common, &c);
+	if (!err && c.n && set[0] && c.found < c.n)
+		snprintf(c.common, sizeof(c.common), "/");
+	free(set);
+	if (!err)
+		snprintf(out, len, "%s", c.common);
+	return err;
 }
 
 static int on_cgroup_path(uint64_t id, const char *path, void *arg)
@@ -362,6 +368,19 @@ int dp_sockops_attach(struct rs_dataplane *dp, const char *near,
 	}
 	if (!err)
 		err = sockops_load(dp);
+	if (!err && dp->root[0]) {
+		/*
+		 * A move cut short (a daemon killed between pinning the new
+		 * link and renaming it over the old) leaves a second link
+		 * attached: its pin is its only hold.
+		 */
+		snprintf(pin, sizeof(pin), "%s/%s_next", dp->root,
+			 RS_SOCKOPS_LINK_PIN_NAME);
+		if (!unlink(pin))
+			rs_warn("bpf: removed %s, a steer_sockops link left by "
+				"a move that did not finish",
+				pin);
+	}
 	if (!err) {
 		err = sockops_link_adopt(dp, cg_fd, cg_id, dp->sockops_cgroup);
 		if (err == -ENOENT) {

@@ -839,6 +839,9 @@ int daemon_reload(struct daemon *d, bool force, char *err_text, size_t errlen)
 		return err;
 	}
 	daemon_reconcile_sockets(d);
+	/* Backends gone or added: where steer_sockops sits may change. */
+	if (d->dp.sockops_auto)
+		load_check_soon(d);
 	checks_start(d);
 	runtime_free(&old);
 	d->reloads++;

@@ -196,6 +196,22 @@ static bool conn_counted(const struct tcp_conn_seen *c)
 	return v.service & RS_CONN_COUNTED;
 }
 
+/* @c's rs_listen names a backend of this configuration, of its service. */
+static bool names_backend(const struct daemon *d, const struct tcp_conn_seen *c)
+{
+	struct rs_conn v;
+
+	if (!c->value[0].has || c->value[0].len < sizeof(v))
+		return false;
+	memcpy(&v, c->value[0].b, sizeof(v));
+	for (size_t i = 0; i < d->cfg.n_backends; i++)
+		if (d->bes[i].id == v.backend &&
+		    d->svcs[d->cfg.backends[i].service].id ==
+			    (v.service & ~RS_CONN_FLAGS))
+			return true;
+	return false;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -241,8 +257,12 @@ static int on_socket(const struct tcp_conn_seen *c, void *arg)
 
 	if (c->state == TCP_LISTEN) {
 		i = be_by_cookie(p->d, c->cookie);
-		/* Named by us (rs_listen): a backend's, or one of its group. */
-		if (p->d->dp.sockops_auto && (i >= 0 || c->value[0].has))
+		/*
+		 * A backend's, or one of its SO_REUSEPORT group (named for it
+		 * in rs_listen). Not one named for a backend a reload removed:
+		 * nothing is steered to it, so its children are not counted.
+		 */
+		if (p->d->dp.sockops_auto && (i >= 0 || names_backend(p->d, c)))
 			p->err = cgroup_add(p, c->cgroup_id, true);
 		if (p->err)
 			return p->err;
