@@ -4,6 +4,9 @@
 # and only those that are missing. Idempotent.
 #   scripts/install-deps.sh          install what is missing
 #   scripts/install-deps.sh --check  exit 1 if anything is missing
+#   scripts/install-deps.sh --list   print the packages, one a line (the
+#                                    release roots of scripts/release-root.sh
+#                                    are made from this list)
 # Other package lists go the same way (scripts/bench-deps.sh):
 #   scripts/install-deps.sh [--check] [--no-start] [--name NAME] [PACKAGE...]
 #     --no-start   keep the packages' postinst scripts from starting their
@@ -23,11 +26,13 @@ PACKAGES=(
 )
 
 check=""
+list=""
 no_start=""
 name=install-deps
 while (($#)); do
 	case "$1" in
 	--check) check=1 ;;
+	--list) list=1 ;;
 	--no-start) no_start=1 ;;
 	--name)
 		name=$2
@@ -47,6 +52,11 @@ else
 	# The demo and the tests run their own memcached and etcd inside namespaces:
 	# the package's system-wide service is not wanted.
 	no_start=1
+fi
+
+if [[ -n $list ]]; then
+	printf '%s\n' "${PACKAGES[@]}"
+	exit 0
 fi
 
 missing=()
