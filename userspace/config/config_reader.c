@@ -195,7 +195,15 @@ static char *read_line(char *str, int num, void *stream)
 	if (*s == '[') {
 		emit(rd, CFG_EV_SECTION, s, NULL, NULL);
 		s = "";
-	} else if (*s && !is_comment(s)) {
+	} else if (is_comment(s)) {
+		/*
+		 * Comments never reach inih: one longer than its buffer would
+		 * arrive cut, without its newline, and inih 56 and newer
+		 * (Debian 13 has 59) take the next line for the rest of it
+		 * and drop that.
+		 */
+		s = "";
+	} else if (*s) {
 		s = fit_line(rd, s, num);
 		if (!s || !check_key_line(rd, s))
 			s = "";
