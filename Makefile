@@ -44,7 +44,7 @@ endif
 # Each folder of userspace/ sees only itself and the layers below it:
 #   core <- config <- dataplane, sys <- ringsteerd, ringsteer
 # so an include that points up fails to compile.
-INC_core      := -Iinclude -Iuserspace/core
+INC_core      := -Iinclude -I$(BUILD)/gen -Iuserspace/core
 INC_config    := $(INC_core) -Iuserspace/config
 INC_dataplane := $(INC_core) -Iuserspace/dataplane -I$(BUILD)/bpf
 INC_sys       := $(INC_config) -Iuserspace/sys -I/usr/include/libnl3
@@ -73,6 +73,8 @@ CLI_OBJS  := $(patsubst userspace/%.c,$(BUILD)/obj/%.o,\
 	$(wildcard userspace/ringsteer/*.c))
 
 BINS      := $(BUILD)/ringsteerd $(BUILD)/ringsteer
+# RS_VERSION and RS_COMMIT (include/ringsteer/version.h includes it).
+VERSION_H := $(BUILD)/gen/ringsteer/version_gen.h
 # Man pages: scdoc sources in man/, roff in build/man/.
 MANS      := $(patsubst man/%.scd,$(BUILD)/man/%,$(wildcard man/*.scd))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
@@ -137,6 +139,16 @@ deps:
 	@[ -n "$(NO_DEPS)" ] || scripts/install-deps.sh --check 2>/dev/null || \
 		scripts/install-deps.sh
 
+# Brought up to date each time make reads this file (a commit or a
+# changelog entry changes it), rewritten only when it differs, so an
+# unchanged version rebuilds nothing. Not a rule with a FORCE
+# prerequisite: under .SECONDARY a missing FORCE never forces anything.
+$(if $(filter-out clean help,$(or $(MAKECMDGOALS),all)),\
+	$(shell scripts/version.sh --update $(VERSION_H) >&2))
+# Gone since (make clean build): made again.
+$(VERSION_H):
+	$(Q)scripts/version.sh --update $@
+
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
 	@mkdir -p $(@D)
 	$(call msg,BPF,$@)
@@ -163,12 +175,12 @@ $(BUILD)/tests/bpf/%.bpf.o: tests/bpf/progs/%.bpf.c
 # Headers come from the .d files; the skeletons are order-only so that the
 # first build has them (afterwards the .d files name them too).
 define folder_rules
-$(BUILD)/obj/$(1)/%.o: userspace/$(1)/%.c | $(BPF_SKELS)
+$(BUILD)/obj/$(1)/%.o: userspace/$(1)/%.c | $(BPF_SKELS) $(VERSION_H)
 	@mkdir -p $$(@D)
 	$$(call msg,CC,$$@)
 	$$(Q)$$(CC) $$(CFLAGS_COMMON) $$(INC_$(1)) $$(CPPFLAGS) $$(CFLAGS) $$(DEPFLAGS) -c $$< -o $$@
 
-$(BUILD)/san/$(1)/%.o: userspace/$(1)/%.c | $(BPF_SKELS)
+$(BUILD)/san/$(1)/%.o: userspace/$(1)/%.c | $(BPF_SKELS) $(VERSION_H)
 	@mkdir -p $$(@D)
 	$$(call msg,CC-SAN,$$@)
 	$$(Q)$$(CC) $$(CFLAGS_COMMON) $$(INC_$(1)) $$(SANFLAGS) $$(DEPFLAGS) -c $$< -o $$@
@@ -196,7 +208,8 @@ $(BUILD)/ringsteer: $(CLI_OBJS) $(LIB_A)
 
 # Test programs compile and link in one step; their .d files sit beside
 # them (-MF, since there is no .o to name it after).
-$(BUILD)/tests/%: tests/unit/%.c $(SAN_A) $(TEST_BPF_SKELS) | $(BPF_SKELS)
+$(BUILD)/tests/%: tests/unit/%.c $(SAN_A) $(TEST_BPF_SKELS) | $(BPF_SKELS) \
+	$(VERSION_H)
 	@mkdir -p $(@D)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(INC_tests) $(SANFLAGS) $(DEPFLAGS) -MF $@.d \
@@ -213,13 +226,14 @@ $(BUILD)/tests/test_fleet_member_fuzz: $(BUILD)/san/ringsteerd/fleet_member.o \
 BPF_TEST_LIB := $(patsubst tests/bpf/lib/%.c,$(BUILD)/tests/lib/%.o,\
 	$(wildcard tests/bpf/lib/*.c))
 
-$(BUILD)/tests/lib/%.o: tests/bpf/lib/%.c | $(BPF_SKELS)
+$(BUILD)/tests/lib/%.o: tests/bpf/lib/%.c | $(BPF_SKELS) $(VERSION_H)
 	@mkdir -p $(@D)
 	$(call msg,CC-SAN,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(INC_tests) $(SANFLAGS) $(DEPFLAGS) \
 		-Itests/bpf/lib -c $< -o $@
 
-$(BUILD)/tests/%: tests/bpf/%.c $(BPF_TEST_LIB) $(SAN_A) | $(BPF_SKELS)
+$(BUILD)/tests/%: tests/bpf/%.c $(BPF_TEST_LIB) $(SAN_A) | $(BPF_SKELS) \
+	$(VERSION_H)
 	@mkdir -p $(@D)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(INC_tests) $(SANFLAGS) $(DEPFLAGS) -MF $@.d \

@@ -6,7 +6,8 @@
 # of output fails here rather than leaving a stale sample:
 #   the pin listings (`ls` of the pin directory, the `pins:` line of
 #   `status` with the daemon down) name exactly the pins a daemon creates;
-#   every ABI number a sample shows (`(abi N)`, `"abi_version": N`,
+#   every ABI number a sample shows (`(abi N)`, `(commit C, abi N)`,
+#   `"abi_version": N`,
 #   `this build is ABI N`, and README's `this one is ABI N`) is
 #   RS_ABI_VERSION, and so is the daemon's;
 #   the `ringsteerd --check` sample of configs/ringsteer.conf has the
@@ -81,8 +82,8 @@ done <"$OUT/pinlines.doc"
 
 echo "# ABI $ABI"
 e2e_check "ringsteer version says abi $ABI" \
-	bash -c "build/ringsteer -s '$SOCK' version | grep -q '(abi $ABI)\$'"
-grep -HnoE '\(abi [0-9]+\)|"abi_version": [0-9]+|this (build|one) is ABI [0-9]+' \
+	bash -c "build/ringsteer -s '$SOCK' version | grep -q ', abi $ABI)\$'"
+grep -HnoE '(\(|, )abi [0-9]+\)|"abi_version": [0-9]+|this (build|one) is ABI [0-9]+' \
 	"${DOCS[@]}" >"$OUT/abi.doc" || true
 e2e_check "docs show the ABI somewhere" test -s "$OUT/abi.doc"
 while IFS= read -r hit; do

@@ -182,8 +182,8 @@ e2e_check "a missing -c FILE fails, naming it" \
 	test "$rc" -ne 0 -a "${out/none.conf/}" != "$out"
 
 echo "# --version and -t"
-e2e_check "ringsteer --version" bash -c "build/ringsteer --version | grep -Eq '^ringsteer [0-9]'"
-e2e_check "ringsteerd --version" bash -c "build/ringsteerd --version | grep -Eq '^ringsteerd [0-9]'"
+e2e_check "ringsteer --version" bash -c "build/ringsteer --version | grep -Eqx 'ringsteer [0-9]+\.[0-9]+\.[0-9]+ \(commit [^ ]+, abi [0-9]+\)'"
+e2e_check "ringsteerd --version" bash -c "build/ringsteerd --version | grep -Eqx 'ringsteerd [0-9]+\.[0-9]+\.[0-9]+ \(commit [^ ]+, abi [0-9]+\)'"
 e2e_check "ringsteerd -t is --check" bash -c \
 	"build/ringsteerd -t -c '$CONF' | grep -q 'test is successful'"
 printf '[service broken]\nprotocol = sctp\n' >"$OUT/bad.conf"

@@ -1028,8 +1028,9 @@ static int cmd_detach(int argc, char **argv)
 
 static void version_table(json_t *r)
 {
-	printf("ringsteer %s, ringsteerd %s (abi %lld)\n", RS_VERSION,
-	       jstr(r, "version"), jint(r, "abi"));
+	puts(RS_VERSION_LINE("ringsteer"));
+	printf("ringsteerd %s (commit %s, abi %lld)\n", jstr(r, "version"),
+	       jstr(r, "commit"), jint(r, "abi"));
 }
 
 static int cmd_version(int argc, char **argv)
@@ -1040,7 +1041,8 @@ static int cmd_version(int argc, char **argv)
 	(void)argv;
 	reply = call(json_pack("{s:s}", "cmd", "version"));
 	if (!reply && !json_out) {
-		printf("ringsteer %s (ringsteerd not reachable)\n", RS_VERSION);
+		puts(RS_VERSION_LINE("ringsteer"));
+		printf("ringsteerd not reachable\n");
 		return 0;
 	}
 	return finish(reply, version_table);
@@ -1178,7 +1180,7 @@ int main(int argc, char **argv)
 			opt_config_file = optarg;
 			break;
 		case OPT_VERSION:
-			printf("ringsteer %s\n", RS_VERSION);
+			puts(RS_VERSION_LINE("ringsteer"));
 			return 0;
 		case 'j':
 			json_out = true;

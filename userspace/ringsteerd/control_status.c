@@ -26,8 +26,8 @@ json_t *cmd_version(struct daemon *d, json_t *req)
 {
 	(void)d;
 	(void)req;
-	return json_pack("{s:b, s:s, s:i}", "ok", 1, "version", RS_VERSION,
-			 "abi", RS_ABI_VERSION);
+	return json_pack("{s:b, s:s, s:s, s:i}", "ok", 1, "version", RS_VERSION,
+			 "commit", RS_COMMIT, "abi", RS_ABI_VERSION);
 }
 
 /* steer_tc and where it is attached; the interfaces in config order. */

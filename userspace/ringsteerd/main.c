@@ -189,11 +189,11 @@ static int run(struct daemon *d)
 	}
 	for (size_t i = 0; i < d->cfg.n_backends; i++)
 		have += d->bes[i].has_socket;
-	rs_info("ringsteerd %s: %s sk_lookup link %s/%s; %zu services, %d/%zu "
-		"backends with a socket",
-		RS_VERSION, d->dp.adopted_link ? "updated" : "attached",
-		d->cfg.bpffs, RS_LINK_PIN_NAME, d->cfg.n_services, have,
-		d->cfg.n_backends);
+	rs_info("ringsteerd %s (commit %s): %s sk_lookup link %s/%s; %zu "
+		"services, %d/%zu backends with a socket",
+		RS_VERSION, RS_COMMIT,
+		d->dp.adopted_link ? "updated" : "attached", d->cfg.bpffs,
+		RS_LINK_PIN_NAME, d->cfg.n_services, have, d->cfg.n_backends);
 	if (d->tc.active) {
 		int on = 0;
 
@@ -281,7 +281,7 @@ int main(int argc, char **argv)
 			rs_log_set_level(RS_LOG_WARN);
 			break;
 		case OPT_VERSION:
-			printf("ringsteerd %s\n", RS_VERSION);
+			puts(RS_VERSION_LINE("ringsteerd"));
 			return 0;
 		case OPT_PROBE:
 			return probe_only();

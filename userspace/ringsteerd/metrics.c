@@ -459,8 +459,12 @@ char *metrics_render(struct daemon *d)
 {
 	struct buf b = {0};
 
-	help(&b, "ringsteer_build_info", "gauge", "Version of ringsteerd.");
-	put(&b, "ringsteer_build_info{version=\"%s\"} 1\n", RS_VERSION);
+	help(&b, "ringsteer_build_info", "gauge",
+	     "Version, commit and data-plane ABI of ringsteerd.");
+	put(&b,
+	    "ringsteer_build_info{version=\"%s\",commit=\"%s\",abi=\"%d\"} "
+	    "1\n",
+	    RS_VERSION, RS_COMMIT, RS_ABI_VERSION);
 	help(&b, "ringsteer_reloads_total", "counter",
 	     "Configuration reloads applied.");
 	put(&b, "ringsteer_reloads_total %llu\n",
