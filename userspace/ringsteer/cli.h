@@ -15,6 +15,9 @@
 extern bool json_out;
 /* Set while polling: a daemon that is gone is not an error to print. */
 extern bool call_quiet_unreachable;
+/* Seconds each wait of a call may take (-T, RINGSTEER_TIMEOUT). */
+#define RS_CLI_TIMEOUT_DEFAULT 10.0
+extern double call_timeout;
 
 /* "ringsteer: <message>" on stderr; returns 1 (the exit status). */
 int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

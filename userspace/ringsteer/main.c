@@ -13,7 +13,10 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <limits.h>
+#include <math.h>
+#include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -55,6 +58,90 @@ int fail(const char *fmt, ...)
 bool call_quiet_unreachable;
 /* The last call() found no daemon on the socket (not a failed request). */
 static bool call_unreachable;
+/* -T, RINGSTEER_TIMEOUT: how long a call may wait for the daemon. */
+double call_timeout = RS_CLI_TIMEOUT_DEFAULT;
+
+/* Seconds, more than 0 and at most a day; -1 if @s is not that. */
+static double parse_timeout(const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 86400)
+		return -1;
+	return v;
+}
+
+/*
+ * Each wait of the call, connect, send or read, is bounded: a daemon that
+ * is stopped (SIGSTOP, a debugger) or wedged accepts into its backlog and
+ * never answers, and a CLI under ExecReload or in a script must not hang.
+ */
+static void set_timeouts(int fd, double secs)
+{
+	struct timeval tv = {
+		.tv_sec = (time_t)secs,
+		.tv_usec = (suseconds_t)((secs - floor(secs)) * 1e6),
+	};
+
+	if (!tv.tv_sec && !tv.tv_usec)
+		tv.tv_usec = 1000; /* zero would mean no timeout at all */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* /proc/PID/stat's state letter, in ps(1)'s words. */
+static const char *state_name(char c)
+{
+	switch (c) {
+	case 'R':
+		return "running";
+	case 'S':
+		return "sleeping";
+	case 'D':
+		return "uninterruptible sleep";
+	case 'T':
+		return "stopped";
+	case 't':
+		return "stopped by a tracer";
+	case 'Z':
+		return "zombie";
+	case 'X':
+		return "dead";
+	default:
+		return "unknown";
+	}
+}
+
+/* Which process did not answer and what the kernel says of it. */
+static void timed_out(int fd, const char *what)
+{
+	struct ucred cred = {0};
+	socklen_t len = sizeof(cred);
+	char path[64], buf[512], state = '?', *paren;
+	FILE *f;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
+	    cred.pid <= 0) {
+		fail("ringsteerd did not %s within %g s on %s", what,
+		     call_timeout, socket_path);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)cred.pid);
+	f = fopen(path, "re");
+	if (f) {
+		/* "PID (COMM) S ...": COMM may hold spaces and parentheses. */
+		if (fgets(buf, sizeof(buf), f) && (paren = strrchr(buf, ')')) &&
+		    paren[1] == ' ')
+			state = paren[2];
+		fclose(f);
+	}
+	fail("ringsteerd (pid %d, state %c: %s) did not %s within %g s on %s",
+	     (int)cred.pid, state, state_name(state), what, call_timeout,
+	     socket_path);
+}
 
 /* One request, one reply; NULL (after printing why) on failure. */
 json_t *call(json_t *req)
@@ -65,6 +152,7 @@ json_t *call(json_t *req)
 	char *buf = malloc(cap);
 	json_error_t jerr;
 	json_t *reply = NULL;
+	bool connected = false;
 	int fd;
 
 	json_decref(req);
@@ -75,7 +163,17 @@ json_t *call(json_t *req)
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", socket_path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	call_unreachable = false;
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+	if (fd >= 0) {
+		set_timeouts(fd, call_timeout);
+		connected = !connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	}
+	if (!connected && fd >= 0 && errno == EAGAIN) {
+		/* Its backlog is full: nobody has accepted for a while. */
+		timed_out(fd, "accept the connection");
+		close(fd);
+		goto out;
+	}
+	if (!connected) {
 		call_unreachable =
 			fd >= 0 && (errno == ENOENT || errno == ECONNREFUSED);
 		/* The daemon makes its socket 0600: root's alone. */
@@ -97,6 +195,11 @@ json_t *call(json_t *req)
 	 */
 	if (send(fd, text, strlen(text), MSG_NOSIGNAL) < 0 ||
 	    send(fd, "\n", 1, MSG_NOSIGNAL) < 0) {
+		if (errno == EAGAIN) {
+			timed_out(fd, "read the request");
+			close(fd);
+			goto out;
+		}
 		if (errno != EPIPE && errno != ECONNRESET) {
 			fail("sending the request: %s", strerror(errno));
 			close(fd);
@@ -133,6 +236,12 @@ json_t *call(json_t *req)
 		 */
 		if (n < 0 && errno == ECONNRESET && len)
 			break;
+		/* No byte for call_timeout: a stopped or wedged daemon. */
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			timed_out(fd, len ? "finish its answer" : "answer");
+			close(fd);
+			goto out;
+		}
 		if (n < 0) {
 			fail("reading the reply: %s", strerror(errno));
 			close(fd);
@@ -792,6 +901,14 @@ static void fleet_table(json_t *r)
 			json_array_get(json_object_get(v, "members"), 1)));
 }
 
+static double now_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /*
  * `fleet ready [SECONDS]`: exit 0 once this host may be given traffic
  * (added to the router's ECMP group), polling up to SECONDS; for scripts
@@ -799,19 +916,27 @@ static void fleet_table(json_t *r)
  */
 static int fleet_ready(const char *wait)
 {
+	double deadline, per_call = call_timeout;
 	long secs = 0;
 
 	if (wait && parse_uint(wait, 3600, &secs))
 		return fail("bad wait '%s' (seconds, 0..3600)", wait);
+	deadline = now_mono() + (double)secs;
 	/* A daemon still starting (no control socket yet) is not ready. */
 	call_quiet_unreachable = secs > 0;
-	for (long t = 0;; t++) {
-		json_t *r = call(json_pack("{s:s, s:s}", "cmd", "fleet",
-					   "action", "status"));
-		bool ok = r && json_is_true(json_object_get(r, "ok"));
-		bool ready = ok && json_is_true(json_object_get(r, "ready"));
+	for (;;) {
+		/* A daemon that does not answer costs the wait, not more. */
+		double left = deadline - now_mono();
+		json_t *r;
+		bool ok, ready;
 		char why[160];
 
+		call_timeout =
+			secs && left < per_call ? fmax(left, 0.1) : per_call;
+		r = call(json_pack("{s:s, s:s}", "cmd", "fleet", "action",
+				   "status"));
+		ok = r && json_is_true(json_object_get(r, "ok"));
+		ready = ok && json_is_true(json_object_get(r, "ready"));
 		snprintf(why, sizeof(why), "%s",
 			 !r   ? "ringsteerd does not answer"
 			 : ok ? jstr(r, "not_ready")
@@ -823,7 +948,7 @@ static int fleet_ready(const char *wait)
 			return 0;
 		}
 		/* A refusal (fleet mode off) will not change by waiting. */
-		if ((r && !ok) || t >= secs * 10) {
+		if ((r && !ok) || now_mono() >= deadline) {
 			if (!json_out || !r)
 				fail("not ready: %s", why);
 			return 1;
@@ -1140,7 +1265,9 @@ static int find_socket(const char *opt_socket, const char *opt_config)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: ringsteer [-s SOCKET | -c FILE] [-j] COMMAND [ARGS]\n"
+		"Usage: ringsteer [-s SOCKET | -c FILE] [-j] [-T SECONDS] "
+		"COMMAND "
+		"[ARGS]\n"
 		"  -s, --socket PATH  control socket; else $RINGSTEER_SOCKET, "
 		"else\n"
 		"  -c, --config FILE  its control_socket "
@@ -1148,6 +1275,9 @@ static void usage(FILE *f)
 		"                     when readable), "
 		"else " RS_DEFAULT_CONTROL_SOCKET "\n"
 		"  -j, --json         JSON output\n"
+		"  -T, --timeout SECONDS  how long to wait for the daemon "
+		"(default 10;\n"
+		"                     else $RINGSTEER_TIMEOUT)\n"
 		"      --version      print the version and exit\n"
 		"Commands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
@@ -1162,16 +1292,24 @@ int main(int argc, char **argv)
 		{"socket", required_argument, NULL, 's'},
 		{"config", required_argument, NULL, 'c'},
 		{"json", no_argument, NULL, 'j'},
+		{"timeout", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{0},
 	};
 	const char *opt_socket = NULL, *opt_config = NULL;
+	const char *timeout = getenv("RINGSTEER_TIMEOUT"), *timeout_from = NULL;
 	const struct cmd *c;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "+s:c:jh", opts, NULL)) != -1) {
+	if (timeout && *timeout)
+		timeout_from = "RINGSTEER_TIMEOUT";
+	while ((opt = getopt_long(argc, argv, "+s:c:jhT:", opts, NULL)) != -1) {
 		switch (opt) {
+		case 'T':
+			timeout = optarg;
+			timeout_from = "-T";
+			break;
 		case 's':
 			opt_socket = optarg;
 			break;
@@ -1193,6 +1331,14 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (timeout_from) {
+		call_timeout = parse_timeout(timeout);
+		if (call_timeout < 0) {
+			fail("%s %s: seconds, more than 0 and at most 86400",
+			     timeout_from, timeout);
+			return 2;
+		}
+	}
 	if (optind >= argc) {
 		usage(stderr);
 		return 2;
@@ -1210,7 +1356,7 @@ int main(int argc, char **argv)
 				return 0;
 			}
 			printf("Usage: ringsteer [-s SOCKET | -c FILE] [-j] "
-			       "%s\n  %s\n",
+			       "[-T SECONDS] %s\n  %s\n",
 			       c->usage, c->help);
 			return 0;
 		}
