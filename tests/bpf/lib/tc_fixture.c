@@ -52,11 +52,21 @@ struct steer_tc_bpf *tc_fixture_load_kfunc(struct steer_tc_kfunc_bpf **k)
 		*k = NULL;
 		return NULL;
 	}
-	/* Point the view's maps and program at the loaded object's. */
+	/*
+	 * Point the view's maps and program at the loaded object's. The
+	 * entries are map_skel_sz apart, not sizeof(*sk->maps): libbpf 1.5
+	 * (Debian 13) grew struct bpf_map_skeleton by a link pointer that
+	 * bpftool leaves out of objects without struct_ops (24 bytes a map,
+	 * against 32 in the header).
+	 */
 	sk = v->skeleton;
-	for (int i = 0; i < sk->map_cnt; i++)
-		*sk->maps[i].map = bpf_object__find_map_by_name(
-			(*k)->obj, sk->maps[i].name);
+	for (int i = 0; i < sk->map_cnt; i++) {
+		const struct bpf_map_skeleton *m =
+			(const void *)((const char *)sk->maps +
+				       (size_t)i * sk->map_skel_sz);
+
+		*m->map = bpf_object__find_map_by_name((*k)->obj, m->name);
+	}
 	v->progs.steer_tc = (*k)->progs.steer_tc;
 	return v;
 }
