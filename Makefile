@@ -84,7 +84,7 @@ HEADERS    := $(wildcard include/ringsteer/*.h userspace/*/*.h)
 C_SOURCES  := $(shell find bpf include userspace tests scripts bench -name '*.[ch]' 2>/dev/null)
 
 .PHONY: all build deps bpffs test unit bpftest e2e chaos demo demo-fleet bench-fleet bench-profile lint info clean install help bench \
-	vmtest man uninstall package-test
+	vmtest vmtest-systemd man uninstall package-test
 
 # `make` installs missing build dependencies first, as `make test` does
 # (scripts/install-deps.sh: a no-op when everything is there, root needed
@@ -120,6 +120,10 @@ help:
 	@echo "                CHAOS_CHECK_EVERY (5); tests/e2e/test_chaos.sh (root)"
 	@echo "make vmtest     BPF tests and data-plane e2e suites on Debian 12's 6.1 kernel"
 	@echo "                under qemu TCG (root; scripts/vmtest.sh)"
+	@echo "make vmtest-trixie the same on Debian 13: its 6.12 kernel, its userland, the"
+	@echo "                tree built and packaged in a trixie root (root; scripts/build-in-root.sh)"
+	@echo "make vmtest-systemd the package under systemd as PID 1: Debian 12 and 13"
+	@echo "                guests under qemu TCG (root; scripts/vmtest-systemd.sh)"
 	@echo "make lint       clang-format check, cppcheck and shellcheck"
 	@echo "make info       verifier instruction count and stack use per program"
 	@echo "make bench      benchmarks (docs/benchmarks.md; root, not part of make test)"
@@ -294,6 +298,20 @@ vmtest: deps
 	@$(MAKE) --no-print-directory build $(BPF_TESTS) $(BUILD)/bpf_info \
 		$(BPF_OBJS)
 	@scripts/vmtest.sh
+
+# Debian 13: the tree built, unit-tested and packaged in a debootstrapped
+# trixie root (cached), then its BPF tests and a subset of the data-plane
+# suites on trixie's 6.12 under qemu TCG (scripts/vmtest.sh says which).
+.PHONY: vmtest-trixie
+vmtest-trixie: deps
+	@scripts/build-in-root.sh trixie
+	@VMTEST_RELEASE=trixie scripts/vmtest.sh
+
+# The package under a real systemd (PID 1 of a Debian 12 and a Debian 13
+# guest): VMTEST_SYSTEMD_RELEASES picks (default both).
+vmtest-systemd: deps
+	@$(MAKE) --no-print-directory $(BUILD)/tools/rs_client $(BUILD)/tools/rs_backend
+	@scripts/vmtest-systemd.sh $(VMTEST_SYSTEMD_RELEASES)
 
 demo: deps bpffs
 	@$(MAKE) --no-print-directory build

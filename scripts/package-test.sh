@@ -88,13 +88,21 @@ done
 check "the unit runs /usr/sbin/ringsteerd" \
 	grep -qx 'ExecStart=/usr/sbin/ringsteerd -c /etc/ringsteer/ringsteer.conf' \
 	"$root/lib/systemd/system/ringsteerd.service"
-# dh_installsystemd --no-enable --no-start: postinst starts nothing and
-# enables the unit again only where it was enabled before (an upgrade).
-check "postinst starts nothing" bash -c "! grep -q deb-systemd-invoke '$work/control/postinst'"
+# dh_installsystemd --no-enable: postinst enables the unit again only
+# where it was enabled before, and (re)starts it through
+# deb-systemd-invoke, which starts no disabled unit: a first install starts
+# nothing, an upgrade restarts an enabled daemon. The prerm stops it on
+# remove; the postrm detaches the data plane on purge. What they do under
+# a real systemd: tests/vm/systemd (make vmtest-systemd).
+check "postinst (re)starts only through deb-systemd-invoke" \
+	bash -c "grep -q 'deb-systemd-invoke \$_dh_action .ringsteerd.service.' '$work/control/postinst'"
 check "postinst enables only a unit that was enabled" \
 	bash -c "grep -A2 'was-enabled .ringsteerd.service.' '$work/control/postinst' |
 		grep -q 'deb-systemd-helper enable'"
 check "postinst enables nothing else" test "$(grep -c 'deb-systemd-helper enable' "$work/control/postinst")" = 1
+check "prerm stops the daemon on remove" \
+	bash -c "grep -q 'deb-systemd-invoke stop .ringsteerd.service.' '$work/control/prerm'"
+check "postrm detaches on purge" grep -q 'steer_tc' "$work/control/postrm"
 for m in man8/ringsteerd.8 man8/ringsteer.8 man5/ringsteer.conf.5; do
 	check "man $m renders" bash -c "MANWIDTH=80 man -l '$root/usr/share/man/$m.gz' 2>&1 | grep -q '^NAME'"
 done
@@ -136,7 +144,7 @@ check "removed: no binaries" test ! -e "$sys/usr/sbin/ringsteerd"
 check "removed: conffiles stay" test -e "$etc/ringsteer.conf.sample"
 check "dpkg -P" in_sys dpkg -P ringsteer
 check "purged: no conffiles" test ! -e "$etc/ringsteer.conf.sample" -a ! -e "$etc/ringsteer.conf.minimal"
-check "purged: the operator's ringsteer.conf stays (not the package's)" test -s "$etc/ringsteer.conf"
+check "purged: the operator's ringsteer.conf too" test ! -e "$etc/ringsteer.conf"
 check "purged: the unit's enablement gone" test ! -L "$wants"
 check "dpkg -i after the purge" in_sys dpkg -i /tmp/ringsteer.deb
 check "fresh conffiles" bash -c "test -e '$etc/ringsteer.conf.sample' && ! grep -q 'the operator' '$etc/ringsteer.conf.minimal'"

@@ -1,0 +1,203 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# `make vmtest-systemd`: the package's life under a real systemd, as PID 1
+# of a Debian guest booted under qemu TCG with its own kernel (Debian 12:
+# 6.1 and systemd 252; Debian 13: 6.12 and systemd 257). The guest runs
+# tests/vm/systemd/run.sh as a service: apt install of the package built
+# from this tree, enable --now, reloads, restart, kill -9 and the watchdog
+# under load, an upgrade to a newer package under load, a reboot, remove
+# and purge.
+#
+#   scripts/vmtest-systemd.sh [bookworm|trixie]...   (root; default: both)
+#
+# The guest's root is debootstrapped once per release (minbase, systemd as
+# init, the release's kernel and initramfs, the package's run-time
+# dependencies, which apt would otherwise fetch: the guest has no network)
+# and kept in $VMTEST_CACHE/sdroot-RELEASE while its package list is the
+# same. Each run copies it, adds the test and the packages, and makes the
+# guest's disk from it (mkfs.ext4 -d: no loop mount). The package: built
+# on this host for the host's release, in a debootstrapped root of the
+# release otherwise (scripts/build-in-root.sh). The newer package of the
+# upgrade is the same package with a higher version (+vmtest1): what the
+# maintainer scripts do on an upgrade does not depend on the binaries.
+# Environment:
+#   VMTEST_CACHE    guest roots (default /var/cache/ringsteer-vmtest)
+#   VMTEST_TIMEOUT  seconds before a guest is killed (default 1200)
+#   VMTEST_MIRROR   Debian mirror (default http://deb.debian.org/debian)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CACHE=${VMTEST_CACHE:-/var/cache/ringsteer-vmtest}
+TIMEOUT=${VMTEST_TIMEOUT:-1200}
+MIRROR=${VMTEST_MIRROR:-http://deb.debian.org/debian}
+OUT=build/vmtest-systemd
+
+die() {
+	echo "vmtest-systemd: $*" >&2
+	exit 1
+}
+[[ $(id -u) -eq 0 ]] || die "needs root (debootstrap, qemu)"
+for t in qemu-system-x86_64 debootstrap mkfs.ext4 dpkg-deb dpkg-buildpackage; do
+	command -v "$t" >/dev/null || die "$t missing: scripts/install-deps.sh installs it"
+done
+for b in build/tools/rs_client build/tools/rs_backend; do
+	[[ -x $b ]] || die "$b missing: run make build first"
+done
+host_release=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+
+# The package for RELEASE into DIR/ringsteer_v1.deb and its +vmtest1.
+packages() {
+	local rel=$1 dir=$2 src deb
+	mkdir -p "$dir"
+	if [[ $rel == "$host_release" ]]; then
+		src=$(mktemp -d /tmp/rs-vmsd-pkg.XXXXXX)
+		mkdir "$src/src"
+		git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$src/src"
+		(cd "$src/src" && dpkg-buildpackage -us -uc -b) >"$dir/build.log" 2>&1 || {
+			tail -30 "$dir/build.log"
+			rm -rf "$src"
+			die "dpkg-buildpackage failed (log: $dir/build.log)"
+		}
+		deb=$(ls "$src"/ringsteer_*_amd64.deb)
+		cp "$deb" "$dir/ringsteer_v1.deb"
+		rm -rf "$src"
+	else
+		scripts/build-in-root.sh "$rel" "$dir/pkg" >"$dir/build.log" 2>&1 || {
+			tail -30 "$dir/build.log"
+			die "building the package on $rel failed (log: $dir/build.log)"
+		}
+		deb=$(ls "$dir"/pkg/ringsteer_*_amd64.deb)
+		cp "$deb" "$dir/ringsteer_v1.deb"
+	fi
+	# The upgrade: the same files, a higher version.
+	rm -rf "$dir/repack"
+	dpkg-deb -R "$dir/ringsteer_v1.deb" "$dir/repack"
+	sed -i 's/^Version: \(.*\)$/Version: \1+vmtest1/' "$dir/repack/DEBIAN/control"
+	dpkg-deb --root-owner-group -b "$dir/repack" "$dir/ringsteer_v2.deb" >/dev/null
+	rm -rf "$dir/repack"
+}
+
+# The package names a .deb's Depends needs (first of each alternative).
+depends_of() {
+	dpkg-deb -f "$1" Depends | tr ',' '\n' | sed 's/|.*//; s/(.*)//; s/[[:space:]]//g' |
+		grep -v '^$' | sort -u
+}
+
+# The cached guest root of RELEASE with the packages of its list.
+guest_root() {
+	local rel=$1 deb=$2 root=$CACHE/sdroot-$1 list deps key
+	mapfile -t deps < <(depends_of "$deb")
+	list=(systemd systemd-sysv udev linux-image-amd64 initramfs-tools iproute2
+		procps jq bpftool "${deps[@]}")
+	key=$(printf '%s\n' "$rel" "$MIRROR" "${list[@]}" | sort | sha256sum | cut -c1-16)
+	if [[ -f $root/.done && $(cat "$root/.done") == "$key" ]]; then
+		echo "$root"
+		return
+	fi
+	rm -rf --one-file-system "$root"
+	mkdir -p "$CACHE"
+	local s=$SECONDS inc
+	inc=$(
+		IFS=,
+		echo "${list[*]}"
+	)
+	echo "vmtest-systemd: debootstrap $rel ($((${#list[@]})) packages and their dependencies)" >&2
+	debootstrap --variant=minbase --include="$inc" "$rel" "$root" "$MIRROR" \
+		>"$CACHE/debootstrap-$rel.log" 2>&1 || {
+		tail -20 "$CACHE/debootstrap-$rel.log" >&2
+		die "debootstrap $rel failed (log: $CACHE/debootstrap-$rel.log)"
+	}
+	chroot "$root" apt-get clean
+	echo "vmtest-systemd: debootstrap $rel took $((SECONDS - s)) s" >&2
+	echo "$key" >"$root/.done"
+	echo "$root"
+}
+
+# The guest's disk: the cached root, the test, the packages.
+make_disk() {
+	local root=$1 dir=$2 rel=$3 r=$2/root t
+	rm -rf --one-file-system "$r"
+	cp -a "$root" "$r"
+	rm -f "$r/.done"
+	t=$r/opt/ringsteer-vmtest
+	mkdir -p "$t"
+	install -m 0755 tests/vm/systemd/run.sh tests/vm/systemd/backend.sh build/tools/rs_client build/tools/rs_backend "$t/"
+	cp "$dir/ringsteer_v1.deb" "$dir/ringsteer_v2.deb" "$t/"
+	for u in tests/vm/systemd/*.service; do
+		install -m 0644 "$u" "$r/etc/systemd/system/"
+	done
+	local w=$r/etc/systemd/system/multi-user.target.wants
+	mkdir -p "$w"
+	for u in rs-vmtest.service rs-vmtest-net.service rs-backend@a.service \
+		rs-backend@b.service rs-backend@c.service; do
+		ln -sf "/etc/systemd/system/${u/@[a-z]/@}" "$w/$u"
+	done
+	echo '/dev/vda / ext4 rw,errors=remount-ro 0 1' >"$r/etc/fstab"
+	echo "rs-$rel-guest" >"$r/etc/hostname"
+	# No getty on the console the test writes to; no password to set.
+	ln -sf /dev/null "$r/etc/systemd/system/serial-getty@ttyS0.service"
+	rm -f "$dir/disk.raw"
+	truncate -s 4G "$dir/disk.raw"
+	mkfs.ext4 -q -F -L root -d "$r" "$dir/disk.raw"
+	rm -rf --one-file-system "$r"
+}
+
+qpid=""
+cleanup() {
+	[[ -n $qpid ]] && kill "$qpid" 2>/dev/null && wait "$qpid" 2>/dev/null
+	true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# One release: 0 when its guest printed VMTEST-RESULT: PASS.
+run_release() {
+	local rel=$1 dir=$OUT/$1 root kernel initrd log start
+	rm -rf --one-file-system "$dir"
+	mkdir -p "$dir"
+	start=$SECONDS
+	packages "$rel" "$dir"
+	echo "vmtest-systemd: $rel: $(dpkg-deb -f "$dir/ringsteer_v1.deb" Version) built after $((SECONDS - start)) s"
+	root=$(guest_root "$rel" "$dir/ringsteer_v1.deb")
+	make_disk "$root" "$dir" "$rel"
+	kernel=$(ls "$root"/boot/vmlinuz-* | sort -V | tail -n 1)
+	initrd=$(ls "$root"/boot/initrd.img-* | sort -V | tail -n 1)
+	log=$dir/guest.log
+	echo "vmtest-systemd: $rel: disk ready after $((SECONDS - start)) s; booting $(basename "$kernel") under qemu TCG; log in $log"
+	local s=$SECONDS rc=0
+	# No -no-reboot: the test reboots the guest once. It powers off at the
+	# end; the timeout ends a guest that never does.
+	timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi -smp 2 -m 2048 \
+		-nodefaults -no-user-config -display none \
+		-serial "file:$log" -nic none \
+		-kernel "$kernel" -initrd "$initrd" \
+		-append "console=ttyS0 root=/dev/vda rw panic=-1 quiet loglevel=3" \
+		-drive "file=$dir/disk.raw,format=raw,if=virtio,cache=unsafe" \
+		</dev/null &
+	qpid=$!
+	tail -n +1 -F --pid="$qpid" "$log" 2>/dev/null | grep -a --line-buffered '^VMTEST' &
+	local tpid=$!
+	wait "$qpid" || rc=$?
+	qpid=""
+	((rc == 124)) && echo "vmtest-systemd: $rel: guest killed after ${TIMEOUT}s" >&2
+	wait "$tpid" 2>/dev/null || true
+	rm -f "$dir/disk.raw"
+	echo "vmtest-systemd: $rel: guest ran $((SECONDS - s)) s, $((SECONDS - start)) s in all"
+	grep -aq '^VMTEST-RESULT: PASS' "$log"
+}
+
+releases=("$@")
+((${#releases[@]})) || releases=(bookworm trixie)
+failed=()
+for rel in "${releases[@]}"; do
+	case $rel in
+	bookworm | trixie) ;;
+	*) die "unknown release $rel (bookworm or trixie)" ;;
+	esac
+	run_release "$rel" || failed+=("$rel")
+done
+if ((${#failed[@]})); then
+	echo "vmtest-systemd: FAIL on ${failed[*]}" >&2
+	exit 1
+fi
+echo "vmtest-systemd: PASS on ${releases[*]}"

@@ -1,0 +1,257 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# The systemd guest's test (scripts/vmtest-systemd.sh boots it): runs as
+# rs-vmtest.service on a Debian guest whose PID 1 is systemd, as root, and
+# lives the package's life as an operator would: apt install, a
+# configuration from the minimal sample, enable --now, reloads good and
+# broken, restart, kill -9 and the watchdog under load, an upgrade to a
+# newer package under load, a reboot, remove and purge. Two backends
+# (rs-backend@a, @b, @c) run as DynamicUser services: sockets of another user,
+# taken across the sandbox. Every line for the host starts "VMTEST:"; the
+# last is VMTEST-RESULT: PASS or FAIL, then the guest powers off. The phase
+# survives the reboot in /var/lib/rs-vmtest.
+set -uo pipefail
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8
+T=/opt/ringsteer-vmtest
+STATE=/var/lib/rs-vmtest
+CONF=/etc/ringsteer/ringsteer.conf
+mkdir -p "$STATE"
+phase=$(cat "$STATE/phase" 2>/dev/null || echo 1)
+boots=$(($(cat "$STATE/boots" 2>/dev/null || echo 0) + 1))
+echo "$boots" >"$STATE/boots"
+pass=$(cat "$STATE/pass" 2>/dev/null || echo 0)
+fail=$(cat "$STATE/fail" 2>/dev/null || echo 0)
+
+say() { echo "VMTEST: $*"; }
+ok() {
+	pass=$((pass + 1))
+	echo "$pass" >"$STATE/pass"
+	say "ok   - $*"
+}
+bad() {
+	fail=$((fail + 1))
+	echo "$fail" >"$STATE/fail"
+	say "FAIL - $*"
+}
+check() { # NAME CMD...
+	local what=$1
+	shift
+	if "$@" >"$STATE/last.out" 2>&1; then
+		ok "$what"
+	else
+		bad "$what"
+		sed 's/^/VMTEST:      | /' "$STATE/last.out" | tail -n 15
+	fi
+}
+eq() { # NAME GOT WANT
+	if [[ $2 == "$3" ]]; then ok "$1 ($2)"; else bad "$1: got '$2', want '$3'"; fi
+}
+# wait_for SECONDS CMD...: poll until CMD succeeds.
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		((SECONDS < end)) || return 1
+		sleep 0.5
+	done
+}
+finish() {
+	if ((fail)) || (($1)); then
+		say "--- journal of ringsteerd"
+		journalctl -u ringsteerd --no-pager -n 60 | sed 's/^/VMTEST:      | /'
+		echo "VMTEST-RESULT: FAIL ($fail of $((pass + fail)) checks failed)"
+	else
+		echo "VMTEST-RESULT: PASS ($pass checks)"
+	fi
+	sync
+	systemctl poweroff
+	exit 0
+}
+prop() { systemctl show -P "$1" ringsteerd.service; }
+mainpid() { prop MainPID; }
+active() { [[ $(systemctl is-active ringsteerd.service) == active ]]; }
+# A new daemon, started and ready: its MainPID is not $1 and it is active.
+restarted_from() {
+	local p
+	p=$(mainpid)
+	[[ $p != 0 && $p != "$1" ]] && active
+}
+
+# steers: 12 client addresses reach a backend each, and each the one that
+# `ringsteer lookup` names.
+steers() {
+	local out src backend want
+	out=$("$T/rs_client" --target 198.18.0.10:80 --src-base 198.18.1.1 \
+		--count 12 --timeout-ms 3000) || {
+		echo "$out"
+		return 1
+	}
+	while read -r src _ backend; do
+		want=$(ringsteer -j lookup web "$src" | jq -r .backend) || return 1
+		[[ $backend == "$want" ]] || {
+			echo "$src reached $backend, lookup says $want"
+			return 1
+		}
+	done <<<"$out"
+}
+# answered: 12 client addresses reach a backend each (no CLI needed).
+answered() {
+	"$T/rs_client" --target 198.18.0.10:80 --src-base 198.18.1.1 --count 12 \
+		--timeout-ms 3000
+}
+
+# Load from 40 client addresses, 4 at a time, until load_stop.
+LOAD_PID=""
+load_start() {
+	"$T/rs_client" --target 198.18.0.10:80 --src-base 198.18.2.1 --count 40 \
+		--concurrency 4 --loop-seconds 3600 --timeout-ms 5000 \
+		>"$STATE/load.out" 2>&1 &
+	LOAD_PID=$!
+}
+# load_stop NAME: no attempt failed while it ran, and some were made.
+load_stop() {
+	kill -USR1 "$LOAD_PID"
+	wait "$LOAD_PID"
+	local rc=$? attempts failed
+	attempts=$(sed -n 's/^attempts=\([0-9]*\) .*/\1/p' "$STATE/load.out")
+	failed=$(sed -n 's/.* failed=\([0-9]*\)$/\1/p' "$STATE/load.out")
+	if ((rc == 0)) && [[ $failed == 0 && ${attempts:-0} -gt 0 ]]; then
+		ok "$1: $attempts connections, 0 failed"
+	else
+		bad "$1: $(tr '\n' ' ' <"$STATE/load.out") (rc $rc)"
+	fi
+}
+
+say "boot $boots, phase $phase: $(uname -r), $(systemctl --version | head -n 1), $(. /etc/os-release && echo "$PRETTY_NAME")"
+say "$(systemd-analyze time 2>&1 | head -n 1)"
+((boots <= 2)) || {
+	bad "booted $boots times: a reboot that was not ours"
+	finish 1
+}
+
+if [[ $phase == 1 ]]; then
+	say "# apt install, as an operator"
+	v1=$(dpkg-deb -f "$T"/ringsteer_v1.deb Version)
+	v2=$(dpkg-deb -f "$T"/ringsteer_v2.deb Version)
+	check "apt-get install ./ringsteer ($v1)" \
+		env DEBIAN_FRONTEND=noninteractive apt-get install -y "$T/ringsteer_v1.deb"
+	eq "the unit is installed disabled" "$(systemctl is-enabled ringsteerd.service)" disabled
+	eq "and not started" "$(systemctl is-active ringsteerd.service)" inactive
+	check "ringsteerd --version names the package's version" \
+		grep -q "^ringsteerd ${v1%-*}" <(ringsteerd --version)
+	systemd-analyze security ringsteerd.service >"$STATE/security" 2>&1
+	exposure=$(sed -n 's/.*Overall exposure level for ringsteerd.service: \([0-9.]*\).*/\1/p' "$STATE/security")
+	check "systemd-analyze security: exposure $exposure, at most 4.0" \
+		awk -v e="$exposure" 'BEGIN { exit !(e != "" && e <= 4.0) }'
+
+	say "# the configuration from the minimal sample, enable --now"
+	cp /etc/ringsteer/ringsteer.conf.minimal "$CONF"
+	check "ringsteerd --check of it" ringsteerd --check -c "$CONF"
+	check "systemctl enable --now ringsteerd" systemctl enable --now ringsteerd.service
+	check "active once start returns (Type=notify: READY=1)" active
+	check "status text says it steers" bash -c "systemctl show -P StatusText ringsteerd | grep -qi steer"
+	check "both backends' sockets taken (DynamicUser processes)" \
+		wait_for 20 bash -c "[[ \$(ringsteer -j backends | jq '[.backends[] | select(.has_socket)] | length') == 2 ]]"
+	check "12 clients steered, each where lookup says" wait_for 20 steers
+	check "steer_sockops attached below the root, where the backends are (auto)" \
+		bash -c "ringsteer -j status | jq -e '.. | objects | select(.name? == \"steer_sockops\") | select(.attached and .auto and .cgroup != \"/\")'"
+
+	say "# systemctl reload"
+	cat >>"$CONF" <<'CONFEOF'
+
+[backend cache-c]
+service = web
+address = 127.0.0.1:8083
+address = [::1]:8083
+weight = 1
+CONFEOF
+	pid=$(mainpid)
+	check "systemctl reload of a good file" systemctl reload ringsteerd.service
+	check "it applied: cache-c is a backend" bash -c "ringsteer -j backends | jq -e '.backends[] | select(.name == \"cache-c\")'"
+	cp "$CONF" "$STATE/good.conf"
+	echo "this line has no equals sign" >>"$CONF"
+	bad_line=$(wc -l <"$CONF")
+	since=$(date +%s)
+	sleep 1
+	check "systemctl reload of a broken file fails" bash -c "! systemctl reload ringsteerd.service"
+	check "journalctl -p err names $CONF:$bad_line" \
+		bash -c "journalctl -u ringsteerd -p err --since @$since --no-pager | grep -q '$CONF:$bad_line'"
+	check "the old state is kept (cache-c still there)" \
+		bash -c "ringsteer -j backends | jq -e '.backends[] | select(.name == \"cache-c\")'"
+	eq "the same daemon runs" "$(mainpid)" "$pid"
+	check "and steers" steers
+	cp "$STATE/good.conf" "$CONF"
+
+	say "# restart, kill -9 and the watchdog, each under load"
+	load_start
+	sleep 2
+	pid=$(mainpid)
+	check "systemctl restart" systemctl restart ringsteerd.service
+	check "a new daemon, active" restarted_from "$pid"
+	sleep 1
+	load_stop "systemctl restart"
+	load_start
+	sleep 2
+	pid=$(mainpid)
+	kill -9 "$pid"
+	check "kill -9: systemd starts it again (Restart=on-failure)" wait_for 30 restarted_from "$pid"
+	sleep 1
+	load_stop "kill -9"
+	load_start
+	sleep 2
+	pid=$(mainpid)
+	kill -STOP "$pid"
+	start=$SECONDS
+	check "SIGSTOP: the watchdog kills and restarts it (WatchdogSec=60)" wait_for 150 restarted_from "$pid"
+	say "  restarted after $((SECONDS - start)) s"
+	sleep 1
+	load_stop "watchdog"
+	check "steers after the restarts" steers
+
+	say "# a package upgrade ($v1 -> $v2) under load"
+	load_start
+	sleep 2
+	pid=$(mainpid)
+	check "apt-get install ./ringsteer ($v2)" \
+		env DEBIAN_FRONTEND=noninteractive apt-get install -y "$T/ringsteer_v2.deb"
+	eq "installed version" "$(dpkg-query -W -f '${Version}' ringsteer)" "$v2"
+	check "the upgrade restarted the daemon" wait_for 30 restarted_from "$pid"
+	check "steers after the upgrade" steers
+	load_stop "upgrade"
+	check "the configuration survived the upgrade" cmp "$CONF" "$STATE/good.conf"
+
+	say "# reboot"
+	echo 2 >"$STATE/phase"
+	sync
+	systemctl reboot
+	exit 0
+fi
+
+if [[ $phase == 2 ]]; then
+	check "after the reboot: ringsteerd is active" wait_for 60 active
+	check "and steers" wait_for 30 steers
+
+	say "# apt remove: the daemon stops, steering goes on"
+	load_start
+	sleep 2
+	check "apt-get remove ringsteer" \
+		env DEBIAN_FRONTEND=noninteractive apt-get remove -y ringsteer
+	eq "the daemon is stopped" "$(systemctl is-active ringsteerd.service)" inactive
+	check "the binaries are gone" test ! -e /usr/sbin/ringsteerd -a ! -e /usr/bin/ringsteer
+	check "the configuration stays" test -s "$CONF"
+	check "the pins stay" test -e /sys/fs/bpf/ringsteer/steer_lookup_link
+	check "12 clients still answered" answered
+	load_stop "remove"
+
+	say "# apt purge: the data plane and the configuration go"
+	check "apt-get purge ringsteer" \
+		env DEBIAN_FRONTEND=noninteractive apt-get purge -y ringsteer
+	check "the pins are gone" test ! -e /sys/fs/bpf/ringsteer
+	check "no sk_lookup link is left" bash -c "out=\$(bpftool link show) && ! grep -q sk_lookup <<<\"\$out\""
+	check "the configuration is gone" test ! -e "$CONF"
+	check "nothing is steered: 198.18.0.10:80 refuses" bash -c "! $T/rs_client --target 198.18.0.10:80 --src-base 198.18.1.1 --count 1 --timeout-ms 2000"
+	finish 0
+fi
+bad "unknown phase $phase"
+finish 1
