@@ -142,6 +142,21 @@ address = 127.0.0.1:8081
 CONF
 }
 
+# e2e_start_web1 [LINE...]: $CONF with the run's [global] (and LINEs in
+# it) and e2e_conf_web1, then its backend web-1 (be1) and ringsteerd
+# (daemon; its PID in DAEMON) started and answering: for suites about the
+# daemon and the CLI.
+e2e_start_web1() {
+	e2e_conf_global "$@"
+	e2e_conf_web1
+	rs_bg_start be1 rs_in_edge build/tools/rs_backend --name web-1 \
+		--tcp 127.0.0.1:8081
+	rs_bg_wait_ready be1
+	rs_bg_start daemon rs_in_edge build/ringsteerd -c "$CONF"
+	DAEMON=$RS_BG_LAST_PID
+	e2e_wait_for "$(rs_bg_err daemon)" "control socket" 10
+}
+
 # e2e_held_backends SERVICE N [ARG...]: backends SERVICE-1..N on
 # 127.0.0.1:8081.., each a real process holding every connection open
 # (rs_backend --hold ARG...), started as be1..beN and appended to $CONF

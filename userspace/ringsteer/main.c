@@ -1203,7 +1203,8 @@ static const struct cmd cmds[] = {
 	 "service with no backend taking new connections, without --force)",
 	 cmd_reload},
 	{"detach", "detach",
-	 "stop ringsteerd and remove the data plane (link, TC filters, pins)",
+	 "remove the data plane (links, TC filters, pins), then stop "
+	 "ringsteerd; fails, and ringsteerd steers on, if that fails",
 	 cmd_detach},
 	{"trace",
 	 "trace [SERVICE] [--client A[/L]] [--backend B] [--reason R] ...",

@@ -231,16 +231,9 @@ static int run(struct daemon *d)
 	notify_watchdog_stop(d);
 	metrics_stop(d);
 	control_stop(d);
+	/* After `ringsteer detach` too: the detach itself is done already. */
 	daemon_stop(d);
-	if (d->detach_requested) {
-		daemon_tc_detach(&d->cfg);
-		err = dp_detach(d->cfg.bpffs);
-		if (err)
-			rs_err("detach: %s: %s", d->cfg.bpffs, strerror(-err));
-		else
-			rs_info("detached: removed %s", d->cfg.bpffs);
-	}
-	return err;
+	return 0;
 }
 
 int main(int argc, char **argv)
