@@ -1,6 +1,7 @@
 #!/bin/bash
 # Installs the Debian 12 packages ringsteer needs to build, test and demo
-# (qemu-system-x86, busybox-static, cpio and kmod: `make vmtest`),
+# (qemu-system-x86, busybox-static, cpio and kmod: `make vmtest`;
+# debootstrap and xz-utils: its Debian 13 roots and kernel),
 # and only those that are missing. Idempotent.
 #   scripts/install-deps.sh          install what is missing
 #   scripts/install-deps.sh --check  exit 1 if anything is missing
@@ -23,6 +24,7 @@ PACKAGES=(
 	iproute2 util-linux procps memcached clang-format cppcheck shellcheck jq
 	socat curl scdoc systemd dpkg-dev debhelper lintian prometheus
 	qemu-system-x86 busybox-static cpio kmod etcd-server openssl
+	debootstrap xz-utils
 )
 
 check=""

@@ -53,10 +53,10 @@ mirror=${RELEASE_ROOT_MIRROR:-http://deb.debian.org/debian}
 # Not in a root: lint (clang-format, cppcheck, shellcheck: the host's
 # `make lint` is the one), lintian (the host's checks the root's package),
 # the demo's and the host suites' daemons (memcached, prometheus), and what
-# `make vmtest` runs on the host (qemu, busybox, cpio). etcd-server stays:
-# the fleet suites run their own etcd.
+# `make vmtest` runs on the host (qemu, busybox, cpio, debootstrap,
+# xz-utils). etcd-server stays: the fleet suites run their own etcd.
 not_in_root=" clang-format cppcheck shellcheck lintian memcached prometheus
-	qemu-system-x86 busybox-static cpio "
+	qemu-system-x86 busybox-static cpio debootstrap xz-utils "
 packages() {
 	{
 		scripts/install-deps.sh --list | while read -r p; do
@@ -94,8 +94,11 @@ mkdir -p "$(dirname "$dir")"
 exec 9>"$dir.lock"
 flock 9
 
+# format: what this script puts into a root besides the packages (bump it
+# when that changes, so that older roots are made again).
+format=2
 want=$({
-	echo "$release $mirror"
+	echo "$release $mirror $format"
 	packages
 } | sha256sum | cut -d' ' -f1)
 if [[ ! -f $dir/.done || $(cat "$dir/.done") != "$want" ]]; then
@@ -110,6 +113,9 @@ if [[ ! -f $dir/.done || $(cat "$dir/.done") != "$want" ]]; then
 	debootstrap --variant=minbase "$release" "$dir" "$mirror" >"$dir.log" 2>&1 ||
 		die "debootstrap failed: $(tail -5 "$dir.log")"
 	echo "release-root: debootstrap done after $((SECONDS - start))s" >&2
+	# debootstrap writes no /etc/hosts; the suites' "localhost" needs one.
+	printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' \
+		>"$dir/etc/hosts"
 	printf '#!/bin/sh\nexit 101\n' >"$dir/usr/sbin/policy-rc.d"
 	chmod 0755 "$dir/usr/sbin/policy-rc.d"
 	mount_root

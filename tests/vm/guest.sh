@@ -1,7 +1,8 @@
 #!/bin/bash
 # Runs inside the vmtest guest (tests/vm/init chroots here): the BPF tests,
 # the verifier budget and the data-plane end-to-end suites on Debian 12's
-# 6.1 kernel. The last line it prints, VMTEST-RESULT: PASS or FAIL, is what
+# 6.1 kernel (or, VMTEST_RELEASE=trixie, on Debian 13's 6.12 and its
+# userland). The last line it prints, VMTEST-RESULT: PASS or FAIL, is what
 # scripts/vmtest.sh (and so `make vmtest`) exits by.
 set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -11,7 +12,7 @@ export HOME=/root LANG=C.UTF-8
 # here the point is 6.1's verifier and helpers).
 export E2E_SLOW=4 RS_FUZZ_PACKETS=200000
 cd "$VMTEST_REPO" || exit 1
-echo "VMTEST: kernel $(uname -r), $(nproc) cpus, $(awk '/MemTotal/ {print $2 " kB"}' /proc/meminfo)"
+echo "VMTEST: $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r), $(nproc) cpus, $(awk '/MemTotal/ {print $2 " kB"}' /proc/meminfo)"
 echo "VMTEST: modules: $(cut -d' ' -f1 /proc/modules | sort | tr '\n' ' ')"
 ip link set lo up
 fails=()
@@ -27,6 +28,13 @@ run() { # NAME CMD...
 	fi
 }
 run probe build/ringsteerd --probe
+# 6.12 has the crypto kfuncs (6.10+): the probe must find them, so that
+# steer_tc_kfunc is the steer_tc loaded (test_quic_lb checks that the
+# daemon reports the kfunc AES wherever the probe says yes).
+if [[ ${VMTEST_RELEASE:-} == trixie ]]; then
+	run kfunc-probe bash -c \
+		'build/ringsteerd --probe | grep "crypto kfuncs yes (QUIC-LB AES: kfunc)"'
+fi
 # shellcheck disable=SC2086 # word lists from the host
 run bpf scripts/run-suite.sh bpf $VMTEST_BPF
 # shellcheck disable=SC2086
