@@ -9,6 +9,10 @@
 #   reload came from `ringsteer reload` (which prints it and exits 1) or
 #   SIGHUP; JOURNAL_STREAM unset, or naming another stream: no prefix.
 #   -v: the daemon's debug lines and no libbpf output; -vv: libbpf's too.
+#   The CLI's errors and warnings and `ringsteerd --check`'s, as under
+#   ExecReload= and ExecStartPre= (stdout and stderr one journal stream):
+#   <3> before every error line, <4> before every warning line, FILE:LINE
+#   kept; no prefix without JOURNAL_STREAM or with another stream named.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/netns.sh
@@ -102,5 +106,59 @@ ERR=$(rs_bg_err other)
 e2e_eq "no priority prefix" "$(grep -c '^<[0-7]>' "$ERR" || true)" 0
 e2e_check "-vv: libbpf's own lines, at debug" grep -q ' debug: libbpf: ' "$ERR"
 rs_bg_stop other
+
+echo "# the CLI and --check, as systemd runs them"
+# journal NAME CMD...: CMD with stdout and stderr in $OUT/NAME.log, one
+# stream as systemd gives a unit, and JOURNAL_STREAM naming that file, or
+# set to $JSTREAM when that is set (empty: unset). Leaves CMD's exit
+# status in rc.
+journal() {
+	local log=$OUT/$1.log stream=${JSTREAM-match}
+	shift
+	: >"$log"
+	[[ $stream == match ]] && stream=$(stat -c '%d:%i' "$log")
+	rc=0
+	if [[ -n $stream ]]; then
+		JOURNAL_STREAM=$stream "$@" >>"$log" 2>&1 || rc=$?
+	else
+		env -u JOURNAL_STREAM "$@" >>"$log" 2>&1 || rc=$?
+	fi
+	sed 's/^/#   /' "$log"
+}
+start cli match
+line=$(bad_file)
+journal reload build/ringsteer -s "$SOCK" reload
+e2e_eq "ringsteer reload of a bad file: exit 1" "$rc" 1
+e2e_check "its error at <3>, FILE:LINE kept" \
+	grep -q "^<3>ringsteer: .*$CONF:$line: \[service web\] vnodes" "$OUT/reload.log"
+e2e_eq "every line at <3>" "$(grep -cv '^<3>' "$OUT/reload.log" || true)" 0
+journal check build/ringsteerd --check -c "$CONF"
+e2e_eq "ringsteerd --check of a bad file: exit 1" "$rc" 1
+e2e_check "its errors at <3>, FILE:LINE kept" \
+	grep -q "^<3>$CONF:$line: \[service web\] vnodes" "$OUT/check.log"
+e2e_eq "every line at <3>" "$(grep -cv '^<3>' "$OUT/check.log" || true)" 0
+printf '%s\n' "$GOOD" >"$CONF"
+rs_bg_stop cli
+journal gone build/ringsteer -s "$SOCK" services
+e2e_check "ringsteer with no daemon: the error at <3>" \
+	grep -qx "<3>ringsteer: cannot reach ringsteerd at $SOCK (-s): .*" "$OUT/gone.log"
+{
+	printf '%s\n' "$GOOD"
+	printf '\n[service lonely]\nprotocol = tcp\nlisten = 198.18.0.20:80\n'
+} >"$OUT/warn.conf"
+journal warn build/ringsteerd --check -c "$OUT/warn.conf"
+e2e_eq "ringsteerd --check with warnings: exit 0" "$rc" 0
+e2e_check "a warning at <4>" grep -q '^<4>warning: service lonely has no backends' "$OUT/warn.log"
+e2e_eq "every warning line at <4>" "$(grep -c '^warning:' "$OUT/warn.log" || true)" 0
+e2e_check "the verdict as it was" grep -qx "ringsteerd: configuration file $OUT/warn.conf test is successful" "$OUT/warn.log"
+for JSTREAM in "" 1:1; do
+	journal "plain${JSTREAM:+-other}" build/ringsteer -s "$SOCK" services
+	e2e_check "JOURNAL_STREAM '$JSTREAM': the error as it was" \
+		grep -qx "ringsteer: cannot reach ringsteerd at $SOCK (-s): .*" "$OUT/plain${JSTREAM:+-other}.log"
+	journal "warn${JSTREAM:+-other}" build/ringsteerd --check -c "$OUT/warn.conf"
+	e2e_check "JOURNAL_STREAM '$JSTREAM': --check's warning as it was" \
+		grep -q '^warning: service lonely has no backends' "$OUT/warn${JSTREAM:+-other}.log"
+done
+unset JSTREAM
 
 e2e_summary

@@ -44,7 +44,7 @@ enum rs_log_level rs_log_get_level(void)
  * redirected by a wrapper or a test) does a "<N>" prefix mean a priority
  * rather than three stray characters in a file.
  */
-bool rs_log_stderr_is_journal(void)
+bool rs_log_fd_is_journal(int fd)
 {
 	const char *env = getenv("JOURNAL_STREAM");
 	unsigned long long dev, ino;
@@ -52,9 +52,34 @@ bool rs_log_stderr_is_journal(void)
 
 	if (!env || sscanf(env, "%llu:%llu", &dev, &ino) != 2)
 		return false;
-	if (fstat(2, &st))
+	if (fd < 0 || fstat(fd, &st))
 		return false;
 	return st.st_dev == dev && st.st_ino == ino;
+}
+
+bool rs_log_stderr_is_journal(void)
+{
+	return rs_log_fd_is_journal(2);
+}
+
+void rs_log_print(FILE *f, enum rs_log_level level, const char *prefix,
+		  const char *text)
+{
+	bool journal = rs_log_fd_is_journal(fileno(f));
+	const char *p = text, *nl;
+
+	/* journald reads the priority line by line. */
+	for (;;) {
+		nl = strchr(p, '\n');
+		if (journal)
+			fprintf(f, "<%c>", syslog_prio[level]);
+		fprintf(f, "%s%.*s\n", p == text ? prefix : "",
+			nl ? (int)(nl - p) : (int)strlen(p), p);
+		if (!nl || !nl[1])
+			break;
+		p = nl + 1;
+	}
+	fflush(f);
 }
 
 static void log_line(enum rs_log_level level, const char *stamp,

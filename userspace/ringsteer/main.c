@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "log.h"
 #include "pins.h"
 #include <ringsteer/version.h>
 
@@ -42,16 +43,42 @@ struct cmd {
 
 static const struct cmd *find_cmd(const char *name);
 
+/*
+ * The CLI's errors and warnings: under systemd (ExecReload=ringsteer
+ * reload) each line carries its journald priority, so that a refused
+ * reload's FILE:LINE lines are in `journalctl -p err`.
+ */
+static void vsay(FILE *f, enum rs_log_level level, const char *prefix,
+		 const char *fmt, va_list ap)
+{
+	char *msg = NULL;
+
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	rs_log_print(f, level, prefix, msg ? msg : fmt);
+	free(msg);
+}
+
 int fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "ringsteer: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay(stderr, RS_LOG_ERROR, "ringsteer: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return 1;
+}
+
+/* "warning: ..." on stdout, beside the table it is about. */
+static void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(stdout, RS_LOG_WARN, "warning: ", fmt, ap);
+	va_end(ap);
 }
 
 /* Set while polling (fleet ready): a daemon not up yet is not news. */
@@ -358,7 +385,7 @@ static void kernel_lines(json_t *k)
 					 : "NO");
 	putchar('\n');
 	json_array_foreach(json_object_get(k, "warnings"), i, v)
-		printf("warning: %s\n", json_string_value(v));
+		warning("%s", json_string_value(v));
 }
 
 static void status_table(json_t *r)
@@ -386,10 +413,10 @@ static void status_table(json_t *r)
 			       jstr(v, "name"), jint(v, "id"),
 			       jstr(v, "attach"), jstr(v, "link"));
 		json_array_foreach(json_object_get(v, "outside"), k, o)
-			printf("warning: backend %s listens from outside "
-			       "sockops_cgroup %s: its connections are not "
-			       "counted nor made sticky\n",
-			       json_string_value(o), jstr(v, "cgroup"));
+			warning("backend %s listens from outside "
+				"sockops_cgroup %s: its connections are not "
+				"counted nor made sticky",
+				json_string_value(o), jstr(v, "cgroup"));
 	}
 	kernel_lines(json_object_get(r, "kernel"));
 	v = json_object_get(r, "trace");
@@ -401,7 +428,7 @@ static void status_table(json_t *r)
 		       jint(v, "events"), jint(v, "lost"), jint(v, "lost_full"),
 		       jint(v, "lost_rate"));
 	json_array_foreach(json_object_get(r, "listen_not_local"), i, v)
-		printf("warning: %s\n", json_string_value(v));
+		warning("%s", json_string_value(v));
 	printf("%-16s %4s %11s %8s %9s\n", "SERVICE", "ID", "GENERATION",
 	       "POINTS", "TAKING");
 	json_array_foreach(json_object_get(r, "services"), i, v)
@@ -877,7 +904,7 @@ static void fleet_table(json_t *r)
 		       jint(v, "local_socket"), jint(v, "stray"),
 		       jint(v, "errors"), jint(v, "no_address6"));
 	if (json_is_string(json_object_get(r, "ipv6_warning")))
-		printf("warning: %s\n", jstr(r, "ipv6_warning"));
+		warning("%s", jstr(r, "ipv6_warning"));
 	printf("%-24s %-16s %-24s %9s %8s %4s %s\n", "MEMBER", "ADDRESS",
 	       "ADDRESS6", "CAPACITY", "KEYS", "WIRE", "STATE");
 	json_array_foreach(json_object_get(r, "members"), i, v) printf(
@@ -1129,7 +1156,7 @@ static void done_ok(json_t *r)
 
 	/* A reload that took but left something to fix (a listen not local). */
 	json_array_foreach(json_object_get(r, "warnings"), i, v)
-		printf("warning: %s\n", json_string_value(v));
+		warning("%s", json_string_value(v));
 	printf("ok\n");
 }
 

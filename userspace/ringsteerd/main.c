@@ -48,9 +48,10 @@ static void usage(FILE *f)
 		"reloads.\n");
 }
 
+/* --check's findings: under ExecStartPre= at journald priorities too. */
 static void print_warning(const char *line)
 {
-	printf("warning: %s\n", line);
+	rs_log_print(stdout, RS_LOG_WARN, "warning: ", line);
 }
 
 static void print_warning_arg(const char *line, void *arg)
@@ -81,9 +82,8 @@ static void check_running_vnodes(const struct rs_config *cfg)
 
 static void print_errors(const char *errs)
 {
-	size_t n = strlen(errs);
-
-	fprintf(stderr, "%s%s", errs, n && errs[n - 1] != '\n' ? "\n" : "");
+	if (*errs)
+		rs_log_print(stderr, RS_LOG_ERROR, "", errs);
 }
 
 /*
