@@ -47,7 +47,8 @@ fi
 file=${2:?--update FILE}
 if [ "$(header)" != "$(cat "$file" 2>/dev/null)" ]; then
 	mkdir -p "$(dirname "$file")"
-	header >"$file.tmp"
-	mv "$file.tmp" "$file"
+	# Two makes at once (a shared checkout) each write their own.
+	header >"$file.tmp.$$"
+	mv "$file.tmp.$$" "$file"
 	printf '  %-7s %s\n' GEN "$file"
 fi
