@@ -10,12 +10,14 @@
 # and purge.
 #
 #   scripts/vmtest-systemd.sh [bookworm|trixie]...   (root; default: both)
+#   scripts/vmtest-systemd.sh --prepare [RELEASE]... only the cached roots
+#                                   (.ci/run makes them while make test runs)
 #
 # The guest's root is debootstrapped once per release (minbase, systemd as
-# init, the release's kernel and initramfs, the package's run-time
-# dependencies, which apt would otherwise fetch: the guest has no network)
-# and kept in $VMTEST_CACHE/sdroot-RELEASE while its package list is the
-# same. Each run copies it, adds the test and the packages, and makes the
+# init, the release's kernel and initramfs) and kept in
+# $VMTEST_CACHE/sdroot-RELEASE while its package list is the same; the
+# package's run-time dependencies, which apt would otherwise fetch (the
+# guest has no network), are added to it from the archive. Each run copies it, adds the test and the packages, and makes the
 # guest's disk from it (mkfs.ext4 -d: no loop mount). The package: built
 # on this host for the host's release, in a debootstrapped root of the
 # release otherwise (scripts/build-in-root.sh). The newer package of the
@@ -39,9 +41,6 @@ die() {
 [[ $(id -u) -eq 0 ]] || die "needs root (debootstrap, qemu)"
 for t in qemu-system-x86_64 debootstrap mkfs.ext4 dpkg-deb dpkg-buildpackage; do
 	command -v "$t" >/dev/null || die "$t missing: scripts/install-deps.sh installs it"
-done
-for b in build/tools/rs_client build/tools/rs_backend; do
-	[[ -x $b ]] || die "$b missing: run make build first"
 done
 host_release=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 
@@ -83,25 +82,26 @@ depends_of() {
 		grep -v '^$' | sort -u
 }
 
-# The cached guest root of RELEASE with the packages of its list.
-guest_root() {
-	local rel=$1 deb=$2 root=$CACHE/sdroot-$1 list deps key
-	mapfile -t deps < <(depends_of "$deb")
-	list=(systemd systemd-sysv udev linux-image-amd64 initramfs-tools iproute2
-		procps jq bpftool "${deps[@]}")
-	key=$(printf '%s\n' "$rel" "$MIRROR" "${list[@]}" | sort | sha256sum | cut -c1-16)
+# The cached guest root of RELEASE: minbase, systemd as init, the kernel,
+# what the test uses. Made without the package (--prepare runs it while
+# the package is not built yet).
+BASE=(systemd systemd-sysv udev linux-image-amd64 initramfs-tools iproute2
+	procps jq bpftool)
+base_root() {
+	local rel=$1 root=$CACHE/sdroot-$1 key s inc
+	key=$(printf '%s\n' "$rel" "$MIRROR" "${BASE[@]}" | sort | sha256sum | cut -c1-16)
 	if [[ -f $root/.done && $(cat "$root/.done") == "$key" ]]; then
 		echo "$root"
 		return
 	fi
 	rm -rf --one-file-system "$root"
 	mkdir -p "$CACHE"
-	local s=$SECONDS inc
+	s=$SECONDS
 	inc=$(
 		IFS=,
-		echo "${list[*]}"
+		echo "${BASE[*]}"
 	)
-	echo "vmtest-systemd: debootstrap $rel ($((${#list[@]})) packages and their dependencies)" >&2
+	echo "vmtest-systemd: debootstrap $rel" >&2
 	debootstrap --variant=minbase --include="$inc" "$rel" "$root" "$MIRROR" \
 		>"$CACHE/debootstrap-$rel.log" 2>&1 || {
 		tail -20 "$CACHE/debootstrap-$rel.log" >&2
@@ -110,6 +110,33 @@ guest_root() {
 	chroot "$root" apt-get clean
 	echo "vmtest-systemd: debootstrap $rel took $((SECONDS - s)) s" >&2
 	echo "$key" >"$root/.done"
+	echo "$root"
+}
+
+# The base root with the package's run-time dependencies, which apt would
+# fetch on a host with a network (the guest has none): installed from the
+# archive into the cached root when one is missing.
+guest_root() {
+	local rel=$1 deb=$2 root deps missing=() p
+	root=$(base_root "$rel")
+	mapfile -t deps < <(depends_of "$deb")
+	for p in "${deps[@]}"; do
+		chroot "$root" dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+			grep -q "ok installed" || missing+=("$p")
+	done
+	if ((${#missing[@]})); then
+		echo "vmtest-systemd: $rel: installing ${missing[*]}" >&2
+		printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+		chmod 0755 "$root/usr/sbin/policy-rc.d"
+		if ! chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+			--no-install-recommends "${missing[@]}" >"$CACHE/deps-$rel.log" 2>&1 ||
+			! chroot "$root" apt-get clean; then
+			rm -f "$root/usr/sbin/policy-rc.d"
+			tail -20 "$CACHE/deps-$rel.log" >&2
+			die "$rel: installing the package's dependencies failed"
+		fi
+		rm -f "$root/usr/sbin/policy-rc.d"
+	fi
 	echo "$root"
 }
 
@@ -186,14 +213,30 @@ run_release() {
 	grep -aq '^VMTEST-RESULT: PASS' "$log"
 }
 
+prepare=""
+if [[ ${1:-} == --prepare ]]; then
+	prepare=1
+	shift
+fi
 releases=("$@")
 ((${#releases[@]})) || releases=(bookworm trixie)
-failed=()
 for rel in "${releases[@]}"; do
 	case $rel in
 	bookworm | trixie) ;;
 	*) die "unknown release $rel (bookworm or trixie)" ;;
 	esac
+done
+if [[ -n $prepare ]]; then
+	for rel in "${releases[@]}"; do
+		base_root "$rel" >/dev/null
+	done
+	exit 0
+fi
+for b in build/tools/rs_client build/tools/rs_backend; do
+	[[ -x $b ]] || die "$b missing: run make build first"
+done
+failed=()
+for rel in "${releases[@]}"; do
 	run_release "$rel" || failed+=("$rel")
 done
 if ((${#failed[@]})); then

@@ -124,7 +124,7 @@ load_stop() {
 }
 
 say "boot $boots, phase $phase: $(uname -r), $(systemctl --version | head -n 1), $(. /etc/os-release && echo "$PRETTY_NAME")"
-say "$(systemd-analyze time 2>&1 | head -n 1)"
+say "up $(cut -d' ' -f1 /proc/uptime) s; the slowest units: $(systemd-analyze blame 2>/dev/null | head -n 3 | tr -s ' ' | tr '\n' ',')"
 ((boots <= 2)) || {
 	bad "booted $boots times: a reboot that was not ours"
 	finish 1
@@ -221,7 +221,7 @@ CONFEOF
 	load_stop "upgrade"
 	check "the configuration survived the upgrade" cmp "$CONF" "$STATE/good.conf"
 
-	say "# reboot"
+	say "# reboot (up $(cut -d' ' -f1 /proc/uptime) s)"
 	echo 2 >"$STATE/phase"
 	sync
 	systemctl reboot
