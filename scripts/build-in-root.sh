@@ -32,6 +32,7 @@ findmnt -rn -o TARGET | grep -q "^$root/src\(/\|$\)" && die "$root/src has a mou
 rm -rf --one-file-system -- "$root/src"
 mkdir -p "$root/src/ringsteer" "$root/src/pkg"
 git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$root/src/ringsteer"
+tree=$(scripts/tree-hash.sh)
 cp -a "$root/src/ringsteer" "$root/src/pkg/ringsteer"
 
 in_root() {
@@ -65,6 +66,8 @@ echo "build-in-root: dpkg-buildpackage on $release: $((SECONDS - t))s"
 rm -rf "$out"
 mkdir -p "$out"
 cp "$root"/src/pkg/*.deb "$root"/src/pkg/*.changes "$root"/src/pkg/*.buildinfo "$out/"
+# Which tree these packages are of (scripts/vmtest-systemd.sh reuses them).
+echo "$tree" >"$out/tree-hash"
 if command -v lintian >/dev/null; then
 	if ! lintian --fail-on error "$out"/*.changes >"$out/lintian.log" 2>&1; then
 		cat "$out/lintian.log"
