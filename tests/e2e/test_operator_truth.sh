@@ -398,6 +398,29 @@ mapping m5
 e2e_eq "after it: lookup agrees with the kernel" \
 	"$(rsj lookup web 198.18.1.9 | jq -r .backend)" \
 	"$(awk '$1 == "198.18.1.9" { print $2 }' "$OUT/m5")"
+
+echo "# an operator action whose write fails answers an error and changes nothing"
+op_of() { rsj backends | jq -r ".backends[] | select(.name == \"$1\") | \"\(.op) \(.weight)\""; }
+words() { bpftool -j map dump pinned "$BPFFS/rs_backends" | md5sum; }
+for action in "drain web-2" "down web-2" "weight web-2 3"; do
+	before=$(op_of web-2)
+	words0=$(words)
+	echo "rs_backends:1" >"$FAULTS"
+	if out=$(rs backend $action 2>&1); then
+		e2e_fail "backend $action with a failed write answered: $out"
+	else
+		e2e_pass "backend $action with a failed write: refused"
+	fi
+	e2e_check "$action: it says why" grep -q "writing the backend words failed" <<<"$out"
+	e2e_eq "$action: operator state and weight as before" "$(op_of web-2)" "$before"
+	e2e_eq "$action: the kernel's backend words as before" "$(words)" "$words0"
+	rm -f "$FAULTS"
+done
+mapping m6
+e2e_eq "after the refused actions: nobody moved" "$(moved m5 m6)" 0
+e2e_check "without the fault, the drain goes through" rs backend drain web-2
+e2e_eq "and shows" "$(op_of web-2 | cut -d' ' -f1)" drain
+e2e_check "undrain" rs backend undrain web-2
 e2e_eq "no failed connection in any sample" \
 	"$(cat "$OUT"/m*.raw | awk '$3 ~ /^ERR/' | wc -l)" 0
 

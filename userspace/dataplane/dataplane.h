@@ -60,6 +60,13 @@ struct rs_dataplane {
  * (a ring swap), sticky (a sticky table's creation), binds, cookies.
  */
 int dp_faults_arm(const char *spec);
+/*
+ * The test hook of docs/architecture.md ("Reloads"): with
+ * $RINGSTEER_TEST_FAULTS naming a file, the faults it lists are armed;
+ * without the variable this reads nothing. The daemon arms them for the
+ * writes of a reload and of an operator action, never for their undoing.
+ */
+void dp_faults_arm_from_env(void);
 void dp_faults_disarm(void);
 /* 0, or -ENOMEM when an armed failure for @site is due now. */
 int dp_fault(const char *site);

@@ -57,6 +57,19 @@ int dp_faults_arm(const char *spec)
 	return err;
 }
 
+void dp_faults_arm_from_env(void)
+{
+	const char *path = getenv("RINGSTEER_TEST_FAULTS");
+	char spec[256] = "";
+	FILE *f;
+
+	if (!path || !(f = fopen(path, "re")))
+		return;
+	if (fgets(spec, sizeof(spec), f) && dp_faults_arm(spec))
+		rs_warn("%s: not a fault list (SITE:N,...)", path);
+	fclose(f);
+}
+
 void dp_faults_disarm(void)
 {
 	nfaults = 0;

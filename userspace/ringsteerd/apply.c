@@ -652,25 +652,6 @@ static void keep_bound_globals(const char *path, const struct rs_config *cur,
 }
 
 /*
- * The test hook of docs/architecture.md ("Reloads"): with
- * $RINGSTEER_TEST_FAULTS naming a file, the faults it lists (see
- * dp_faults_arm()) are armed for the application of each new state, never
- * for a rollback. Without the variable this reads nothing.
- */
-static void faults_arm_from_env(void)
-{
-	const char *path = getenv("RINGSTEER_TEST_FAULTS");
-	char spec[256] = "";
-	FILE *f;
-
-	if (!path || !(f = fopen(path, "r")))
-		return;
-	if (fgets(spec, sizeof(spec), f) && dp_faults_arm(spec))
-		rs_warn("%s: not a fault list (SITE:N,...)", path);
-	fclose(f);
-}
-
-/*
  * Write the state in @d (its configuration, ids, carried runtime state)
  * into the data plane, from what @before says it holds: the one function
  * a reload and its rollback both go through. Nothing is retired until the
@@ -812,7 +793,7 @@ int daemon_reload(struct daemon *d, bool force, char *err_text, size_t errlen)
 	d->cfg = next.cfg;
 	d->svcs = next.svcs;
 	d->bes = next.bes;
-	faults_arm_from_env();
+	dp_faults_arm_from_env();
 	err = apply_state(d, before);
 	dp_faults_disarm();
 	free(before);

@@ -171,12 +171,23 @@ void daemon_backend_word(const struct daemon *d, const struct be_rt *be,
 		out->bound_points = service_bound_points(d, svc);
 }
 
-/* Every word of service @svc (the bound's total may have changed). */
-static void service_push(struct daemon *d, size_t svc)
+/*
+ * Every word of service @svc (the bound's total may have changed); the
+ * first error. The others are still written: each word that was is
+ * recorded as pushed, so pushing the undone state puts every one back.
+ */
+static int service_push(struct daemon *d, size_t svc)
 {
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		if (d->cfg.backends[i].service == svc)
-			backend_push(d, &d->bes[i]);
+	int err = 0, e;
+
+	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		if (d->cfg.backends[i].service != svc)
+			continue;
+		e = backend_push(d, &d->bes[i]);
+		if (e && !err)
+			err = e;
+	}
+	return err;
 }
 
 /* Write the backend's word if it changed. */
@@ -216,12 +227,44 @@ int daemon_ring_view(const struct daemon *d, struct rs_backend **backends,
 	return 0;
 }
 
-/* A backend's state changed: write its word, then mind the walk. */
-void backend_changed(struct daemon *d, struct be_rt *be)
+/*
+ * A backend's state changed: write its service's words, then mind the
+ * walk. Returns the words' error: a failed write is the change not made
+ * (the caller undoes it); a failed refresh only leaves the walk longer
+ * than it could be, and is logged where it failed.
+ */
+int backend_changed(struct daemon *d, struct be_rt *be)
 {
-	service_push(d, d->cfg.backends[be->idx].service);
-	ring_refresh(d, d->cfg.backends[be->idx].service, REFRESH_CHECK,
-		     "backend state");
+	size_t s = d->cfg.backends[be->idx].service;
+	int err = service_push(d, s);
+
+	if (!err)
+		(void)ring_refresh(d, s, REFRESH_CHECK, "backend state");
+	return err;
+}
+
+/*
+ * An operator's change to @be, made in memory by the caller, written with
+ * the test hook armed; undone by @undo (which restores the fields) and
+ * written back if the writes failed. Returns their error.
+ */
+static int operator_write(struct daemon *d, struct be_rt *be,
+			  void (*undo)(struct be_rt *, const void *),
+			  const void *saved, char *why, size_t whylen)
+{
+	int err;
+
+	dp_faults_arm_from_env();
+	err = backend_changed(d, be);
+	dp_faults_disarm();
+	if (!err)
+		return 0;
+	undo(be, saved);
+	(void)backend_changed(d, be);
+	snprintf(why, whylen,
+		 "writing the backend words failed: %s; nothing changed",
+		 strerror(-err));
+	return err;
 }
 
 /* ---- health and slow start ---- */
@@ -251,7 +294,7 @@ static void on_check_result(void *arg, bool ok, const char *reason,
 			bc->health.slow_start_ms ? ", slow start" : "");
 		be->up_since = bc->health.slow_start_ms ? ev_now(d->loop) : 0;
 	}
-	backend_changed(d, be);
+	(void)backend_changed(d, be);
 }
 
 static void start_check(struct daemon *d, struct be_rt *be)
@@ -300,7 +343,7 @@ void on_ramp(struct ev_loop *loop, ev_timer *w, int revents)
 			rs_info("backend %s: slow start done",
 				d->cfg.backends[i].name);
 		}
-		service_push(d, d->cfg.backends[i].service);
+		(void)service_push(d, d->cfg.backends[i].service);
 		/* A trimmed ring holds only the points in use until now. */
 		if (d->svcs[d->cfg.backends[i].service].compact)
 			ring_refresh(d, d->cfg.backends[i].service,
@@ -480,9 +523,23 @@ void backends_carry(struct daemon *d, struct daemon *old)
 
 /* ---- operator actions ---- */
 
+struct op_saved {
+	enum rs_op_state op;
+	ev_tstamp up_since;
+};
+
+static void op_undo(struct be_rt *be, const void *saved)
+{
+	const struct op_saved *o = saved;
+
+	be->op = o->op;
+	be->up_since = o->up_since;
+}
+
 int daemon_set_op(struct daemon *d, const char *backend, enum rs_op_state op,
 		  bool force, char *why, size_t whylen)
 {
+	struct op_saved saved;
 	int i = daemon_find_backend(d, backend), err;
 	enum rs_op_state was;
 	char action[RS_NAME_MAX + 32];
@@ -506,19 +563,38 @@ int daemon_set_op(struct daemon *d, const char *backend, enum rs_op_state op,
 		be->op = was;
 		return err;
 	}
-	rs_info("backend %s: operator %s (was %s)", backend,
-		rs_op_state_name(op), rs_op_state_name(was));
+	saved = (struct op_saved){.op = was, .up_since = be->up_since};
 	/* Coming back from an operator DOWN ramps like a health recovery. */
 	if (was == RS_OP_DOWN && d->cfg.backends[i].health.slow_start_ms)
 		be->up_since = ev_now(d->loop);
-	backend_changed(d, be);
+	err = operator_write(d, be, op_undo, &saved, why, whylen);
+	if (err) {
+		rs_err("%s: %s", action, why);
+		return err;
+	}
+	rs_info("backend %s: operator %s (was %s)", backend,
+		rs_op_state_name(op), rs_op_state_name(was));
 	return 0;
+}
+
+struct weight_saved {
+	uint32_t weight;
+	bool override;
+};
+
+static void weight_undo(struct be_rt *be, const void *saved)
+{
+	const struct weight_saved *w = saved;
+
+	be->weight = w->weight;
+	be->weight_override = w->override;
 }
 
 int daemon_set_weight(struct daemon *d, const char *backend, uint32_t weight,
 		      bool force, char *why, size_t whylen)
 {
-	int i = daemon_find_backend(d, backend), err;
+	struct weight_saved saved;
+	int i = daemon_find_backend(d, backend), err, words_err;
 	uint32_t was_weight, was_built, before;
 	char action[RS_NAME_MAX + 32];
 	bool was_override;
@@ -561,28 +637,44 @@ int daemon_set_weight(struct daemon *d, const char *backend, uint32_t weight,
 		be->weight_override = was_override;
 		return err;
 	}
-	rs_info("backend %s: weight %u (was %u)", backend, weight, was_weight);
 	if (be->built_points == was_built) {
-		backend_changed(d, be);
+		saved = (struct weight_saved){was_weight, was_override};
+		err = operator_write(d, be, weight_undo, &saved, why, whylen);
+		if (err) {
+			rs_err("%s: %s", action, why);
+			return err;
+		}
+		rs_info("backend %s: weight %u (was %u)", backend, weight,
+			was_weight);
 		return 0;
 	}
+	rs_info("backend %s: weight %u (was %u)", backend, weight, was_weight);
 	/* Above what the ring holds: rebuild with the new maximum. */
 	be->pushed_valid = false;
-	service_push(d, s);
-	err = ring_refresh(d, s, REFRESH_REBUILD,
-			   "weight raised above the built one");
+	dp_faults_arm_from_env();
+	words_err = service_push(d, s);
+	err = words_err ? words_err
+			: ring_refresh(d, s, REFRESH_REBUILD,
+				       "weight raised above the built one");
+	dp_faults_disarm();
 	if (err) {
 		/* The installed ring is unchanged: so is the weight. */
-		snprintf(why, whylen,
-			 "rebuilding service %s's ring for weight %u failed: "
-			 "%s; the weight stays %u",
-			 d->cfg.services[s].name, weight, strerror(-err),
-			 was_weight);
+		if (words_err)
+			snprintf(why, whylen,
+				 "writing the backend words failed: %s; "
+				 "nothing changed (the weight stays %u)",
+				 strerror(-err), was_weight);
+		else
+			snprintf(why, whylen,
+				 "rebuilding service %s's ring for weight %u "
+				 "failed: %s; the weight stays %u",
+				 d->cfg.services[s].name, weight,
+				 strerror(-err), was_weight);
 		rs_err("backend %s: %s", backend, why);
 		be->weight = was_weight;
 		be->built_points = was_built;
 		be->weight_override = was_override;
-		service_push(d, s);
+		(void)service_push(d, s);
 	}
 	return err;
 }

@@ -20,7 +20,7 @@
 uint32_t backend_full_points(const struct daemon *d, const struct be_rt *be);
 int service_fit_points(struct daemon *d, size_t svc, uint64_t *points);
 int backend_push(struct daemon *d, struct be_rt *be);
-void backend_changed(struct daemon *d, struct be_rt *be);
+int backend_changed(struct daemon *d, struct be_rt *be);
 void backend_init(struct daemon *d, size_t i);
 void backends_adopt(struct daemon *d, const struct rs_backend *pinned);
 void backends_carry(struct daemon *d, struct daemon *old);
