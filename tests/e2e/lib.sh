@@ -174,7 +174,11 @@ e2e_held_backends() {
 }
 
 # The load gauge as the CLI reports it, and as ss counts it.
-e2e_json() { build/ringsteer -s "$SOCK" -j "$@"; }
+# The CLI on this run's daemon: tables, and JSON (e2e_json is its older
+# name).
+rsctl() { build/ringsteer -s "$SOCK" "$@"; }
+rsjson() { build/ringsteer -s "$SOCK" -j "$@"; }
+e2e_json() { rsjson "$@"; }
 e2e_active_of() {
 	e2e_json backends | jq ".backends[] | select(.name == \"$1\") | .active"
 }

@@ -36,7 +36,6 @@ rs_bg_start d1 rs_in_edge build/ringsteerd -c "$CONF"
 e2e_wait_for "$(rs_bg_err d1)" "sk_lookup link" 10
 e2e_wait_for "$(rs_bg_err d1)" "steer_sockops attached" 10
 
-rsjson() { e2e_json "$@"; }
 active_of() { e2e_active_of "$@"; }
 svc_active() { e2e_svc_active; }
 ss_of() { e2e_ss_of "$1" 198.18.0.10:80; }

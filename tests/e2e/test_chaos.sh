@@ -152,8 +152,6 @@ CONF
 	} >"$CONF"
 }
 
-rsctl() { build/ringsteer -s "$SOCK" "$@"; }
-rsjson() { build/ringsteer -s "$SOCK" -j "$@"; }
 
 # ---- processes ----
 start_backend() {

@@ -36,7 +36,6 @@ write_conf() {
 	} >"$file"
 }
 
-rsctl() { build/ringsteer -s "$SOCK" "$@"; }
 
 # clients FILE: one connection from each of NCLIENTS addresses, "SRC BACKEND".
 clients() {

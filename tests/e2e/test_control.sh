@@ -38,8 +38,6 @@ CONF
 	done
 }
 
-rsctl() { build/ringsteer -s "$SOCK" "$@"; }
-rsjson() { build/ringsteer -s "$SOCK" -j "$@"; }
 
 # clients FILE: one connection from each of NCLIENTS addresses, "SRC BACKEND".
 clients() {

@@ -19,7 +19,6 @@ cd "$(dirname "$0")/../.."
 
 e2e_setup det
 e2e_start_web1
-rsctl() { build/ringsteer -s "$SOCK" "$@"; }
 steered() { # how many of 5 new clients reach web-1
 	rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
 		--src-base 198.18.1.1 --count 5 2>/dev/null | grep -c ' web-1$' || true

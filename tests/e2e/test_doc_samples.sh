@@ -42,7 +42,6 @@ rs_bg_start be1 rs_in_edge build/tools/rs_backend --name cache-a --tcp 127.0.0.1
 rs_bg_wait_ready be1
 rs_bg_start daemon rs_in_edge build/ringsteerd -c "$CONF"
 e2e_wait_for "$(rs_bg_err daemon)" "control socket" 10
-rsctl() { build/ringsteer -s "$SOCK" "$@"; }
 
 # sample CMD: the sample blocks of CMD in the docs, each line of output
 # prefixed by "FILE:LINE:", blocks separated by "--". A sample is a line

@@ -44,8 +44,6 @@ CONF
 	done
 }
 
-rsctl() { build/ringsteer -s "$SOCK" "$@"; }
-rsjson() { build/ringsteer -s "$SOCK" -j "$@"; }
 alive() { kill -0 "$1" 2>/dev/null; }
 
 # clients NAME: one connection from each of NCLIENTS addresses; prints the

@@ -58,7 +58,6 @@ address = 127.0.0.1:818$i
 CONF
 done
 
-rsjson() { build/ringsteer -s "$SOCK" -j "$@"; }
 health_of() { rsjson backends web | jq -r ".backends[] | select(.name == \"$1\") | .health"; }
 field_of() { rsjson backends "$1" | jq -r ".backends[] | select(.name == \"$2\") | .$3"; }
 

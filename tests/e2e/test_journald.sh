@@ -35,7 +35,6 @@ GOOD=$(cat "$CONF")
 rs_bg_start be1 rs_in_edge build/tools/rs_backend --name web-1 --tcp 127.0.0.1:8081
 rs_bg_wait_ready be1
 
-rsctl() { build/ringsteer -s "$SOCK" "$@"; }
 
 # start NAME JOURNAL_STREAM ARG...: the daemon with stderr in NAME.err and
 # JOURNAL_STREAM set to the given value ("match": that file's dev:ino).

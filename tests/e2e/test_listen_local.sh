@@ -36,7 +36,6 @@ line_v4=$(grep -n '^listen = 198.18.3.10:80$' "$CONF" | cut -d: -f1)
 line_v6=$(grep -n '^listen = \[2001:db8:5::/64\]:0$' "$CONF" | cut -d: -f1)
 rs_bg_start be1 rs_in_edge build/tools/rs_backend --name web-1 --tcp 127.0.0.1:8081
 rs_bg_wait_ready be1
-rsctl() { build/ringsteer -s "$SOCK" "$@"; }
 want_v4="$CONF:$line_v4: [service web] listen 198.18.3.10:80: 198.18.3.10 is not local to this host, so its clients will time out: add it (ip addr add 198.18.3.10/32 dev lo) or route it here (ip route add local 198.18.3.10/32 dev lo)"
 want_v6="$CONF:$line_v6: [service web] listen [2001:db8:5::/64]:0: 2001:db8:5::/64 is not local to this host, so its clients will time out: route it here (ip -6 route add local 2001:db8:5::/64 dev lo)"
 

@@ -28,7 +28,6 @@ balance_factor = 2
 CONF
 e2e_held_backends web 3
 
-rsjson() { e2e_json "$@"; }
 svc_active_is() { [[ $(e2e_svc_active) == "$1" ]]; }
 gauge_matches() { e2e_gauge_matches web 3 198.18.0.10:80; }
 # settles CMD: true once CMD holds, polled for up to 15 s (the daemon

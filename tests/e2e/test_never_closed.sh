@@ -47,8 +47,6 @@ CONF
 	for l in "$@"; do echo "$l" >>"$CONF"; done
 }
 
-rsctl() { build/ringsteer -s "$SOCK" "$@"; }
-rsjson() { build/ringsteer -s "$SOCK" -j "$@"; }
 # clients NAME [COUNT]: one connection each from COUNT sources from $SRC.
 clients() {
 	rs_in_client build/tools/rs_client --target 198.18.0.10:80 \

@@ -37,7 +37,6 @@ rs_bg_start notify build/tools/notify_listen "$NSOCK" \
 	"$BPFFS/steer_lookup_link" "$SOCK"
 rs_bg_wait_ready notify
 
-rsctl() { build/ringsteer -s "$SOCK" "$@"; }
 # count PATTERN: notify_listen lines matching PATTERN (ERE).
 count() { grep -cE -- "$1" "$NOUT" || true; }
 # wait_count PATTERN N: until at least N lines match (5 s at most).

@@ -94,8 +94,6 @@ start_daemon() {
 	e2e_wait_for "$(rs_bg_err "$1")" "sk_lookup link" 10
 }
 
-rsctl() { build/ringsteer -s "$SOCK" "$@"; }
-rsjson() { build/ringsteer -s "$SOCK" -j "$@"; }
 
 # qc NAME TARGET SRC_BASE [quic_client options]: "SRC PORT BACKEND" lines
 # in $OUT/NAME, datagrams sent in $OUT/NAME.sent.

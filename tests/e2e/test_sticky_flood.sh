@@ -44,7 +44,6 @@ service = web
 address = 127.0.0.1:8082
 CONF
 
-rsjson() { build/ringsteer -s "$SOCK" -j "$@"; }
 
 for i in 1 2; do
 	rs_bg_start "be$i" rs_in_edge build/tools/rs_backend --name "web-$i" --hold \

@@ -39,7 +39,6 @@ CONF
 	done
 }
 
-rsjson() { build/ringsteer -s "$SOCK" -j "$@"; }
 generation() { rsjson status | jq -r '.services[0].generation'; }
 
 start_daemon() {

@@ -37,7 +37,6 @@ CONF
 	done
 }
 
-rsjson() { build/ringsteer -s "$SOCK" -j "$@"; }
 points() { rsjson status | jq -r '.services[0].points'; }
 generation() { rsjson status | jq -r '.services[0].generation'; }
 

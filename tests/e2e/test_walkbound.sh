@@ -36,7 +36,6 @@ for i in $(seq $N); do rs_bg_wait_ready "be$i"; done
 rs_bg_start daemon rs_in_edge build/ringsteerd -c "$CONF"
 e2e_wait_for "$(rs_bg_err daemon)" "sk_lookup link" 10
 
-rsjson() { build/ringsteer -s "$SOCK" -j "$@"; }
 clients() {
 	rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
 		--src-base 198.18.1.1 --count 250 2>/dev/null |

@@ -181,7 +181,18 @@ CONFEOF
 		bash -c "ringsteer -j backends | jq -e '.backends[] | select(.name == \"cache-c\")'"
 	eq "the same daemon runs" "$(mainpid)" "$pid"
 	check "and steers" steers
+
+	say "# a restart with the broken file: --check refuses it, steering goes on"
+	since=$(date +%s)
+	sleep 1
+	check "systemctl restart with a broken file fails" bash -c "! systemctl restart ringsteerd.service"
+	check "journalctl -p err names $CONF:$bad_line (ExecStartPre's --check)" \
+		bash -c "journalctl -u ringsteerd -p err --since @$since --no-pager | grep -q '$CONF:$bad_line'"
+	check "12 clients answered with no daemon" answered
 	cp "$STATE/good.conf" "$CONF"
+	systemctl reset-failed ringsteerd.service 2>/dev/null
+	check "the file mended, systemctl restart" systemctl restart ringsteerd.service
+	check "steers again" wait_for 20 steers
 
 	say "# restart, kill -9 and the watchdog, each under load"
 	load_start
