@@ -383,6 +383,20 @@ static int thread_round(struct fleet_rt *f, struct rs_etcd *e, const char *key,
 	pthread_mutex_unlock(&f->mu);
 	if (val) {
 		err = etcd_put(e, key, val, *lease);
+		if (err == -ENOENT) {
+			/*
+			 * Revoked (any member's etcd user may) or expired while
+			 * etcd was away, with a record to publish: the put
+			 * comes before the keepalive that would have noticed,
+			 * so it is noticed here, or never.
+			 */
+			rs_warn("fleet: lease %llx is gone; joining again",
+				(unsigned long long)*lease);
+			free(val);
+			*lease = 0;
+			lease_alive(f, 0);
+			return 0;
+		}
 		if (err) {
 			free(val);
 			return err;

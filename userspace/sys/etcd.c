@@ -267,6 +267,20 @@ static int call_once(struct rs_etcd *e, const char *path, json_t *body,
 			ret = -EACCES;
 			break;
 		}
+		/*
+		 * etcd answered, and said the lease is gone (revoked, or
+		 * expired while etcd was away): not a reason to try another
+		 * endpoint, nor an outage. The caller joins again.
+		 */
+		if (rc == CURLE_OK && b.data &&
+		    strstr(b.data, "requested lease not found")) {
+			snprintf(e->error, sizeof(e->error),
+				 "%.320s: the lease is gone", url);
+			e->cur = i;
+			free(b.data);
+			ret = -ENOENT;
+			break;
+		}
 		if (rc != CURLE_OK || status != 200) {
 			snprintf(e->error, sizeof(e->error), "%.320s: %s", url,
 				 rc != CURLE_OK ? curl_easy_strerror(rc)
