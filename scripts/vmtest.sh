@@ -37,24 +37,27 @@ RELEASE=${VMTEST_RELEASE:-bookworm}
 CACHE=${VMTEST_CACHE:-/var/cache/ringsteer-vmtest}
 TIMEOUT=${VMTEST_TIMEOUT:-2400}
 MEM=${VMTEST_MEM:-2048}
-# Affinity, failover and the daemon stopped (affinity), health, slow start
-# and drain (health), no refusal under any weight path (never_closed),
-# QUIC cookies at TC (quic), the probes as the operator sees them
-# (kernel), the load gauge and its reconciliation (bounded_loads,
-# load_reconcile), which connections sockops counts (sockops_scope), fleet
-# forwarding (fleet, and fleet6 for IPv6) and encrypted QUIC connection
-# IDs with the AES in BPF (quic_lb): about 13 minutes under TCG on 2
-# cores, over 22 when the host is busy with other work (hence the 2400 s
-# timeout). Left out for time: swap (passes, ~2.5 minutes more),
+# Affinity, failover and the daemon stopped (affinity), no refusal under
+# any weight path (never_closed), QUIC cookies at TC (quic), the probes as
+# the operator sees them (kernel), the load gauge and its reconciliation
+# (bounded_loads, load_reconcile), which connections sockops counts
+# (sockops_scope, sockops_auto, load_states), fleet forwarding (fleet) and
+# encrypted QUIC connection IDs with the AES in BPF (quic_lb): about 11
+# minutes under TCG on 2 cores, over 18 when the host is busy with other
+# work (hence the 2400 s timeout). Left out for time: health (health
+# checks and slow start are the daemon's, not the kernel's; ~1 minute
+# here), fleet6 (IPv6 forwarding: its encapsulation runs on 6.1 in the BPF
+# test test_steer_fleet; ~1.5 minutes), swap (passes, ~2.5 minutes more),
 # fleet_quic (~2 minutes; its QUIC steps across hosts run in the guest in
 # test_steer_fleet), sticky_flood (204,000 SYNs), and the control-plane
 # suites (control, guard, config_refusals, hostile_clients), which test no
-# kernel feature that these do not.
-E2E=${VMTEST_E2E:-tests/e2e/test_affinity.sh tests/e2e/test_health.sh
+# kernel feature that these do not. All of them run on the host's kernel
+# in make test.
+E2E=${VMTEST_E2E:-tests/e2e/test_affinity.sh
 tests/e2e/test_never_closed.sh tests/e2e/test_quic.sh tests/e2e/test_kernel.sh
 tests/e2e/test_bounded_loads.sh tests/e2e/test_load_reconcile.sh
 tests/e2e/test_sockops_scope.sh tests/e2e/test_sockops_auto.sh
-tests/e2e/test_load_states.sh tests/e2e/test_fleet.sh tests/e2e/test_fleet6.sh
+tests/e2e/test_load_states.sh tests/e2e/test_fleet.sh
 tests/e2e/test_quic_lb.sh}
 # On trixie (6.12) only the suites whose kernel paths differ from 6.1's:
 # affinity (sk_lookup, sk_assign and the daemon's start on a newer
