@@ -244,13 +244,13 @@ int backend_changed(struct daemon *d, struct be_rt *be)
 }
 
 /*
- * An operator's change to @be, made in memory by the caller, written with
- * the test hook armed; undone by @undo (which restores the fields) and
- * written back if the writes failed. Returns their error.
+ * An operator's change to @be, made in memory by the caller from the
+ * fields in @before, written with the test hook armed. If the writes
+ * failed, the operator's fields are put back from @before and written
+ * again. Returns their error.
  */
 static int operator_write(struct daemon *d, struct be_rt *be,
-			  void (*undo)(struct be_rt *, const void *),
-			  const void *saved, char *why, size_t whylen)
+			  const struct be_rt *before, char *why, size_t whylen)
 {
 	int err;
 
@@ -259,7 +259,10 @@ static int operator_write(struct daemon *d, struct be_rt *be,
 	dp_faults_disarm();
 	if (!err)
 		return 0;
-	undo(be, saved);
+	be->op = before->op;
+	be->up_since = before->up_since;
+	be->weight = before->weight;
+	be->weight_override = before->weight_override;
 	(void)backend_changed(d, be);
 	snprintf(why, whylen,
 		 "writing the backend words failed: %s; nothing changed",
@@ -523,23 +526,10 @@ void backends_carry(struct daemon *d, struct daemon *old)
 
 /* ---- operator actions ---- */
 
-struct op_saved {
-	enum rs_op_state op;
-	ev_tstamp up_since;
-};
-
-static void op_undo(struct be_rt *be, const void *saved)
-{
-	const struct op_saved *o = saved;
-
-	be->op = o->op;
-	be->up_since = o->up_since;
-}
-
 int daemon_set_op(struct daemon *d, const char *backend, enum rs_op_state op,
 		  bool force, char *why, size_t whylen)
 {
-	struct op_saved saved;
+	struct be_rt saved;
 	int i = daemon_find_backend(d, backend), err;
 	enum rs_op_state was;
 	char action[RS_NAME_MAX + 32];
@@ -563,11 +553,12 @@ int daemon_set_op(struct daemon *d, const char *backend, enum rs_op_state op,
 		be->op = was;
 		return err;
 	}
-	saved = (struct op_saved){.op = was, .up_since = be->up_since};
+	saved = *be;
+	saved.op = was;
 	/* Coming back from an operator DOWN ramps like a health recovery. */
 	if (was == RS_OP_DOWN && d->cfg.backends[i].health.slow_start_ms)
 		be->up_since = ev_now(d->loop);
-	err = operator_write(d, be, op_undo, &saved, why, whylen);
+	err = operator_write(d, be, &saved, why, whylen);
 	if (err) {
 		rs_err("%s: %s", action, why);
 		return err;
@@ -577,23 +568,10 @@ int daemon_set_op(struct daemon *d, const char *backend, enum rs_op_state op,
 	return 0;
 }
 
-struct weight_saved {
-	uint32_t weight;
-	bool override;
-};
-
-static void weight_undo(struct be_rt *be, const void *saved)
-{
-	const struct weight_saved *w = saved;
-
-	be->weight = w->weight;
-	be->weight_override = w->override;
-}
-
 int daemon_set_weight(struct daemon *d, const char *backend, uint32_t weight,
 		      bool force, char *why, size_t whylen)
 {
-	struct weight_saved saved;
+	struct be_rt saved;
 	int i = daemon_find_backend(d, backend), err, words_err;
 	uint32_t was_weight, was_built, before;
 	char action[RS_NAME_MAX + 32];
@@ -638,8 +616,10 @@ int daemon_set_weight(struct daemon *d, const char *backend, uint32_t weight,
 		return err;
 	}
 	if (be->built_points == was_built) {
-		saved = (struct weight_saved){was_weight, was_override};
-		err = operator_write(d, be, weight_undo, &saved, why, whylen);
+		saved = *be;
+		saved.weight = was_weight;
+		saved.weight_override = was_override;
+		err = operator_write(d, be, &saved, why, whylen);
 		if (err) {
 			rs_err("%s: %s", action, why);
 			return err;
