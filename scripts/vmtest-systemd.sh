@@ -214,7 +214,11 @@ run_release() {
 	wait "$tpid" 2>/dev/null || true
 	rm -f "$dir/disk.raw"
 	echo "vmtest-systemd: $rel: guest ran $((SECONDS - s)) s, $((SECONDS - start)) s in all"
-	grep -aq '^VMTEST-RESULT: PASS' "$log"
+	grep -aq '^VMTEST-RESULT: PASS' "$log" && return 0
+	# The guest's kernel, when it complained (a panic reboots the guest).
+	grep -aE 'Kernel panic|BUG:|Oops|Call Trace|soft lockup|rcu: .*stall|Out of memory|segfault' "$log" |
+		head -n 30 | sed "s/^/vmtest-systemd: $rel: console: /" >&2
+	return 1
 }
 
 prepare=""

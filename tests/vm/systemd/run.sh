@@ -17,13 +17,15 @@ T=/opt/ringsteer-vmtest
 STATE=/var/lib/rs-vmtest
 CONF=/etc/ringsteer/ringsteer.conf
 mkdir -p "$STATE"
+# What this boot says, for the next one to quote.
+[[ -e $STATE/log ]] && mv "$STATE/log" "$STATE/log.prev"
 phase=$(cat "$STATE/phase" 2>/dev/null || echo 1)
 boots=$(($(cat "$STATE/boots" 2>/dev/null || echo 0) + 1))
 echo "$boots" >"$STATE/boots"
 pass=$(cat "$STATE/pass" 2>/dev/null || echo 0)
 fail=$(cat "$STATE/fail" 2>/dev/null || echo 0)
 
-say() { echo "VMTEST: $*"; }
+say() { echo "VMTEST: $*" | tee -a "$STATE/log"; }
 ok() {
 	pass=$((pass + 1))
 	echo "$pass" >"$STATE/pass"
@@ -33,6 +35,7 @@ bad() {
 	fail=$((fail + 1))
 	echo "$fail" >"$STATE/fail"
 	say "FAIL - $*"
+	echo "VMTEST: FAIL - $*" >>"$STATE/failures"
 }
 check() { # NAME CMD...
 	local what=$1
@@ -60,6 +63,9 @@ finish() {
 	if ((fail)) || (($1)); then
 		say "--- journal of ringsteerd"
 		journalctl -u ringsteerd --no-pager -n 60 | sed 's/^/VMTEST:      | /'
+		# The host's log may show only its tail: the failures again, last.
+		say "--- the checks that failed"
+		cat "$STATE/failures"
 		echo "VMTEST-RESULT: FAIL ($fail of $((pass + fail)) checks failed)"
 	else
 		echo "VMTEST-RESULT: PASS ($pass checks)"
@@ -145,10 +151,17 @@ load_stop() {
 
 say "boot $boots, phase $phase: $(uname -r), $(systemctl --version | head -n 1), $(. /etc/os-release && echo "$PRETTY_NAME")"
 say "up $(cut -d' ' -f1 /proc/uptime) s; the slowest units: $(systemd-analyze blame 2>/dev/null | head -n 3 | tr -s ' ' | tr '\n' ',')"
-((boots <= 2)) || {
-	bad "booted $boots times: a reboot that was not ours"
+# Phase 1 runs on the first boot, phase 2 on the second (the test's own
+# reboot). Anything else is a reboot that was not ours (a panic reboots at
+# once, panic=-1): say what the boot before it logged, then stop.
+if ((boots != phase)); then
+	bad "boot $boots in phase $phase: a reboot that was not ours"
+	say "--- the previous boot's last lines (kernel and units, warnings and worse)"
+	journalctl -b -1 -p warning --no-pager -n 40 2>&1 | sed 's/^/VMTEST:      | /'
+	say "--- the previous boot's last lines of the test"
+	tail -n 15 "$STATE/log.prev" 2>&1 | sed 's/^/VMTEST:      | /'
 	finish 1
-}
+fi
 
 if [[ $phase == 1 ]]; then
 	say "# apt install, as an operator"
