@@ -224,6 +224,7 @@ $(BUILD)/tests/test_man_pages: $(BINS)
 
 # Unit tests of the daemon's decision files link just those objects.
 $(BUILD)/tests/test_ids: $(BUILD)/san/ringsteerd/ids.o
+$(BUILD)/tests/test_view: $(BUILD)/san/ringsteerd/view.o
 $(BUILD)/tests/test_fleet_member_fuzz: $(BUILD)/san/ringsteerd/fleet_member.o \
 	$(BUILD)/san/ringsteerd/fleet_quic.o
 

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "sockets.h"
 #include "state.h"
+#include "view.h"
 
 /*
  * The one rule for "can take a new connection", for the operator's check,
@@ -38,35 +39,26 @@
  */
 bool backend_takes_new(const struct daemon *d, size_t i)
 {
-	const struct be_rt *be = &d->bes[i];
-	struct rs_backend w;
-
-	daemon_backend_word(d, be, &w);
-	return w.state == RS_BACKEND_UP && w.active_points > 0 &&
-	       (be->has_socket || be->socket_unknown);
+	return view_takes_new(&d->st, i, ev_now(d->loop));
 }
 
 uint32_t service_takers(const struct daemon *d, size_t svc)
 {
-	uint32_t n = 0;
-
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		n += d->cfg.backends[i].service == svc &&
-		     backend_takes_new(d, i);
-	return n;
+	return view_service_takers(&d->st, svc, ev_now(d->loop));
 }
 
 /* "web-1 drained, web-2 weight 0, web-3 no socket" for @why. */
-static void why_not(const struct daemon *d, size_t svc, char *buf, size_t len)
+static void why_not(const struct rs_state *st, size_t svc, char *buf,
+		    size_t len)
 {
 	size_t off = 0;
 
 	snprintf(buf, len, "no backend in the file");
-	for (size_t i = 0; i < d->cfg.n_backends && off < len; i++) {
-		const struct be_rt *be = &d->bes[i];
+	for (size_t i = 0; i < st->cfg.n_backends && off < len; i++) {
+		const struct be_rt *be = &st->bes[i];
 		const char *r;
 
-		if (d->cfg.backends[i].service != svc)
+		if (st->cfg.backends[i].service != svc)
 			continue;
 		if (be->op == RS_OP_DRAIN)
 			r = "drained";
@@ -82,7 +74,7 @@ static void why_not(const struct daemon *d, size_t svc, char *buf, size_t len)
 			r = "ok";
 		off += (size_t)snprintf(buf + off, len - off, "%s%s %s",
 					off ? ", " : "",
-					d->cfg.backends[i].name, r);
+					st->cfg.backends[i].name, r);
 	}
 }
 
@@ -93,26 +85,28 @@ int all_out_check(struct daemon *d, size_t svc, uint32_t before, bool force,
 
 	if (before == 0 || service_takers(d, svc) > 0)
 		return 0;
-	why_not(d, svc, detail, sizeof(detail));
+	why_not(&d->st, svc, detail, sizeof(detail));
 	if (!force) {
 		snprintf(why, whylen,
 			 "refused: %s would leave service %s with no backend "
 			 "that takes new connections (%s); --force does it "
 			 "anyway",
-			 action, d->cfg.services[svc].name, detail);
+			 action, d->st.cfg.services[svc].name, detail);
 		return -EBUSY;
 	}
-	d->svcs[svc].all_out_forced = true;
+	d->st.svcs[svc].all_out_forced = true;
 	d->forced_all_out++;
 	rs_warn("service %s: ALL OUT, forced by the operator (%s): no backend "
 		"takes new connections (%s)",
-		d->cfg.services[svc].name, action, detail);
+		d->st.cfg.services[svc].name, action, detail);
 	return 0;
 }
 
-int reload_all_out(struct daemon *next, struct daemon *cur, bool force,
+int reload_all_out(struct daemon *d, struct rs_state *next, bool force,
 		   char *why, size_t whylen)
 {
+	const struct rs_state *cur = &d->st;
+	double now = ev_now(d->loop);
 	size_t off = 0;
 
 	why[0] = 0;
@@ -125,12 +119,12 @@ int reload_all_out(struct daemon *next, struct daemon *cur, bool force,
 			next->cfg.services[next->cfg.backends[i].service].name;
 
 		if (next->bes[i].socket_unknown &&
-		    daemon_find_service(cur, svc) >= 0 &&
+		    view_find_service(cur, svc) >= 0 &&
 		    !sockets_listening(&next->cfg, i))
 			next->bes[i].socket_unknown = false;
 	}
 	for (size_t s = 0; s < next->cfg.n_services; s++) {
-		int o = daemon_find_service(cur, next->cfg.services[s].name);
+		int o = view_find_service(cur, next->cfg.services[s].name);
 		bool has_backends = false;
 		char detail[384];
 
@@ -142,14 +136,14 @@ int reload_all_out(struct daemon *next, struct daemon *cur, bool force,
 		 * backend the file takes out is: its clients find nothing
 		 * listening after it (found by a chaos run).
 		 */
-		if (service_takers(next, s) > 0 ||
-		    (o >= 0 && service_takers(cur, (size_t)o) == 0) ||
+		if (view_service_takers(next, s, now) > 0 ||
+		    (o >= 0 && view_service_takers(cur, (size_t)o, now) == 0) ||
 		    (o < 0 && !has_backends))
 			continue;
 		why_not(next, s, detail, sizeof(detail));
 		if (force) {
 			next->svcs[s].all_out_forced = true;
-			cur->forced_all_out++;
+			d->forced_all_out++;
 			rs_warn("service %s: ALL OUT, forced by the operator "
 				"(reload --force): no backend takes new "
 				"connections (%s)",

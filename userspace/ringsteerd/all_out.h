@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 struct daemon;
+struct rs_state;
 
 /* Whether backend @i (index in cfg) can take a new connection. */
 bool backend_takes_new(const struct daemon *d, size_t i);
@@ -26,13 +27,13 @@ bool service_all_out(const struct daemon *d, size_t svc);
 int all_out_check(struct daemon *d, size_t svc, uint32_t before, bool force,
 		  const char *action, char *why, size_t whylen);
 /*
- * A reload from @cur to @next (runtime state carried): -EBUSY with @why
+ * A reload of @d to @next (runtime state carried): -EBUSY with @why
  * naming each service that takes new connections now and that the file
  * would leave all-out (its backends unable, or none left), unless @force.
  * Backends of @next whose socket is not known yet are resolved first: one
  * on whose addresses nothing listens now is marked as having no socket.
  */
-int reload_all_out(struct daemon *next, struct daemon *cur, bool force,
+int reload_all_out(struct daemon *d, struct rs_state *next, bool force,
 		   char *why, size_t whylen);
 
 #endif /* RS_ALL_OUT_H */

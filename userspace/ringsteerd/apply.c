@@ -21,6 +21,7 @@
 #include "ids.h"
 #include "log.h"
 #include "state.h"
+#include "view.h"
 
 /* What the data plane holds before a configuration is applied, by id. */
 struct snapshot {
@@ -40,19 +41,20 @@ static void snapshot_read(struct daemon *d, struct snapshot *p)
 }
 
 /*
- * Reload: the state being replaced, as the data plane holds it: its
+ * Reload: the state being replaced (@old), as @d's data plane holds it: its
  * services by name, its backends' words (a word never written still
  * names its backend, so that its id is kept and retired like the others),
  * and the words of removed backends that still hold connections.
  */
-static void snapshot_of(struct daemon *old, struct snapshot *p)
+static void snapshot_of(struct daemon *d, const struct rs_state *old,
+			struct snapshot *p)
 {
 	/*
 	 * The words first: a backend no longer configured whose connections
 	 * are still open keeps its word (retire()), and with it its id.
 	 */
 	for (uint32_t i = 0; i < RS_MAX_BACKENDS; i++)
-		if (dp_get_backend(&old->dp, i, &p->bes[i]))
+		if (dp_get_backend(&d->dp, i, &p->bes[i]))
 			memset(&p->bes[i], 0, sizeof(p->bes[i]));
 	for (size_t s = 0; s < old->cfg.n_services; s++) {
 		struct rs_service *svc = &p->svcs[old->svcs[s].id];
@@ -76,12 +78,13 @@ static void snapshot_of(struct daemon *old, struct snapshot *p)
 }
 
 /*
- * Service and backend ids for the configuration in @d from @before (see
+ * Service and backend ids for the configuration in @st from @before (see
  * ids_assign()): a service keeps its id by name, a backend by name and
  * service; new ones avoid every id @before used and every id whose load
  * gauge is not 0.
  */
-static int assign_ids(struct daemon *d, const struct snapshot *before)
+static int assign_ids(struct daemon *d, struct rs_state *st,
+		      const struct snapshot *before)
 {
 	size_t nmax = RS_MAX_BACKENDS > RS_MAX_SERVICES ? RS_MAX_BACKENDS
 							: RS_MAX_SERVICES;
@@ -109,14 +112,14 @@ static int assign_ids(struct daemon *d, const struct snapshot *before)
 		dp_service_load(&d->dp, k, &load);
 		avoid[k] = before->svcs[k].enabled || load != 0;
 	}
-	for (size_t s = 0; s < d->cfg.n_services; s++)
-		names[s] = d->cfg.services[s].name;
+	for (size_t s = 0; s < st->cfg.n_services; s++)
+		names[s] = st->cfg.services[s].name;
 	t.max = RS_MAX_SERVICES;
-	err = ids_assign(&t, names, NULL, d->cfg.n_services, ids);
+	err = ids_assign(&t, names, NULL, st->cfg.n_services, ids);
 	if (err)
 		goto out;
-	for (size_t s = 0; s < d->cfg.n_services; s++)
-		d->svcs[s].id = ids[s];
+	for (size_t s = 0; s < st->cfg.n_services; s++)
+		st->svcs[s].id = ids[s];
 	for (uint32_t k = 0; k < RS_MAX_BACKENDS; k++) {
 		int64_t load = 0;
 
@@ -125,15 +128,15 @@ static int assign_ids(struct daemon *d, const struct snapshot *before)
 		dp_backend_load(&d->dp, k, &load);
 		avoid[k] = before->bes[k].name[0] != 0 || load != 0;
 	}
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
-		names[i] = d->cfg.backends[i].name;
-		svc_of[i] = d->svcs[d->cfg.backends[i].service].id;
+	for (size_t i = 0; i < st->cfg.n_backends; i++) {
+		names[i] = st->cfg.backends[i].name;
+		svc_of[i] = st->svcs[st->cfg.backends[i].service].id;
 	}
 	t.max = RS_MAX_BACKENDS;
 	t.owner = owner;
-	err = ids_assign(&t, names, svc_of, d->cfg.n_backends, ids);
-	for (size_t i = 0; i < d->cfg.n_backends && !err; i++)
-		d->bes[i].id = ids[i];
+	err = ids_assign(&t, names, svc_of, st->cfg.n_backends, ids);
+	for (size_t i = 0; i < st->cfg.n_backends && !err; i++)
+		st->bes[i].id = ids[i];
 out:
 	free(held);
 	free(names);
@@ -146,8 +149,8 @@ out:
 
 static int sticky_apply(struct daemon *d, size_t s)
 {
-	const struct rs_service_conf *sc = &d->cfg.services[s];
-	uint32_t id = d->svcs[s].id;
+	const struct rs_service_conf *sc = &d->st.cfg.services[s];
+	uint32_t id = d->st.svcs[s].id;
 
 	if (!sc->sticky_ttl)
 		return dp_sticky_remove(&d->dp, id);
@@ -160,13 +163,13 @@ static int services_push(struct daemon *d)
 {
 	int err = 0;
 
-	for (size_t s = 0; s < d->cfg.n_services && !err; s++) {
+	for (size_t s = 0; s < d->st.cfg.n_services && !err; s++) {
 		struct rs_service svc;
 
-		rs_service_from_conf(&d->cfg, s, d->svcs[s].id, &svc);
+		rs_service_from_conf(&d->st.cfg, s, d->st.svcs[s].id, &svc);
 		err = sticky_apply(d, s);
 		if (!err)
-			err = dp_set_service(&d->dp, d->svcs[s].id, &svc);
+			err = dp_set_service(&d->dp, d->st.svcs[s].id, &svc);
 	}
 	return err;
 }
@@ -186,10 +189,10 @@ static void retire(struct daemon *d, const struct snapshot *before)
 
 	if (!be_used)
 		return;
-	for (size_t s = 0; s < d->cfg.n_services; s++)
-		svc_used[d->svcs[s].id] = true;
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		be_used[d->bes[i].id] = true;
+	for (size_t s = 0; s < d->st.cfg.n_services; s++)
+		svc_used[d->st.svcs[s].id] = true;
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++)
+		be_used[d->st.bes[i].id] = true;
 	for (uint32_t id = 0; id < RS_MAX_BACKENDS; id++) {
 		const struct rs_backend *b = &before->bes[id];
 
@@ -246,7 +249,7 @@ static void retire(struct daemon *d, const struct snapshot *before)
 
 /*
  * Bring the data plane from what it holds now (the rings in
- * d->svcs[].ring, the words @before, by id) to the configuration in @d
+ * d->st.svcs[].ring, the words @before, by id) to the configuration in @d
  * without a lookup ever seeing a mix of the two. A ring's points are
  * interpreted through the words' active_points, so ring and words cannot
  * change in one write; instead (docs/architecture.md, "Reloads"):
@@ -266,8 +269,8 @@ static void retire(struct daemon *d, const struct snapshot *before)
 static int apply_config(struct daemon *d, const struct rs_backend *before)
 {
 	struct rs_backend *words = calloc(RS_MAX_BACKENDS, sizeof(*words));
-	struct rs_ring *next = calloc(d->cfg.n_services ? d->cfg.n_services : 1,
-				      sizeof(*next));
+	struct rs_ring *next = calloc(
+		d->st.cfg.n_services ? d->st.cfg.n_services : 1, sizeof(*next));
 	int err = 0;
 
 	if (!words || !next) {
@@ -275,13 +278,13 @@ static int apply_config(struct daemon *d, const struct rs_backend *before)
 		free(next);
 		return -ENOMEM;
 	}
-	for (size_t s = 0; s < d->cfg.n_services && !err; s++)
-		if (d->svcs[s].generation && d->svcs[s].ring.npoints)
+	for (size_t s = 0; s < d->st.cfg.n_services && !err; s++)
+		if (d->st.svcs[s].generation && d->st.svcs[s].ring.npoints)
 			err = ring_install_trimmed(
-				d, s, &d->svcs[s].ring, before,
+				d, s, &d->st.svcs[s].ring, before,
 				"reload: points in use only");
-	for (size_t i = 0; i < d->cfg.n_backends && !err; i++) {
-		struct be_rt *be = &d->bes[i];
+	for (size_t i = 0; i < d->st.cfg.n_backends && !err; i++) {
+		struct be_rt *be = &d->st.bes[i];
 		const struct rs_backend *old = &before[be->id];
 
 		daemon_backend_word(d, be, &words[be->id]);
@@ -298,30 +301,30 @@ static int apply_config(struct daemon *d, const struct rs_backend *before)
 	}
 	if (!err)
 		err = services_push(d);
-	for (size_t s = 0; s < d->cfg.n_services && !err; s++) {
+	for (size_t s = 0; s < d->st.cfg.n_services && !err; s++) {
 		err = ring_build_full(d, s, &next[s]);
 		if (!err)
 			err = ring_install_trimmed(d, s, &next[s], words,
 						   "configuration");
 	}
-	for (size_t i = 0; i < d->cfg.n_backends && !err; i++)
-		err = backend_push(d, &d->bes[i]);
-	for (size_t s = 0; s < d->cfg.n_services && !err; s++)
+	for (size_t i = 0; i < d->st.cfg.n_backends && !err; i++)
+		err = backend_push(d, &d->st.bes[i]);
+	for (size_t s = 0; s < d->st.cfg.n_services && !err; s++)
 		err = ring_refresh(d, s, REFRESH_REBUILD, "configuration");
-	for (size_t s = 0; s < d->cfg.n_services; s++)
+	for (size_t s = 0; s < d->st.cfg.n_services; s++)
 		ring_free(&next[s]);
 	free(next);
 	free(words);
 	return err;
 }
 
-static int alloc_runtime(struct daemon *d)
+static int alloc_runtime(struct rs_state *st)
 {
-	d->svcs = calloc(d->cfg.n_services ? d->cfg.n_services : 1,
-			 sizeof(*d->svcs));
-	d->bes = calloc(d->cfg.n_backends ? d->cfg.n_backends : 1,
-			sizeof(*d->bes));
-	if (!d->svcs || !d->bes)
+	st->svcs = calloc(st->cfg.n_services ? st->cfg.n_services : 1,
+			  sizeof(*st->svcs));
+	st->bes = calloc(st->cfg.n_backends ? st->cfg.n_backends : 1,
+			 sizeof(*st->bes));
+	if (!st->svcs || !st->bes)
 		return -ENOMEM;
 	return 0;
 }
@@ -330,9 +333,9 @@ static int binds_push(struct daemon *d)
 {
 	uint32_t ids[RS_MAX_SERVICES];
 
-	for (size_t s = 0; s < d->cfg.n_services; s++)
-		ids[s] = d->svcs[s].id;
-	return binds_apply(&d->dp, &d->cfg, ids);
+	for (size_t s = 0; s < d->st.cfg.n_services; s++)
+		ids[s] = d->st.svcs[s].id;
+	return binds_apply(&d->dp, &d->st.cfg, ids);
 }
 
 /*
@@ -349,25 +352,27 @@ static int cookies_push(struct daemon *d)
 	struct rs_cookie *vals;
 	int err;
 
-	keys = calloc(d->cfg.n_backends ? d->cfg.n_backends : 1, sizeof(*keys));
-	vals = calloc(d->cfg.n_backends ? d->cfg.n_backends : 1, sizeof(*vals));
+	keys = calloc(d->st.cfg.n_backends ? d->st.cfg.n_backends : 1,
+		      sizeof(*keys));
+	vals = calloc(d->st.cfg.n_backends ? d->st.cfg.n_backends : 1,
+		      sizeof(*vals));
 	if (!keys || !vals) {
 		free(keys);
 		free(vals);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
-		const struct rs_backend_conf *bc = &d->cfg.backends[i];
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+		const struct rs_backend_conf *bc = &d->st.cfg.backends[i];
 		const struct rs_service_conf *sc =
-			&d->cfg.services[bc->service];
+			&d->st.cfg.services[bc->service];
 
 		if (sc->cookie != RS_COOKIE_QUIC || !bc->has_server_id)
 			continue;
-		keys[n].service = d->svcs[bc->service].id;
+		keys[n].service = d->st.svcs[bc->service].id;
 		keys[n].len = sc->quic_server_id_len;
 		memcpy(keys[n].server_id, bc->server_id,
 		       sc->quic_server_id_len);
-		vals[n].backend = d->bes[i].id;
+		vals[n].backend = d->st.bes[i].id;
 		n++;
 	}
 	err = dp_sync_cookies(&d->dp, keys, vals, n, &written, &removed);
@@ -399,10 +404,10 @@ static int apply_pipeline(struct daemon *d, const struct snapshot *before)
 {
 	int err;
 
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		if (d->bes[i].addrs_changed) {
-			sockets_clear_backend(&d->dp, d->bes[i].id);
-			d->bes[i].addrs_changed = false;
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++)
+		if (d->st.bes[i].addrs_changed) {
+			sockets_clear_backend(&d->dp, d->st.bes[i].id);
+			d->st.bes[i].addrs_changed = false;
 		}
 	sockets_reconcile_all(d, false);
 	err = apply_config(d, before->bes);
@@ -435,18 +440,18 @@ static void log_warning(const char *line)
  */
 static void keep_legacy_vnodes(struct daemon *d, const struct snapshot *p)
 {
-	for (size_t s = 0; s < d->cfg.n_services; s++) {
+	for (size_t s = 0; s < d->st.cfg.n_services; s++) {
 		double moved;
 
-		if (!rs_config_legacy_ring(&d->cfg, s, p->bes))
+		if (!rs_config_legacy_ring(&d->st.cfg, s, p->bes))
 			continue;
-		moved = rs_config_vnodes_moved(&d->cfg, s, RS_LEGACY_VNODES);
-		d->cfg.services[s].vnodes = RS_LEGACY_VNODES;
+		moved = rs_config_vnodes_moved(&d->st.cfg, s, RS_LEGACY_VNODES);
+		d->st.cfg.services[s].vnodes = RS_LEGACY_VNODES;
 		rs_warn("service %s: vnodes not set, and the running ring was "
 			"built with %u (the default of earlier versions, now "
 			"%u): kept until a reload, which moves %.1f%% of its "
 			"clients; set vnodes in %s to choose",
-			d->cfg.services[s].name, RS_LEGACY_VNODES,
+			d->st.cfg.services[s].name, RS_LEGACY_VNODES,
 			RS_DEFAULT_VNODES, moved * 100, d->config_path);
 	}
 }
@@ -461,17 +466,17 @@ static void sockops_attach(struct daemon *d)
 	uint64_t ids[RS_MAX_BACKENDS * RS_MAX_BACKEND_ADDRS];
 	size_t n = 0;
 
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
-		const struct rs_backend_conf *bc = &d->cfg.backends[i];
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+		const struct rs_backend_conf *bc = &d->st.cfg.backends[i];
 
-		if (d->cfg.services[bc->service].protocol != IPPROTO_TCP)
+		if (d->st.cfg.services[bc->service].protocol != IPPROTO_TCP)
 			continue;
 		for (size_t a = 0; a < bc->n_addrs; a++)
-			if (d->bes[i].sock.addr[a].has_socket)
-				ids[n++] = d->bes[i].sock.addr[a].cgroup_id;
+			if (d->st.bes[i].sock.addr[a].has_socket)
+				ids[n++] = d->st.bes[i].sock.addr[a].cgroup_id;
 	}
-	dp_sockops_attach(&d->dp, d->cfg.control_socket, d->cfg.sockops_cgroup,
-			  ids, n);
+	dp_sockops_attach(&d->dp, d->st.cfg.control_socket,
+			  d->st.cfg.sockops_cgroup, ids, n);
 }
 
 int daemon_start(struct daemon *d)
@@ -480,19 +485,19 @@ int daemon_start(struct daemon *d)
 	int err;
 
 	p = calloc(1, sizeof(*p));
-	if (!p || alloc_runtime(d)) {
+	if (!p || alloc_runtime(&d->st)) {
 		free(p);
 		return -ENOMEM;
 	}
-	rs_config_empty_services(&d->cfg, log_warning);
-	rs_config_fleet_ipv6_notes(&d->cfg, log_warning);
+	rs_config_empty_services(&d->st.cfg, log_warning);
+	rs_config_fleet_ipv6_notes(&d->st.cfg, log_warning);
 	err = checker_init(&d->checker, d->loop);
 	if (!err)
-		err = dp_open(&d->dp, d->cfg.bpffs);
+		err = dp_open(&d->dp, d->st.cfg.bpffs);
 	if (!err) {
 		snapshot_read(d, p);
 		keep_legacy_vnodes(d, p);
-		err = assign_ids(d, p);
+		err = assign_ids(d, &d->st, p);
 	}
 	if (err)
 		goto out;
@@ -500,13 +505,13 @@ int daemon_start(struct daemon *d)
 	/* The rings in place: adopted as they are when they are right. */
 	rings_read_pinned(d);
 	err = apply_pipeline(d, p);
-	for (size_t s = 0; s < d->cfg.n_services && !err; s++)
-		if (d->svcs[s].rebuilds == 0)
+	for (size_t s = 0; s < d->st.cfg.n_services && !err; s++)
+		if (d->st.svcs[s].rebuilds == 0)
 			rs_info("service %s: adopted ring generation %llu, %u "
 				"points",
-				d->cfg.services[s].name,
-				(unsigned long long)d->svcs[s].generation,
-				d->svcs[s].ring.npoints);
+				d->st.cfg.services[s].name,
+				(unsigned long long)d->st.svcs[s].generation,
+				d->st.svcs[s].ring.npoints);
 	if (err) {
 		/*
 		 * The pins stay as they were or half written, which steering
@@ -519,7 +524,7 @@ int daemon_start(struct daemon *d)
 		       "pins. If starting again fails the same way, "
 		       "`ringsteerd --detach -c %s` removes them (steering "
 		       "stops until the next start builds everything anew)",
-		       d->config_path, d->cfg.bpffs, strerror(-err),
+		       d->config_path, d->st.cfg.bpffs, strerror(-err),
 		       d->config_path);
 		goto out;
 	}
@@ -543,7 +548,7 @@ out:
 
 void daemon_stop(struct daemon *d)
 {
-	if (!d->bes)
+	if (!d->st.bes)
 		return;
 	daemon_fleet_stop(d);
 	daemon_tc_stop(d);
@@ -554,12 +559,12 @@ void daemon_stop(struct daemon *d)
 	ev_timer_stop(d->loop, &d->load_flows);
 	checker_fini(&d->checker);
 	dp_close(&d->dp);
-	for (size_t s = 0; s < d->cfg.n_services; s++)
-		ring_free(&d->svcs[s].ring);
-	free(d->svcs);
-	free(d->bes);
-	d->svcs = NULL;
-	d->bes = NULL;
+	for (size_t s = 0; s < d->st.cfg.n_services; s++)
+		ring_free(&d->st.svcs[s].ring);
+	free(d->st.svcs);
+	free(d->st.bes);
+	d->st.svcs = NULL;
+	d->st.bes = NULL;
 }
 
 /* @dst: a copy of @src with points of its own; on -ENOMEM it is empty. */
@@ -590,11 +595,11 @@ enum rings_how { RINGS_COPY, RINGS_MOVE };
  * @from installed, and what is known of it (generation, shape, table,
  * rebuilds): that ring is what the data plane holds until @to builds one.
  */
-static void rings_carry(struct daemon *to, struct daemon *from,
+static void rings_carry(struct rs_state *to, struct rs_state *from,
 			enum rings_how how)
 {
 	for (size_t s = 0; s < to->cfg.n_services; s++) {
-		int o = daemon_find_service(from, to->cfg.services[s].name);
+		int o = view_find_service(from, to->cfg.services[s].name);
 		struct svc_rt *t = &to->svcs[s];
 		struct rs_ring *r;
 
@@ -671,7 +676,7 @@ static int apply_state(struct daemon *d, const struct snapshot *before)
 	return err;
 }
 
-static void runtime_free(struct daemon *x)
+static void runtime_free(struct rs_state *x)
 {
 	for (size_t s = 0; s < x->cfg.n_services; s++)
 		ring_free(&x->svcs[s].ring);
@@ -689,22 +694,20 @@ static void runtime_free(struct daemon *x)
  * that the previous state does not are retired. Returns 0 when the
  * previous state is back.
  */
-static int rollback(struct daemon *d, struct daemon *old)
+static int rollback(struct daemon *d, struct rs_state *old)
 {
-	struct daemon failed = *d;
+	struct rs_state failed = d->st;
 	struct snapshot *now = calloc(1, sizeof(*now));
 	int err;
 
 	if (!now)
 		return -ENOMEM;
-	snapshot_of(&failed, now);
-	d->cfg = old->cfg;
-	d->svcs = old->svcs;
-	d->bes = old->bes;
+	snapshot_of(d, &failed, now);
+	d->st = *old;
 	/* What is installed now is what the rollback starts from. */
-	rings_carry(d, &failed, RINGS_MOVE);
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		d->bes[i].pushed_valid = false;
+	rings_carry(&d->st, &failed, RINGS_MOVE);
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++)
+		d->st.bes[i].pushed_valid = false;
 	err = apply_state(d, now);
 	free(now);
 	runtime_free(&failed);
@@ -722,9 +725,10 @@ static bool restart_only_changed(const struct daemon *d,
 	const struct {
 		const char *key, *now, *next, *instead;
 	} keys[] = {
-		{"bpffs", d->cfg.bpffs, next->bpffs,
+		{"bpffs", d->st.cfg.bpffs, next->bpffs,
 		 "restart with --detach first"},
-		{"sockops_cgroup", d->cfg.sockops_cgroup, next->sockops_cgroup,
+		{"sockops_cgroup", d->st.cfg.sockops_cgroup,
+		 next->sockops_cgroup,
 		 "a restart moves steer_sockops, counting nothing twice"},
 	};
 
@@ -740,13 +744,12 @@ static bool restart_only_changed(const struct daemon *d,
 
 int daemon_reload(struct daemon *d, bool force, char *err_text, size_t errlen)
 {
-	struct daemon next = *d, old = *d;
+	struct rs_state next = {0}, old = d->st;
 	struct snapshot *before;
 	struct rs_config_diff diff;
 	char why[512] = "";
 	int err, rb;
 
-	memset(&next.cfg, 0, sizeof(next.cfg));
 	err = rs_config_load(d->config_path, &next.cfg, err_text, errlen);
 	if (err) {
 		d->reload_failures++;
@@ -766,33 +769,27 @@ int daemon_reload(struct daemon *d, bool force, char *err_text, size_t errlen)
 		d->reload_failures++;
 		return -ENOMEM;
 	}
-	keep_bound_globals(d->config_path, &d->cfg, &next.cfg);
-	snapshot_of(&old, before);
-	err = assign_ids(&next, before);
+	keep_bound_globals(d->config_path, &old.cfg, &next.cfg);
+	snapshot_of(d, &old, before);
+	err = assign_ids(d, &next, before);
 	if (err) {
 		snprintf(err_text, errlen, "%s: out of ids", d->config_path);
 		goto refused;
 	}
 	rings_carry(&next, &old, RINGS_COPY);
-	backends_carry(&next, &old);
-	for (size_t i = 0; i < next.cfg.n_backends; i++) {
-		next.bes[i].d = d;
-		next.bes[i].idx = i;
-	}
-	err = reload_all_out(&next, d, force, why, sizeof(why));
+	backends_carry(d, &next, &old);
+	err = reload_all_out(d, &next, force, why, sizeof(why));
 	if (err) {
 		snprintf(err_text, errlen, "%s: %s", d->config_path, why);
 		goto refused;
 	}
-	if (!rs_config_diff(&d->cfg, &next.cfg, &diff))
+	if (!rs_config_diff(&d->st.cfg, &next.cfg, &diff))
 		rs_info("reload: %s", diff.summary);
 	rs_config_empty_services(&next.cfg, log_warning);
 	rs_config_fleet_ipv6_notes(&next.cfg, log_warning);
 	/* From here on the new state is the state; apply it. */
 	checks_stop(d);
-	d->cfg = next.cfg;
-	d->svcs = next.svcs;
-	d->bes = next.bes;
+	d->st = next;
 	dp_faults_arm_from_env();
 	err = apply_state(d, before);
 	dp_faults_disarm();

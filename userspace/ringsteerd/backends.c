@@ -17,6 +17,7 @@
 #include "all_out.h"
 #include "log.h"
 #include "state.h"
+#include "view.h"
 
 const char *rs_op_state_name(enum rs_op_state op)
 {
@@ -44,24 +45,17 @@ const char *rs_backend_state_name(uint32_t state)
 
 int daemon_find_backend(const struct daemon *d, const char *name)
 {
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		if (!strcmp(d->cfg.backends[i].name, name))
-			return (int)i;
-	return -ENOENT;
+	return view_find_backend(&d->st, name);
 }
 
 int daemon_find_service(const struct daemon *d, const char *name)
 {
-	return rs_config_find_service(&d->cfg, name);
+	return view_find_service(&d->st, name);
 }
 
 uint32_t backend_full_points(const struct daemon *d, const struct be_rt *be)
 {
-	const struct rs_backend_conf *bc = &d->cfg.backends[be->idx];
-
-	/* At most RS_MAX_WEIGHT x the largest vnodes: 32 bits. */
-	return (uint32_t)rs_backend_points(be->weight,
-					   d->cfg.services[bc->service].vnodes);
+	return view_full_points(&d->st, be);
 }
 
 /*
@@ -76,15 +70,15 @@ uint32_t backend_full_points(const struct daemon *d, const struct be_rt *be)
  * -E2BIG when even that does not fit (an operator's weight above what
  * the file allows), with the points in @points.
  */
-int service_fit_points(struct daemon *d, size_t svc, uint64_t *points)
+int service_fit_points(struct rs_state *st, size_t svc, uint64_t *points)
 {
 	uint64_t built = 0, full = 0;
 
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
-		if (d->cfg.backends[i].service != svc)
+	for (size_t i = 0; i < st->cfg.n_backends; i++) {
+		if (st->cfg.backends[i].service != svc)
 			continue;
-		built += d->bes[i].built_points;
-		full += backend_full_points(d, &d->bes[i]);
+		built += st->bes[i].built_points;
+		full += view_full_points(st, &st->bes[i]);
 	}
 	if (points)
 		*points = full;
@@ -94,81 +88,23 @@ int service_fit_points(struct daemon *d, size_t svc, uint64_t *points)
 		return -E2BIG;
 	rs_info("service %s: %llu built points are over the ring's %u: built "
 		"at the weights in force (%llu points, no client moves)",
-		d->cfg.services[svc].name, (unsigned long long)built,
+		st->cfg.services[svc].name, (unsigned long long)built,
 		RS_MAX_RING_POINTS, (unsigned long long)full);
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
-		struct be_rt *be = &d->bes[i];
+	for (size_t i = 0; i < st->cfg.n_backends; i++) {
+		struct be_rt *be = &st->bes[i];
 
-		if (d->cfg.backends[i].service != svc)
+		if (st->cfg.backends[i].service != svc)
 			continue;
-		be->built_points = backend_full_points(d, be);
+		be->built_points = view_full_points(st, be);
 		be->pushed_valid = false;
 	}
 	return 0;
 }
 
-/* The state word alone, without the bound (which needs every backend's). */
-static void backend_word_own(const struct daemon *d, const struct be_rt *be,
-			     struct rs_backend *out)
-{
-	const struct rs_backend_conf *bc = &d->cfg.backends[be->idx];
-	uint32_t full = backend_full_points(d, be), active = full;
-
-	memset(out, 0, sizeof(*out));
-	if (be->op == RS_OP_DOWN || !be->health.up)
-		out->state = RS_BACKEND_DOWN;
-	else if (be->op == RS_OP_DRAIN)
-		out->state = RS_BACKEND_DRAIN;
-	else
-		out->state = RS_BACKEND_UP;
-	if (be->up_since > 0 && bc->health.slow_start_ms)
-		active = slow_start_points(
-			full,
-			(uint64_t)((ev_now(d->loop) - be->up_since) * 1000),
-			bc->health.slow_start_ms);
-	out->active_points =
-		active < be->built_points ? active : be->built_points;
-	out->service = d->svcs[bc->service].id;
-	out->max_points = be->built_points;
-	out->op_state = be->op;
-	out->health = be->health.up;
-	out->weight = be->weight;
-	out->weight_set = be->weight_override;
-	out->uncounted = be->uncounted;
-	snprintf(out->name, sizeof(out->name), "%s", bc->name);
-}
-
-/*
- * The bound's total weight: active points of the service's UP backends,
- * those that take new clients. It changes whenever any of them changes
- * state, weight or slow-start step, so every word of the service is
- * pushed then (backend_changed, on_ramp); unchanged words are not written.
- */
-static uint32_t service_bound_points(const struct daemon *d, size_t svc)
-{
-	uint32_t total = 0;
-
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
-		struct rs_backend w;
-
-		if (d->cfg.backends[i].service != svc)
-			continue;
-		backend_word_own(d, &d->bes[i], &w);
-		if (w.state == RS_BACKEND_UP)
-			total += w.active_points;
-	}
-	return total;
-}
-
 void daemon_backend_word(const struct daemon *d, const struct be_rt *be,
 			 struct rs_backend *out)
 {
-	size_t svc = d->cfg.backends[be->idx].service;
-
-	backend_word_own(d, be, out);
-	out->balance_milli = d->cfg.services[svc].balance_milli;
-	if (out->balance_milli)
-		out->bound_points = service_bound_points(d, svc);
+	view_backend_word(&d->st, be, ev_now(d->loop), out);
 }
 
 /*
@@ -180,10 +116,10 @@ static int service_push(struct daemon *d, size_t svc)
 {
 	int err = 0, e;
 
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
-		if (d->cfg.backends[i].service != svc)
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+		if (d->st.cfg.backends[i].service != svc)
 			continue;
-		e = backend_push(d, &d->bes[i]);
+		e = backend_push(d, &d->st.bes[i]);
 		if (e && !err)
 			err = e;
 	}
@@ -217,8 +153,8 @@ int daemon_ring_view(const struct daemon *d, struct rs_backend **backends,
 		free(*has_socket);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
-		const struct be_rt *be = &d->bes[i];
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+		const struct be_rt *be = &d->st.bes[i];
 
 		daemon_backend_word(d, be, &(*backends)[be->id]);
 		(*has_socket)[be->id] = be->has_socket;
@@ -235,7 +171,7 @@ int daemon_ring_view(const struct daemon *d, struct rs_backend **backends,
  */
 int backend_changed(struct daemon *d, struct be_rt *be)
 {
-	size_t s = d->cfg.backends[be->idx].service;
+	size_t s = d->st.cfg.backends[be->idx].service;
 	int err = service_push(d, s);
 
 	if (!err)
@@ -279,7 +215,7 @@ static void on_check_result(void *arg, bool ok, const char *reason,
 {
 	struct be_rt *be = arg;
 	struct daemon *d = be->d;
-	const struct rs_backend_conf *bc = &d->cfg.backends[be->idx];
+	const struct rs_backend_conf *bc = &d->st.cfg.backends[be->idx];
 	enum rs_health_event ev;
 
 	ev = health_on_result(&be->health, &bc->health, ok, reason, latency_ms);
@@ -302,7 +238,7 @@ static void on_check_result(void *arg, bool ok, const char *reason,
 
 static void start_check(struct daemon *d, struct be_rt *be)
 {
-	const struct rs_backend_conf *bc = &d->cfg.backends[be->idx];
+	const struct rs_backend_conf *bc = &d->st.cfg.backends[be->idx];
 	const struct rs_backend_addr *a = &bc->addrs[0];
 	/* Spread the first probes over the interval. */
 	uint32_t delay =
@@ -319,14 +255,14 @@ static void start_check(struct daemon *d, struct be_rt *be)
 
 void checks_start(struct daemon *d)
 {
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		start_check(d, &d->bes[i]);
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++)
+		start_check(d, &d->st.bes[i]);
 }
 
 void checks_stop(struct daemon *d)
 {
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		check_stop(&d->bes[i].check);
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++)
+		check_stop(&d->st.bes[i].check);
 }
 
 /* Slow-start steps: raise active points of ramping backends. */
@@ -335,21 +271,21 @@ void on_ramp(struct ev_loop *loop, ev_timer *w, int revents)
 	struct daemon *d = w->data;
 
 	(void)revents;
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
-		struct be_rt *be = &d->bes[i];
-		uint32_t window = d->cfg.backends[i].health.slow_start_ms;
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+		struct be_rt *be = &d->st.bes[i];
+		uint32_t window = d->st.cfg.backends[i].health.slow_start_ms;
 
 		if (!be->up_since)
 			continue;
 		if ((ev_now(loop) - be->up_since) * 1000 >= window) {
 			be->up_since = 0;
 			rs_info("backend %s: slow start done",
-				d->cfg.backends[i].name);
+				d->st.cfg.backends[i].name);
 		}
-		(void)service_push(d, d->cfg.backends[i].service);
+		(void)service_push(d, d->st.cfg.backends[i].service);
 		/* A trimmed ring holds only the points in use until now. */
-		if (d->svcs[d->cfg.backends[i].service].compact)
-			ring_refresh(d, d->cfg.backends[i].service,
+		if (d->st.svcs[d->st.cfg.backends[i].service].compact)
+			ring_refresh(d, d->st.cfg.backends[i].service,
 				     REFRESH_CHECK, "slow start");
 	}
 }
@@ -358,15 +294,15 @@ void on_ramp(struct ev_loop *loop, ev_timer *w, int revents)
 
 /* ---- start ---- */
 
-void backend_init(struct daemon *d, size_t i)
+void backend_init(struct daemon *d, struct rs_state *st, size_t i)
 {
-	struct be_rt *be = &d->bes[i];
+	struct be_rt *be = &st->bes[i];
 
 	be->d = d;
 	be->idx = i;
-	be->weight = d->cfg.backends[i].weight;
+	be->weight = st->cfg.backends[i].weight;
 	be->socket_unknown = true;
-	health_init_unproven(&be->health, &d->cfg.backends[i].health);
+	health_init_unproven(&be->health, &st->cfg.backends[i].health);
 }
 
 /*
@@ -374,27 +310,28 @@ void backend_init(struct daemon *d, size_t i)
  * this file's vnodes (changed while the daemon was down): the file's
  * weights win, said once per backend.
  */
-static void drop_weight_overrides(struct daemon *d, size_t svc,
+static void drop_weight_overrides(struct rs_state *st, size_t svc,
 				  const char *when)
 {
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
-		struct be_rt *be = &d->bes[i];
+	for (size_t i = 0; i < st->cfg.n_backends; i++) {
+		struct be_rt *be = &st->bes[i];
 
-		if (d->cfg.backends[i].service != svc || !be->weight_override)
+		if (st->cfg.backends[i].service != svc || !be->weight_override)
 			continue;
 		rs_warn("backend %s: operator weight %u dropped %s: with "
 			"vnodes %u, service %s's ring would be over %u "
 			"points; the file's weight %u is in force",
-			d->cfg.backends[i].name, be->weight, when,
-			d->cfg.services[svc].vnodes, d->cfg.services[svc].name,
-			RS_MAX_RING_POINTS, d->cfg.backends[i].weight);
-		be->weight = d->cfg.backends[i].weight;
+			st->cfg.backends[i].name, be->weight, when,
+			st->cfg.services[svc].vnodes,
+			st->cfg.services[svc].name, RS_MAX_RING_POINTS,
+			st->cfg.backends[i].weight);
+		be->weight = st->cfg.backends[i].weight;
 		be->weight_override = false;
 	}
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		if (d->cfg.backends[i].service == svc)
-			d->bes[i].built_points =
-				backend_full_points(d, &d->bes[i]);
+	for (size_t i = 0; i < st->cfg.n_backends; i++)
+		if (st->cfg.backends[i].service == svc)
+			st->bes[i].built_points =
+				view_full_points(st, &st->bes[i]);
 }
 
 /*
@@ -407,7 +344,7 @@ static void drop_weight_overrides(struct daemon *d, size_t svc,
 static void resume_slow_start(struct daemon *d, struct be_rt *be,
 			      const struct rs_backend *old)
 {
-	uint32_t window = d->cfg.backends[be->idx].health.slow_start_ms;
+	uint32_t window = d->st.cfg.backends[be->idx].health.slow_start_ms;
 	uint32_t full = backend_full_points(d, be);
 	double frac;
 
@@ -419,7 +356,7 @@ static void resume_slow_start(struct daemon *d, struct be_rt *be,
 	frac = (old->active_points - 0.5) / full;
 	be->up_since = ev_now(d->loop) - frac * window / 1000.0;
 	rs_info("backend %s: slow start resumed at %u of %u points",
-		d->cfg.backends[be->idx].name, old->active_points, full);
+		d->st.cfg.backends[be->idx].name, old->active_points, full);
 }
 
 /*
@@ -429,13 +366,13 @@ static void resume_slow_start(struct daemon *d, struct be_rt *be,
  */
 void backends_adopt(struct daemon *d, const struct rs_backend *pinned)
 {
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
-		struct be_rt *be = &d->bes[i];
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+		struct be_rt *be = &d->st.bes[i];
 		const struct rs_backend *old = &pinned[be->id];
 		bool adopted = old->name[0] &&
-			       !strcmp(old->name, d->cfg.backends[i].name);
+			       !strcmp(old->name, d->st.cfg.backends[i].name);
 
-		backend_init(d, i);
+		backend_init(d, &d->st, i);
 		be->built_points = backend_full_points(d, be);
 		if (!adopted)
 			continue;
@@ -457,29 +394,30 @@ void backends_adopt(struct daemon *d, const struct rs_backend *pinned)
 		be->pushed_valid = true;
 		resume_slow_start(d, be, old);
 	}
-	for (size_t s = 0; s < d->cfg.n_services; s++)
-		if (service_fit_points(d, s, NULL) == -E2BIG)
-			drop_weight_overrides(d, s, "at start");
+	for (size_t s = 0; s < d->st.cfg.n_services; s++)
+		if (service_fit_points(&d->st, s, NULL) == -E2BIG)
+			drop_weight_overrides(&d->st, s, "at start");
 }
 
 /* Carry runtime state of backends that survive the reload, by name. */
-void backends_carry(struct daemon *d, struct daemon *old)
+void backends_carry(struct daemon *d, struct rs_state *st,
+		    const struct rs_state *old)
 {
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
-		struct be_rt *be = &d->bes[i];
-		const struct rs_backend_conf *bc = &d->cfg.backends[i];
-		int o = daemon_find_backend(old, bc->name);
+	for (size_t i = 0; i < st->cfg.n_backends; i++) {
+		struct be_rt *be = &st->bes[i];
+		const struct rs_backend_conf *bc = &st->cfg.backends[i];
+		int o = view_find_backend(old, bc->name);
 		const struct rs_backend_conf *obc;
-		struct be_rt *ob;
+		const struct be_rt *ob;
 
-		backend_init(d, i);
-		be->built_points = backend_full_points(d, be);
+		backend_init(d, st, i);
+		be->built_points = view_full_points(st, be);
 		if (o < 0)
 			continue;
 		ob = &old->bes[o];
 		obc = &old->cfg.backends[o];
 		if (strcmp(old->cfg.services[obc->service].name,
-			   d->cfg.services[bc->service].name))
+			   st->cfg.services[bc->service].name))
 			continue;
 		be->uncounted = ob->uncounted;
 		/* ids_assign() kept its id (same name, same service). */
@@ -506,7 +444,7 @@ void backends_carry(struct daemon *d, struct daemon *old)
 			be->weight_override = true;
 		}
 		if (old->cfg.services[obc->service].vnodes ==
-			    d->cfg.services[bc->service].vnodes &&
+			    st->cfg.services[bc->service].vnodes &&
 		    ob->built_points > be->built_points)
 			be->built_points = ob->built_points;
 		/*
@@ -514,12 +452,12 @@ void backends_carry(struct daemon *d, struct daemon *old)
 		 * weight kept above it needs its own (else a vnodes change
 		 * left it with the file's, 0 for a weight 0 in the file).
 		 */
-		if (backend_full_points(d, be) > be->built_points)
-			be->built_points = backend_full_points(d, be);
+		if (view_full_points(st, be) > be->built_points)
+			be->built_points = view_full_points(st, be);
 	}
-	for (size_t s = 0; s < d->cfg.n_services; s++)
-		if (service_fit_points(d, s, NULL) == -E2BIG)
-			drop_weight_overrides(d, s, "by the reload");
+	for (size_t s = 0; s < st->cfg.n_services; s++)
+		if (service_fit_points(st, s, NULL) == -E2BIG)
+			drop_weight_overrides(st, s, "by the reload");
 }
 
 /* ---- operator actions ---- */
@@ -539,10 +477,10 @@ int daemon_set_op(struct daemon *d, const char *backend, enum rs_op_state op,
 
 	if (i < 0)
 		return i;
-	be = &d->bes[i];
+	be = &d->st.bes[i];
 	if (be->op == op)
 		return 0;
-	s = d->cfg.backends[i].service;
+	s = d->st.cfg.backends[i].service;
 	before = service_takers(d, s);
 	was = be->op;
 	be->op = op;
@@ -556,7 +494,7 @@ int daemon_set_op(struct daemon *d, const char *backend, enum rs_op_state op,
 	saved = *be;
 	saved.op = was;
 	/* Coming back from an operator DOWN ramps like a health recovery. */
-	if (was == RS_OP_DOWN && d->cfg.backends[i].health.slow_start_ms)
+	if (was == RS_OP_DOWN && d->st.cfg.backends[i].health.slow_start_ms)
 		be->up_since = ev_now(d->loop);
 	err = operator_write(d, be, &saved, why, whylen);
 	if (err) {
@@ -584,14 +522,14 @@ int daemon_set_weight(struct daemon *d, const char *backend, uint32_t weight,
 		return i;
 	if (weight > RS_MAX_WEIGHT)
 		return -EINVAL;
-	be = &d->bes[i];
-	s = d->cfg.backends[i].service;
+	be = &d->st.bes[i];
+	s = d->st.cfg.backends[i].service;
 	was_weight = be->weight;
 	was_built = be->built_points;
 	was_override = be->weight_override;
 	before = service_takers(d, s);
 	be->weight = weight;
-	be->weight_override = weight != d->cfg.backends[i].weight;
+	be->weight_override = weight != d->st.cfg.backends[i].weight;
 	snprintf(action, sizeof(action), "backend weight %s %u", backend,
 		 weight);
 	err = all_out_check(d, s, before, force, action, why, whylen);
@@ -602,13 +540,13 @@ int daemon_set_weight(struct daemon *d, const char *backend, uint32_t weight,
 	}
 	if (backend_full_points(d, be) > be->built_points)
 		be->built_points = backend_full_points(d, be);
-	err = service_fit_points(d, s, &points);
+	err = service_fit_points(&d->st, s, &points);
 	if (err) {
 		snprintf(why, whylen,
 			 "weight %u would make service %s's ring %llu points "
 			 "(weight x vnodes over its backends), over the "
 			 "maximum %u: nothing changed",
-			 weight, d->cfg.services[s].name,
+			 weight, d->st.cfg.services[s].name,
 			 (unsigned long long)points, RS_MAX_RING_POINTS);
 		be->weight = was_weight;
 		be->built_points = was_built;
@@ -648,7 +586,7 @@ int daemon_set_weight(struct daemon *d, const char *backend, uint32_t weight,
 			snprintf(why, whylen,
 				 "rebuilding service %s's ring for weight %u "
 				 "failed: %s; the weight stays %u",
-				 d->cfg.services[s].name, weight,
+				 d->st.cfg.services[s].name, weight,
 				 strerror(-err), was_weight);
 		rs_err("backend %s: %s", backend, why);
 		be->weight = was_weight;

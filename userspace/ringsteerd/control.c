@@ -99,7 +99,7 @@ static void client_touch(struct control_client *c)
 {
 	struct daemon *d = c->srv->d;
 
-	c->idle.repeat = d->cfg.client_idle_ms / 1000.0;
+	c->idle.repeat = d->st.cfg.client_idle_ms / 1000.0;
 	ev_timer_again(d->loop, &c->idle);
 	lru_unlink(c);
 	lru_append(c);
@@ -296,9 +296,9 @@ static void on_client_idle(struct ev_loop *loop, ev_timer *w, int revents)
 	if (!c->out && c->len)
 		send_once(c->fd,
 			  err_reply("request not complete within %.1fs",
-				    c->srv->d->cfg.client_idle_ms / 1000.0));
+				    c->srv->d->st.cfg.client_idle_ms / 1000.0));
 	rs_debug("control: dropped a client idle for %.1fs",
-		 c->srv->d->cfg.client_idle_ms / 1000.0);
+		 c->srv->d->st.cfg.client_idle_ms / 1000.0);
 	client_close(c);
 }
 
@@ -433,7 +433,7 @@ int control_start(struct daemon *d)
 		return -ENOMEM;
 	srv->d = d;
 	/* The parser refuses paths longer than sun_path. */
-	memcpy(srv->path, d->cfg.control_socket, sizeof(srv->path) - 1);
+	memcpy(srv->path, d->st.cfg.control_socket, sizeof(srv->path) - 1);
 	memcpy(sa.sun_path, srv->path, sizeof(sa.sun_path));
 	err = mkdir_parent(srv->path);
 	srv->fd =

@@ -33,7 +33,7 @@ double *service_shares(struct daemon *d, size_t svc, double *lost)
 	}
 	view.backends = words;
 	view.has_socket = has;
-	*lost = ring_shares(&d->svcs[svc].ring, &view, share);
+	*lost = ring_shares(&d->st.svcs[svc].ring, &view, share);
 	free(words);
 	free(has);
 	return share;
@@ -42,7 +42,7 @@ double *service_shares(struct daemon *d, size_t svc, double *lost)
 int backend_view_get(struct daemon *d, size_t idx, const double *shares,
 		     struct backend_view *out)
 {
-	const struct be_rt *be = &d->bes[idx];
+	const struct be_rt *be = &d->st.bes[idx];
 
 	memset(out, 0, sizeof(*out));
 	daemon_backend_word(d, be, &out->word);
@@ -50,10 +50,10 @@ int backend_view_get(struct daemon *d, size_t idx, const double *shares,
 	out->share = shares ? shares[be->id] : 0;
 	{
 		int64_t svc_active = 0;
-		uint32_t svc = d->cfg.backends[idx].service;
+		uint32_t svc = d->st.cfg.backends[idx].service;
 
 		dp_backend_load(&d->dp, be->id, &out->active);
-		dp_service_load(&d->dp, d->svcs[svc].id, &svc_active);
+		dp_service_load(&d->dp, d->st.svcs[svc].id, &svc_active);
 		/* An UP backend's bound; others take no new clients. */
 		out->bound = out->word.state == RS_BACKEND_UP
 				     ? rs_load_bound(&out->word, svc_active)
@@ -66,8 +66,8 @@ int backend_view_get(struct daemon *d, size_t idx, const double *shares,
 /* "0x0002": the server ID as the configuration writes it; NULL if none. */
 json_t *server_id_json(const struct daemon *d, size_t i)
 {
-	const struct rs_backend_conf *bc = &d->cfg.backends[i];
-	const struct rs_service_conf *sc = &d->cfg.services[bc->service];
+	const struct rs_backend_conf *bc = &d->st.cfg.backends[i];
+	const struct rs_service_conf *sc = &d->st.cfg.services[bc->service];
 	char buf[2 + 2 * RS_QUIC_MAX_SERVER_ID + 1] = "0x";
 
 	if (!bc->has_server_id || sc->cookie != RS_COOKIE_QUIC)
@@ -79,8 +79,8 @@ json_t *server_id_json(const struct daemon *d, size_t i)
 
 static json_t *backend_json(struct daemon *d, size_t i, const double *shares)
 {
-	const struct rs_backend_conf *bc = &d->cfg.backends[i];
-	const struct be_rt *be = &d->bes[i];
+	const struct rs_backend_conf *bc = &d->st.cfg.backends[i];
+	const struct be_rt *be = &d->st.bes[i];
 	json_t *addrs = json_array(), *o;
 	struct backend_view v;
 
@@ -93,8 +93,8 @@ static json_t *backend_json(struct daemon *d, size_t i, const double *shares)
 		"{s:s, s:i, s:s, s:o, s:s, s:s, s:s, s:b, s:i, s:i, s:i, s:f,"
 		" s:b, s:b, s:I, s:I, s:I, s:I, s:s, s:f, s:I}",
 		"name", bc->name, "id", (int)be->id, "service",
-		d->cfg.services[bc->service].name, "addresses", addrs, "state",
-		rs_backend_state_name(v.word.state), "op",
+		d->st.cfg.services[bc->service].name, "addresses", addrs,
+		"state", rs_backend_state_name(v.word.state), "op",
 		rs_op_state_name(be->op), "health",
 		be->health.up ? "up" : "down", "weight_override",
 		be->weight_override, "weight", (int)be->weight, "active_points",
@@ -136,14 +136,14 @@ json_t *cmd_backends(struct daemon *d, json_t *req)
 			return err_reply("no service '%s'", only);
 		}
 	}
-	for (size_t s = 0; s < d->cfg.n_services; s++) {
+	for (size_t s = 0; s < d->st.cfg.n_services; s++) {
 		double lost, *shares;
 
 		if (want >= 0 && (size_t)want != s)
 			continue;
 		shares = service_shares(d, s, &lost);
-		for (size_t i = 0; i < d->cfg.n_backends; i++)
-			if (d->cfg.backends[i].service == s)
+		for (size_t i = 0; i < d->st.cfg.n_backends; i++)
+			if (d->st.cfg.backends[i].service == s)
 				json_array_append_new(
 					arr, backend_json(d, i, shares));
 		free(shares);

@@ -35,13 +35,13 @@ static int cookie_service(struct daemon *d, const char *name,
 		*err = err_reply("no service '%s'", name);
 		return -1;
 	}
-	if (d->cfg.services[s].cookie != RS_COOKIE_QUIC) {
+	if (d->st.cfg.services[s].cookie != RS_COOKIE_QUIC) {
 		*err = err_reply("service %s has cookie = none: its datagrams "
 				 "follow IP affinity and carry no server IDs",
 				 name);
 		return -1;
 	}
-	rs_service_from_conf(&d->cfg, (size_t)s, d->svcs[s].id, svc);
+	rs_service_from_conf(&d->st.cfg, (size_t)s, d->st.svcs[s].id, svc);
 	return s;
 }
 
@@ -71,21 +71,21 @@ static json_t *cid_new(struct daemon *d, json_t *req)
 	if (s < 0)
 		return err;
 	b = daemon_find_backend(d, backend);
-	if (b < 0 || d->cfg.backends[b].service != (size_t)s)
+	if (b < 0 || d->st.cfg.backends[b].service != (size_t)s)
 		return err_reply("no backend '%s' in service %s", backend,
 				 service);
-	bc = &d->cfg.backends[b];
+	bc = &d->st.cfg.backends[b];
 	config = svc.quic_config_id;
 	if (json_is_integer(jconfig))
 		config = (long)json_integer_value(jconfig);
-	rs_service_quic_lb(&d->cfg.services[s], &keys);
+	rs_service_quic_lb(&d->st.cfg.services[s], &keys);
 	if (config < 0 || config >= QUIC_CID_CONFIG_UNROUTABLE ||
 	    keys.mode[config] == RS_QUIC_LB_NONE) {
 		OPENSSL_cleanse(&keys, sizeof(keys));
 		return err_reply("service %s decodes no config id %ld (it has "
 				 "quic_config_id %u%s)",
 				 service, config, svc.quic_config_id,
-				 d->cfg.services[s].quic_prev_set
+				 d->st.cfg.services[s].quic_prev_set
 					 ? " and quic_previous_config_id"
 					 : "");
 	}
@@ -173,7 +173,7 @@ static void fleet_cid_verdict(struct daemon *d, size_t s,
 	else if (!*owner)
 		*why = "no member publishes this server ID: it goes by the "
 		       "fleet table";
-	else if (!strcmp(*owner, d->cfg.fleet.name))
+	else if (!strcmp(*owner, d->st.cfg.fleet.name))
 		*why = "issued by a backend of this host: steered here";
 	else
 		*why = "issued by another member's backend: forwarded there "
@@ -210,7 +210,7 @@ static json_t *cid_decode(struct daemon *d, json_t *req)
 	s = cookie_service(d, service, &svc, &err);
 	if (s < 0)
 		return err;
-	rs_service_quic_lb(&d->cfg.services[s], &keys);
+	rs_service_quic_lb(&d->st.cfg.services[s], &keys);
 	r = quic_cid_decode_keyed(&svc, &keys, cid, len, &info);
 	OPENSSL_cleanse(&keys, sizeof(keys));
 	if (r)
@@ -239,8 +239,9 @@ static json_t *cid_decode(struct daemon *d, json_t *req)
 			 "config id %u, the service decodes %u%s: issued under "
 			 "another configuration",
 			 info.config_id, svc.quic_config_id,
-			 d->cfg.services[s].quic_prev_set ? " and its previous"
-							  : "");
+			 d->st.cfg.services[s].quic_prev_set
+				 ? " and its previous"
+				 : "");
 		v4 = cid_not_steered("cookie_unknown", why);
 		break;
 	case QUIC_CID_ROUTABLE:
@@ -255,11 +256,11 @@ static json_t *cid_decode(struct daemon *d, json_t *req)
 			break;
 		}
 		backend = backend_name_of(d, val.backend);
-		for (size_t i = 0; i < d->cfg.n_backends; i++)
-			if (d->bes[i].id == val.backend) {
+		for (size_t i = 0; i < d->st.cfg.n_backends; i++)
+			if (d->st.bes[i].id == val.backend) {
 				struct rs_backend w;
 
-				daemon_backend_word(d, &d->bes[i], &w);
+				daemon_backend_word(d, &d->st.bes[i], &w);
 				state = rs_backend_state_name(w.state);
 			}
 		v4 = cid_family_verdict(d, svc.id, val.backend, backend, 0);
@@ -268,7 +269,7 @@ static json_t *cid_decode(struct daemon *d, json_t *req)
 	}
 	if (!v6)
 		v6 = json_deep_copy(v4);
-	if (info.reason == QUIC_CID_ROUTABLE && d->cfg.services[s].fleet)
+	if (info.reason == QUIC_CID_ROUTABLE && d->st.cfg.services[s].fleet)
 		fleet_cid_verdict(d, (size_t)s, &info, &fleet_owner,
 				  &fleet_why);
 	reply = json_pack("{s:b, s:s, s:s, s:i, s:i, s:i, s:i, s:s?, s:s, s:s,"
@@ -290,8 +291,9 @@ static json_t *cid_decode(struct daemon *d, json_t *req)
 						: json_null());
 		json_object_set_new(
 			reply, "owner_is_this_host",
-			json_boolean(fleet_owner &&
-				     !strcmp(fleet_owner, d->cfg.fleet.name)));
+			json_boolean(
+				fleet_owner &&
+				!strcmp(fleet_owner, d->st.cfg.fleet.name)));
 		json_object_set_new(reply, "fleet", json_string(fleet_why));
 	}
 	return reply;

@@ -44,9 +44,9 @@ const char *req_str(json_t *req, const char *key)
 
 const char *backend_name_of(struct daemon *d, uint32_t id)
 {
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		if (d->bes[i].id == id)
-			return d->cfg.backends[i].name;
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++)
+		if (d->st.bes[i].id == id)
+			return d->st.cfg.backends[i].name;
 	return "?";
 }
 
@@ -103,12 +103,12 @@ static void sockops_back(struct daemon *d)
 
 	if (d->dp.sockops_link_fd < 0)
 		return;
-	snprintf(pin, sizeof(pin), "%s/%s", d->cfg.bpffs,
+	snprintf(pin, sizeof(pin), "%s/%s", d->st.cfg.bpffs,
 		 RS_SOCKOPS_LINK_PIN_NAME);
 	unlink(pin);
 	dp_sockops_close(&d->dp);
-	if (!dp_sockops_attach(&d->dp, d->cfg.control_socket,
-			       d->cfg.sockops_cgroup, NULL, 0))
+	if (!dp_sockops_attach(&d->dp, d->st.cfg.control_socket,
+			       d->st.cfg.sockops_cgroup, NULL, 0))
 		load_check_soon(d);
 }
 
@@ -141,10 +141,10 @@ static json_t *cmd_detach(struct daemon *d, json_t *req)
 
 	(void)req;
 	rs_info("control: detach requested");
-	err = daemon_tc_detach(&d->cfg);
+	err = daemon_tc_detach(&d->st.cfg);
 	if (!err) {
-		err = dp_detach(d->cfg.bpffs);
-		left_in(d->cfg.bpffs, left, sizeof(left));
+		err = dp_detach(d->st.cfg.bpffs);
+		left_in(d->st.cfg.bpffs, left, sizeof(left));
 	} else {
 		snprintf(left, sizeof(left), "steer_tc's filters");
 	}
@@ -155,13 +155,13 @@ static json_t *cmd_detach(struct daemon *d, json_t *req)
 		sockops_back(d);
 		rs_err("detach failed: %s: %s (left in place: %s); put back "
 		       "what was removed: still running and steering",
-		       d->cfg.bpffs, strerror(-err), *left ? left : "-");
+		       d->st.cfg.bpffs, strerror(-err), *left ? left : "-");
 		return err_reply("detach failed: %s: %s (left in place: %s); "
 				 "ringsteerd keeps running and steering",
-				 d->cfg.bpffs, strerror(-err),
+				 d->st.cfg.bpffs, strerror(-err),
 				 *left ? left : "-");
 	}
-	rs_info("detached: removed %s; exiting", d->cfg.bpffs);
+	rs_info("detached: removed %s; exiting", d->st.cfg.bpffs);
 	stop_after_detach(d);
 	return ok_reply();
 }

@@ -30,7 +30,7 @@ static void hex64(char *buf, size_t len, uint64_t v)
 
 static json_t *ring_show(struct daemon *d, size_t s, json_t *req)
 {
-	const struct rs_ring *ring = &d->svcs[s].ring;
+	const struct rs_ring *ring = &d->st.svcs[s].ring;
 	json_t *limit = json_object_get(req, "limit");
 	uint32_t n = ring->npoints;
 	json_t *pts = json_array();
@@ -50,8 +50,8 @@ static json_t *ring_show(struct daemon *d, size_t s, json_t *req)
 				  "ordinal", (int)ring->points[i].ordinal));
 	}
 	return json_pack("{s:b, s:s, s:I, s:i, s:o}", "ok", 1, "service",
-			 d->cfg.services[s].name, "generation",
-			 (json_int_t)d->svcs[s].generation, "points",
+			 d->st.cfg.services[s].name, "generation",
+			 (json_int_t)d->st.svcs[s].generation, "points",
 			 (int)ring->npoints, "ring", pts);
 }
 
@@ -66,19 +66,19 @@ static json_t *ring_stats(struct daemon *d, size_t s)
 		json_decref(arr);
 		return err_reply("out of memory");
 	}
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
-		const struct be_rt *be = &d->bes[i];
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+		const struct be_rt *be = &d->st.bes[i];
 		struct rs_backend w;
 		uint32_t pts = 0;
 
-		if (d->cfg.backends[i].service != s)
+		if (d->st.cfg.backends[i].service != s)
 			continue;
-		for (uint32_t k = 0; k < d->svcs[s].ring.npoints; k++)
-			pts += d->svcs[s].ring.points[k].backend == be->id;
+		for (uint32_t k = 0; k < d->st.svcs[s].ring.npoints; k++)
+			pts += d->st.svcs[s].ring.points[k].backend == be->id;
 		daemon_backend_word(d, be, &w);
 		json_array_append_new(
 			arr, json_pack("{s:s, s:s, s:i, s:i, s:i, s:f}", "name",
-				       d->cfg.backends[i].name, "state",
+				       d->st.cfg.backends[i].name, "state",
 				       rs_backend_state_name(w.state), "weight",
 				       (int)be->weight, "points", (int)pts,
 				       "active_points", (int)w.active_points,
@@ -97,11 +97,11 @@ static json_t *ring_stats(struct daemon *d, size_t s)
 
 	return json_pack("{s:b, s:s, s:I, s:i, s:b, s:o, s:i, s:f, s:f, "
 			 "s:f}",
-			 "ok", 1, "service", d->cfg.services[s].name,
-			 "generation", (json_int_t)d->svcs[s].generation,
-			 "points", (int)d->svcs[s].ring.npoints, "compact",
-			 d->svcs[s].compact, "backends", arr, "taking_new", n,
-			 "cv", mean > 0 ? sqrt(var > 0 ? var : 0) / mean : 0,
+			 "ok", 1, "service", d->st.cfg.services[s].name,
+			 "generation", (json_int_t)d->st.svcs[s].generation,
+			 "points", (int)d->st.svcs[s].ring.npoints, "compact",
+			 d->st.svcs[s].compact, "backends", arr, "taking_new",
+			 n, "cv", mean > 0 ? sqrt(var > 0 ? var : 0) / mean : 0,
 			 "max_mean", mean > 0 ? max / mean : 0, "unowned",
 			 lost);
 }
@@ -126,7 +126,7 @@ json_t *cmd_ring(struct daemon *d, json_t *req)
 		if (err)
 			return err_reply("rebuild failed: %s", strerror(-err));
 		return json_pack("{s:b, s:I}", "ok", 1, "generation",
-				 (json_int_t)d->svcs[s].generation);
+				 (json_int_t)d->st.svcs[s].generation);
 	}
 	return err_reply("unknown ring action '%s' (show, stats, rebuild)",
 			 action);
@@ -140,8 +140,8 @@ static int family_view(struct daemon *d, int family, struct rs_backend **words,
 
 	if (err)
 		return err;
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
-		uint32_t id = d->bes[i].id;
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+		uint32_t id = d->st.bes[i].id;
 		uint64_t cookie;
 
 		(*has)[id] =
@@ -161,11 +161,11 @@ static void load_view(struct daemon *d, size_t s, struct rs_ring_view *view)
 	static int64_t load[RS_MAX_BACKENDS];
 
 	memset(load, 0, sizeof(load));
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		if (d->cfg.backends[i].service == s)
-			dp_backend_load(&d->dp, d->bes[i].id,
-					&load[d->bes[i].id]);
-	dp_service_load(&d->dp, d->svcs[s].id, &view->service_active);
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++)
+		if (d->st.cfg.backends[i].service == s)
+			dp_backend_load(&d->dp, d->st.bes[i].id,
+					&load[d->st.bes[i].id]);
+	dp_service_load(&d->dp, d->st.svcs[s].id, &view->service_active);
 	view->load = load;
 }
 
@@ -178,12 +178,13 @@ static bool sticky_wins(struct daemon *d, size_t s,
 			const struct rs_ring_view *view, uint32_t *backend,
 			double *idle_s)
 {
-	const struct rs_service_conf *sc = &d->cfg.services[s];
+	const struct rs_service_conf *sc = &d->st.cfg.services[s];
 	struct rs_sticky_entry e;
 	struct timespec ts;
 	uint64_t now;
 
-	if (!sc->sticky_ttl || dp_sticky_lookup(&d->dp, d->svcs[s].id, key, &e))
+	if (!sc->sticky_ttl ||
+	    dp_sticky_lookup(&d->dp, d->st.svcs[s].id, key, &e))
 		return false;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -191,7 +192,7 @@ static bool sticky_wins(struct daemon *d, size_t s,
 	/* Named only while live: an expired entry names nobody. */
 	if (now - e.last_seen_ns <= (uint64_t)sc->sticky_ttl * 1000000000ull)
 		*backend = e.backend;
-	return sticky_honoured(&e, now, sc->sticky_ttl, d->svcs[s].id,
+	return sticky_honoured(&e, now, sc->sticky_ttl, d->st.svcs[s].id,
 			       sc->protocol, view);
 }
 
@@ -236,7 +237,7 @@ json_t *cmd_lookup(struct daemon *d, json_t *req)
 		json_object_set_new(
 			reply, "owner_is_this_host",
 			json_boolean(owner &&
-				     !strcmp(owner, d->cfg.fleet.name)));
+				     !strcmp(owner, d->st.cfg.fleet.name)));
 	}
 	return reply;
 }
@@ -280,16 +281,16 @@ static json_t *lookup_reply(struct daemon *d, json_t *req)
 			return err_reply("port must be 0..65535");
 		port = (uint16_t)json_integer_value(jport);
 	}
-	rs_service_from_conf(&d->cfg, (size_t)s, d->svcs[s].id, &svc);
+	rs_service_from_conf(&d->st.cfg, (size_t)s, d->st.svcs[s].id, &svc);
 	/*
 	 * The key as the kernel builds it: from the installed ring's header
 	 * (key policy, prefixes, seed), which is what steer_lookup reads.
 	 */
-	if (d->svcs[s].generation) {
-		svc.seed = d->svcs[s].ring.seed;
-		svc.key_policy = d->svcs[s].ring.key_policy;
-		svc.prefix4 = d->svcs[s].ring.prefix4;
-		svc.prefix6 = d->svcs[s].ring.prefix6;
+	if (d->st.svcs[s].generation) {
+		svc.seed = d->st.svcs[s].ring.seed;
+		svc.key_policy = d->st.svcs[s].ring.key_policy;
+		svc.prefix4 = d->st.svcs[s].ring.prefix4;
+		svc.prefix6 = d->st.svcs[s].ring.prefix6;
 	}
 	rs_affinity_key_build(&key, &svc, (uint8_t)family, addr, port);
 	hash = rs_hash_key(&key, svc.seed);
@@ -308,14 +309,14 @@ static json_t *lookup_reply(struct daemon *d, json_t *req)
 				 backend_name_of(d, sticky_be), "reason",
 				 "sticky", "hash", hbuf, "sticky_idle_s", idle);
 	}
-	trace.cap = d->svcs[s].ring.npoints;
+	trace.cap = d->st.svcs[s].ring.npoints;
 	trace.steps = calloc(trace.cap ? trace.cap : 1, sizeof(*trace.steps));
 	if (!trace.steps) {
 		free(words);
 		free(has);
 		return err_reply("out of memory");
 	}
-	err = ring_lookup(&d->svcs[s].ring, &view, hash, &c, &trace);
+	err = ring_lookup(&d->st.svcs[s].ring, &view, hash, &c, &trace);
 	if (err) {
 		free(trace.steps);
 		free(words);
@@ -323,12 +324,13 @@ static json_t *lookup_reply(struct daemon *d, json_t *req)
 		return json_pack("{s:b, s:s, s:n, s:s, s:s, s:s}", "ok", 1,
 				 "service", service, "backend", "reason",
 				 "no backend", "hash", hbuf, "fallback",
-				 d->cfg.services[s].fallback == RS_FALLBACK_DROP
+				 d->st.cfg.services[s].fallback ==
+						 RS_FALLBACK_DROP
 					 ? "drop"
 					 : "pass");
 	}
 	/* A live entry on an UP backend at its bound: the client spills. */
-	sticky_over = d->cfg.services[s].protocol == IPPROTO_TCP &&
+	sticky_over = d->st.cfg.services[s].protocol == IPPROTO_TCP &&
 		      sticky_be != RS_NONE && sticky_be < view.nbackends &&
 		      words[sticky_be].state == RS_BACKEND_UP &&
 		      ring_at_bound(&view, sticky_be);
@@ -428,7 +430,7 @@ json_t *cmd_sim(struct daemon *d, json_t *req)
 	if (!strcmp(action, "add") && b >= 0)
 		return err_reply("backend '%s' exists already", name);
 	if (strcmp(action, "add") &&
-	    (b < 0 || d->cfg.backends[b].service != (size_t)s))
+	    (b < 0 || d->st.cfg.backends[b].service != (size_t)s))
 		return err_reply("no backend '%s' in service %s", name,
 				 service);
 	if (strcmp(action, "add") && strcmp(action, "remove") &&
@@ -443,21 +445,21 @@ json_t *cmd_sim(struct daemon *d, json_t *req)
 	now.has_socket = has;
 	then.backends = w_then;
 	then.has_socket = has_then;
-	m = calloc(d->cfg.n_backends + 1, sizeof(*m));
-	for (size_t i = 0; m && i < d->cfg.n_backends; i++) {
-		const struct be_rt *be = &d->bes[i];
+	m = calloc(d->st.cfg.n_backends + 1, sizeof(*m));
+	for (size_t i = 0; m && i < d->st.cfg.n_backends; i++) {
+		const struct be_rt *be = &d->st.bes[i];
 		uint32_t pts = w_now[be->id].active_points;
 
-		if (d->cfg.backends[i].service != (size_t)s)
+		if (d->st.cfg.backends[i].service != (size_t)s)
 			continue;
 		if ((int)i == b && !strcmp(action, "remove"))
 			continue;
 		if ((int)i == b)
 			pts = (uint32_t)rs_backend_points(
-				weight, d->cfg.services[s].vnodes);
+				weight, d->st.cfg.services[s].vnodes);
 		w_then[be->id].active_points = pts;
 		w_then[be->id].max_points = pts;
-		m[n].name = d->cfg.backends[i].name;
+		m[n].name = d->st.cfg.backends[i].name;
 		m[n].backend = be->id;
 		m[n].points = pts;
 		n++;
@@ -467,8 +469,8 @@ json_t *cmd_sim(struct daemon *d, json_t *req)
 		for (uint32_t id = 0; id < RS_MAX_BACKENDS; id++) {
 			bool used = false;
 
-			for (size_t i = 0; i < d->cfg.n_backends; i++)
-				used |= d->bes[i].id == id;
+			for (size_t i = 0; i < d->st.cfg.n_backends; i++)
+				used |= d->st.bes[i].id == id;
 			if (!used) {
 				new_id = id;
 				break;
@@ -488,13 +490,13 @@ json_t *cmd_sim(struct daemon *d, json_t *req)
 		m[n].name = name;
 		m[n].backend = new_id;
 		m[n].points = (uint32_t)rs_backend_points(
-			weight, d->cfg.services[s].vnodes);
+			weight, d->st.cfg.services[s].vnodes);
 		w_then[new_id].state = RS_BACKEND_UP;
 		w_then[new_id].active_points = m[n].points;
 		has_then[new_id] = true;
 		n++;
 	}
-	if (!m || ring_build(m, n, d->cfg.services[s].seed, &next)) {
+	if (!m || ring_build(m, n, d->st.cfg.services[s].seed, &next)) {
 		free(m);
 		free(w_now);
 		free(w_then);
@@ -502,13 +504,13 @@ json_t *cmd_sim(struct daemon *d, json_t *req)
 		free(has_then);
 		return err_reply("cannot build the hypothetical ring");
 	}
-	moved = ring_moved_fraction(&d->svcs[s].ring, &now, &next, &then);
-	rs_service_from_conf(&d->cfg, (size_t)s, d->svcs[s].id, &svc);
+	moved = ring_moved_fraction(&d->st.svcs[s].ring, &now, &next, &then);
+	rs_service_from_conf(&d->st.cfg, (size_t)s, d->st.svcs[s].id, &svc);
 	ss.ring = &next;
 	ss.view = &then;
 	ss.svc = &svc;
-	ss.removed = !strcmp(action, "remove") ? d->bes[b].id : UINT32_MAX;
-	dp_sticky_each(&d->dp, d->svcs[s].id, sim_sticky_entry, &ss);
+	ss.removed = !strcmp(action, "remove") ? d->st.bes[b].id : UINT32_MAX;
+	dp_sticky_each(&d->dp, d->st.svcs[s].id, sim_sticky_entry, &ss);
 	ring_free(&next);
 	free(m);
 	free(w_now);

@@ -69,11 +69,11 @@ static json_t *cookie_refused(struct daemon *d, size_t s)
 {
 	json_t *arr = json_array();
 
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		if (d->cfg.backends[i].service == s &&
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++)
+		if (d->st.cfg.backends[i].service == s &&
 		    daemon_kernel_cookie_refused(d, i))
 			json_array_append_new(
-				arr, json_string(d->cfg.backends[i].name));
+				arr, json_string(d->st.cfg.backends[i].name));
 	return arr;
 }
 
@@ -106,10 +106,11 @@ static json_t *sockops_json(struct daemon *d)
 	json_t *outside = json_array();
 	char attach[PATH_MAX + 32];
 
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		if (d->bes[i].outside_sockops)
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++)
+		if (d->st.bes[i].outside_sockops)
 			json_array_append_new(
-				outside, json_string(d->cfg.backends[i].name));
+				outside,
+				json_string(d->st.cfg.backends[i].name));
 	if (!d->dp.sockops_cgroup[0] || !strcmp(d->dp.sockops_cgroup, "/"))
 		snprintf(attach, sizeof(attach), "sockops (cgroup2 root%s)",
 			 d->dp.sockops_auto ? ", auto" : "");
@@ -143,19 +144,19 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 	 */
 	json_array_append_new(progs, sockops_json(d));
 	/* Fleet services run it as well as cookie ones (a fleet-only host). */
-	if (daemon_tc_wanted(&d->cfg))
+	if (daemon_tc_wanted(&d->st.cfg))
 		json_array_append_new(progs, tc_program_json(d));
-	for (size_t s = 0; s < d->cfg.n_services; s++) {
+	for (size_t s = 0; s < d->st.cfg.n_services; s++) {
 		json_t *o = json_pack("{s:s, s:i, s:I, s:i, s:b}", "name",
-				      d->cfg.services[s].name, "id",
-				      (int)d->svcs[s].id, "generation",
-				      (json_int_t)d->svcs[s].generation,
-				      "points", (int)d->svcs[s].ring.npoints,
-				      "compact", d->svcs[s].compact);
+				      d->st.cfg.services[s].name, "id",
+				      (int)d->st.svcs[s].id, "generation",
+				      (json_int_t)d->st.svcs[s].generation,
+				      "points", (int)d->st.svcs[s].ring.npoints,
+				      "compact", d->st.svcs[s].compact);
 
 		bool all_out = service_all_out(d, s);
 
-		if (d->cfg.services[s].cookie == RS_COOKIE_QUIC)
+		if (d->st.cfg.services[s].cookie == RS_COOKIE_QUIC)
 			json_object_set_new(o, "cookie_refused",
 					    cookie_refused(d, s));
 		/* Backends that take new connections; 0: all-out. */
@@ -164,7 +165,7 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 		json_object_set_new(o, "all_out", json_boolean(all_out));
 		json_object_set_new(
 			o, "all_out_forced",
-			json_boolean(all_out && d->svcs[s].all_out_forced));
+			json_boolean(all_out && d->st.svcs[s].all_out_forced));
 		json_array_append_new(svcs, o);
 	}
 	/* Asked anew each time: a VIP keepalived moves comes and goes. */
@@ -174,7 +175,7 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 		"s:o, s:o, s:o, s:o, s:i}",
 		"ok", 1, "version", RS_VERSION, "pid", (int)getpid(),
 		"uptime_s", ev_now(d->loop) - d->started, "config",
-		d->config_path, "bpffs", d->cfg.bpffs, "programs", progs,
+		d->config_path, "bpffs", d->st.cfg.bpffs, "programs", progs,
 		"services", svcs, "reloads", (json_int_t)d->reloads,
 		"reload_failures", (json_int_t)d->reload_failures, "kernel",
 		daemon_kernel_json(d), "load_check",
@@ -190,7 +191,7 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 
 static json_t *service_json(struct daemon *d, size_t s)
 {
-	const struct rs_service_conf *sc = &d->cfg.services[s];
+	const struct rs_service_conf *sc = &d->st.cfg.services[s];
 	struct rs_service_stats st = {0};
 	json_t *listens = json_array(), *o;
 	size_t nbe = 0;
@@ -204,14 +205,14 @@ static json_t *service_json(struct daemon *d, size_t s)
 				      sc->listens[l].port, buf, sizeof(buf));
 		json_array_append_new(listens, json_string(buf));
 	}
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		nbe += d->cfg.backends[i].service == s;
-	dp_service_stats(&d->dp, d->svcs[s].id, &st);
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++)
+		nbe += d->st.cfg.backends[i].service == s;
+	dp_service_stats(&d->dp, d->st.svcs[s].id, &st);
 	o = json_pack(
 		"{s:s, s:i, s:s, s:o, s:s, s:i, s:i, s:i, s:I, s:s, s:i, s:s,"
 		" s:I, s:i, s:b, s:I, s:i, s:{s:I, s:I, s:I, s:I, s:I, s:I,"
 		" s:I, s:I}}",
-		"name", sc->name, "id", (int)d->svcs[s].id, "protocol",
+		"name", sc->name, "id", (int)d->st.svcs[s].id, "protocol",
 		proto_name(sc->protocol), "listen", listens, "key",
 		sc->key_policy == RS_KEY_SRC_IP_PORT ? "src-ip-port" : "src-ip",
 		"prefix4", sc->prefix4, "prefix6", sc->prefix6, "vnodes",
@@ -219,20 +220,21 @@ static json_t *service_json(struct daemon *d, size_t s)
 		sc->fallback == RS_FALLBACK_DROP ? "drop" : "pass",
 		"sticky_ttl", (int)sc->sticky_ttl, "cookie",
 		sc->cookie == RS_COOKIE_QUIC ? "quic" : "none", "generation",
-		(json_int_t)d->svcs[s].generation, "points",
-		(int)d->svcs[s].ring.npoints, "compact", d->svcs[s].compact,
-		"rebuilds", (json_int_t)d->svcs[s].rebuilds, "backends",
-		(int)nbe, "stats", "lookups", (json_int_t)st.lookups,
-		"no_backend", (json_int_t)st.no_backend, "errors",
-		(json_int_t)st.errors, "walk_limit", (json_int_t)st.walk_limit,
-		"cookie_none", (json_int_t)st.cookie_none, "cookie_unknown",
+		(json_int_t)d->st.svcs[s].generation, "points",
+		(int)d->st.svcs[s].ring.npoints, "compact",
+		d->st.svcs[s].compact, "rebuilds",
+		(json_int_t)d->st.svcs[s].rebuilds, "backends", (int)nbe,
+		"stats", "lookups", (json_int_t)st.lookups, "no_backend",
+		(json_int_t)st.no_backend, "errors", (json_int_t)st.errors,
+		"walk_limit", (json_int_t)st.walk_limit, "cookie_none",
+		(json_int_t)st.cookie_none, "cookie_unknown",
 		(json_int_t)st.cookie_unknown, "cookie_down",
 		(json_int_t)st.cookie_down, "cookie_malformed",
 		(json_int_t)st.cookie_malformed);
 	{
 		int64_t active = 0;
 
-		dp_service_load(&d->dp, d->svcs[s].id, &active);
+		dp_service_load(&d->dp, d->st.svcs[s].id, &active);
 		json_object_set_new(o, "active",
 				    json_integer((json_int_t)active));
 		json_object_set_new(o, "balance_factor",
@@ -257,7 +259,7 @@ json_t *cmd_services(struct daemon *d, json_t *req)
 	json_t *arr = json_array();
 
 	(void)req;
-	for (size_t s = 0; s < d->cfg.n_services; s++)
+	for (size_t s = 0; s < d->st.cfg.n_services; s++)
 		json_array_append_new(arr, service_json(d, s));
 	return json_pack("{s:b, s:o}", "ok", 1, "services", arr);
 }

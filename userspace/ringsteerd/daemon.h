@@ -22,10 +22,13 @@
 
 struct daemon;
 struct nl_sock;
+struct control_server; /* control.c */
+struct metrics_server; /* metrics.c */
+struct fleet_rt;       /* fleet.c */
 
 struct be_rt {
 	struct daemon *d;
-	size_t idx;  /* in d->cfg.backends */
+	size_t idx;  /* in d->st.cfg.backends */
 	uint32_t id; /* data-plane backend id */
 	struct rs_backend_rt sock;
 	bool has_socket;
@@ -83,11 +86,22 @@ struct tc_state {
 	ev_io io;
 };
 
-struct daemon {
-	const char *config_path;
+/*
+ * What the daemon wants in force: the configuration, and per service and
+ * backend what it knows at run time (operator state, health, weight,
+ * sockets, the ring installed). The only thing a reload copies: the
+ * new state is built beside the one in force, applied, and then either
+ * replaces it or is thrown away (rollback).
+ */
+struct rs_state {
 	struct rs_config cfg;
 	struct svc_rt *svcs; /* parallel to cfg.services */
 	struct be_rt *bes;   /* parallel to cfg.backends */
+};
+
+struct daemon {
+	const char *config_path;
+	struct rs_state st;
 	struct rs_dataplane dp;
 	struct rs_checker checker;
 	struct ev_loop *loop;
@@ -112,9 +126,9 @@ struct daemon {
 	uint64_t reloads, reload_failures;
 	uint64_t forced_all_out; /* all-outs forced by the operator */
 	bool detach_requested;
-	void *control; /* struct control_server */
-	void *metrics; /* struct MHD_Daemon */
-	void *fleet;   /* struct fleet_rt (fleet.c), NULL: fleet mode off */
+	struct control_server *control;
+	struct metrics_server *metrics;
+	struct fleet_rt *fleet; /* NULL: fleet mode off */
 	/* Client caps in force, from fd_budget.c (0: not computed yet). */
 	uint32_t control_clients_max, metrics_clients_max;
 	struct tc_state tc;

@@ -92,7 +92,7 @@ static uint32_t min_u32(unsigned long a, uint32_t b)
 
 int daemon_fd_budget(struct daemon *d)
 {
-	const struct rs_config *cfg = &d->cfg;
+	const struct rs_config *cfg = &d->st.cfg;
 	unsigned long limit = raise_nofile(), reserve, used, room, need;
 	/* Clients open now are counted by fds_in_use(): take them back. */
 	unsigned long clients = control_clients(d) + metrics_clients(d);

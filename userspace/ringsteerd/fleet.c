@@ -557,9 +557,9 @@ static int build_slots(struct daemon *d, struct fleet_rt *f,
 	for (size_t k = 0; k < f->keys.n; k++)
 		slots[RS_FLEET_SLOT_KEYS + k].auth = f->keys.auth[k];
 	pthread_mutex_unlock(&f->mu);
-	for (size_t s = 0; s < d->cfg.n_services; s++) {
-		const struct rs_service_conf *sc = &d->cfg.services[s];
-		uint32_t id = d->svcs[s].id;
+	for (size_t s = 0; s < d->st.cfg.n_services; s++) {
+		const struct rs_service_conf *sc = &d->st.cfg.services[s];
+		uint32_t id = d->st.svcs[s].id;
 		uint64_t seed = rs_fleet_seed(sc->name, sc->seed);
 		int owners;
 
@@ -587,11 +587,12 @@ static void fleet_rebuild(struct daemon *d, struct fleet_rt *f)
 
 	if (!f->have_snap)
 		return;
-	if (f->n_owners != d->cfg.n_services) {
+	if (f->n_owners != d->st.cfg.n_services) {
 		free(f->owners);
-		f->owners = calloc(d->cfg.n_services ? d->cfg.n_services : 1,
-				   sizeof(*f->owners));
-		f->n_owners = f->owners ? d->cfg.n_services : 0;
+		f->owners =
+			calloc(d->st.cfg.n_services ? d->st.cfg.n_services : 1,
+			       sizeof(*f->owners));
+		f->n_owners = f->owners ? d->st.cfg.n_services : 0;
 		if (!f->owners)
 			return;
 	}
@@ -723,14 +724,15 @@ static uint32_t capacity_of(struct daemon *d, size_t s)
 {
 	uint32_t cap = 0;
 
-	for (size_t b = 0; b < d->cfg.n_backends; b++) {
+	for (size_t b = 0; b < d->st.cfg.n_backends; b++) {
 		struct rs_backend w;
 
-		if (d->cfg.backends[b].service != s || !d->bes[b].has_socket)
+		if (d->st.cfg.backends[b].service != s ||
+		    !d->st.bes[b].has_socket)
 			continue;
-		daemon_backend_word(d, &d->bes[b], &w);
+		daemon_backend_word(d, &d->st.bes[b], &w);
 		if (w.state == RS_BACKEND_UP)
-			cap += d->bes[b].weight;
+			cap += d->st.bes[b].weight;
 	}
 	return cap;
 }
@@ -816,10 +818,10 @@ static void publish_capacity(struct daemon *d, struct fleet_rt *f)
 	svcs = json_object();
 	inet_ntop(AF_INET, &f->conf.addr, addr, sizeof(addr));
 	inet_ntop(AF_INET6, f->conf.addr6, addr6, sizeof(addr6));
-	for (size_t s = 0; s < d->cfg.n_services; s++) {
+	for (size_t s = 0; s < d->st.cfg.n_services; s++) {
 		json_t *v, *ids;
 
-		if (!d->cfg.services[s].fleet)
+		if (!d->st.cfg.services[s].fleet)
 			continue;
 		v = json_pack("{s:i}", "capacity",
 			      (json_int_t)capacity_of(d, s));
@@ -828,7 +830,7 @@ static void publish_capacity(struct daemon *d, struct fleet_rt *f)
 			json_object_set_new(v, "server_ids", ids);
 		else
 			json_decref(ids);
-		json_object_set_new(svcs, d->cfg.services[s].name, v);
+		json_object_set_new(svcs, d->st.cfg.services[s].name, v);
 	}
 	j = json_pack("{s:s, s:o, s:i}", "address", addr, "services", svcs,
 		      "wire", RS_FLEET_WIRE_MAX);
@@ -907,15 +909,15 @@ static void local_listens_set(struct daemon *d, struct fleet_rt *f)
 	struct rs_listen *l;
 	size_t n = 0;
 
-	for (size_t s = 0; s < d->cfg.n_services; s++)
-		n += d->cfg.services[s].n_listens;
+	for (size_t s = 0; s < d->st.cfg.n_services; s++)
+		n += d->st.cfg.services[s].n_listens;
 	l = calloc(n ? n : 1, sizeof(*l));
 	if (!l)
 		return;
 	n = 0;
-	for (size_t s = 0; s < d->cfg.n_services; s++)
-		for (size_t k = 0; k < d->cfg.services[s].n_listens; k++)
-			l[n++] = d->cfg.services[s].listens[k];
+	for (size_t s = 0; s < d->st.cfg.n_services; s++)
+		for (size_t k = 0; k < d->st.cfg.services[s].n_listens; k++)
+			l[n++] = d->st.cfg.services[s].listens[k];
 	pthread_mutex_lock(&f->mu);
 	free(f->local.listens);
 	f->local.listens = l;
@@ -952,9 +954,9 @@ static bool fleet_conf_same(const struct rs_fleet_conf *a,
 int daemon_fleet_apply(struct daemon *d)
 {
 	struct fleet_rt *f = d->fleet;
-	bool want = d->cfg.fleet.enabled && any_fleet_service(&d->cfg);
+	bool want = d->st.cfg.fleet.enabled && any_fleet_service(&d->st.cfg);
 
-	if (f && (!want || !fleet_conf_same(&f->conf, &d->cfg.fleet))) {
+	if (f && (!want || !fleet_conf_same(&f->conf, &d->st.cfg.fleet))) {
 		rs_info("fleet: [fleet] changed; leaving with the old "
 			"settings");
 		daemon_fleet_stop(d);
@@ -966,7 +968,7 @@ int daemon_fleet_apply(struct daemon *d)
 		return 0;
 	}
 	if (f) {
-		memcpy(f->conf.key_file, d->cfg.fleet.key_file,
+		memcpy(f->conf.key_file, d->st.cfg.fleet.key_file,
 		       sizeof(f->conf.key_file));
 		local_listens_set(d, f);
 		keys_load(f);
@@ -978,7 +980,7 @@ int daemon_fleet_apply(struct daemon *d)
 	if (!f)
 		return -ENOMEM;
 	f->d = d;
-	f->conf = d->cfg.fleet;
+	f->conf = d->st.cfg.fleet;
 	pthread_mutex_init(&f->mu, NULL);
 	pthread_cond_init(&f->jobs_cond, NULL);
 	ev_async_init(&f->async, on_async);
@@ -1096,7 +1098,7 @@ json_t *fleet_status_json(struct daemon *d)
 
 		for (size_t c = 0; c < m->n_caps; c++)
 			cap += m->caps[c].capacity;
-		owned = owned_buckets(f, &d->cfg, i, &total);
+		owned = owned_buckets(f, &d->st.cfg, i, &total);
 		inet_ntop(AF_INET, &m->addr, addr, sizeof(addr));
 		inet_ntop(AF_INET6, m->addr6, addr6, sizeof(addr6));
 		with6 += m->has_addr6;
@@ -1139,7 +1141,7 @@ json_t *fleet_status_json(struct daemon *d)
 				    "enter (no_address6)"));
 	if (out) {
 		const char *why =
-			not_ready(f, &d->cfg, etcd_ok, current, lease_left);
+			not_ready(f, &d->st.cfg, etcd_ok, current, lease_left);
 
 		json_object_set_new(out, "ready", json_boolean(!why));
 		if (why)
@@ -1301,10 +1303,10 @@ bool fleet_owner_of(struct daemon *d, size_t svc, int family,
 	uint8_t o;
 
 	if (!f || !f->have_snap || svc >= f->n_owners ||
-	    !d->cfg.services[svc].fleet ||
+	    !d->st.cfg.services[svc].fleet ||
 	    (family != AF_INET && family != AF_INET6))
 		return false;
-	rs_service_from_conf(&d->cfg, svc, d->svcs[svc].id, &s);
+	rs_service_from_conf(&d->st.cfg, svc, d->st.svcs[svc].id, &s);
 	rs_fleet_key_build(&key, &s, family, addr, port);
 	o = f->owners[svc][rs_fleet_bucket(
 		rs_hash_key(&key, rs_fleet_seed(s.name, s.seed)))];
@@ -1343,9 +1345,9 @@ const char *fleet_cid_owner(struct daemon *d, size_t svc, const uint8_t *id,
 	struct fleet_rt *f = d->fleet;
 
 	*conflict = false;
-	if (!f || !f->installed || svc >= d->cfg.n_services ||
-	    !d->cfg.services[svc].fleet)
+	if (!f || !f->installed || svc >= d->st.cfg.n_services ||
+	    !d->st.cfg.services[svc].fleet)
 		return NULL;
-	return fleet_quic_owner(f->snap.m, f->snap.n, f->slots, d->svcs[svc].id,
-				id, len, conflict);
+	return fleet_quic_owner(f->snap.m, f->snap.n, f->slots,
+				d->st.svcs[svc].id, id, len, conflict);
 }

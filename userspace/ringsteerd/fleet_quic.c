@@ -11,7 +11,7 @@
 
 json_t *fleet_quic_published(struct daemon *d, size_t s)
 {
-	const struct rs_service_conf *sc = &d->cfg.services[s];
+	const struct rs_service_conf *sc = &d->st.cfg.services[s];
 	char buf[2 * RS_QUIC_MAX_SERVER_ID + 1];
 	json_t *ids;
 
@@ -23,8 +23,8 @@ json_t *fleet_quic_published(struct daemon *d, size_t s)
 	 * list then changes with the configuration only, and the owner's
 	 * own cookie step deals with a backend that is DOWN.
 	 */
-	for (size_t b = 0; ids && b < d->cfg.n_backends; b++) {
-		const struct rs_backend_conf *bc = &d->cfg.backends[b];
+	for (size_t b = 0; ids && b < d->st.cfg.n_backends; b++) {
+		const struct rs_backend_conf *bc = &d->st.cfg.backends[b];
 
 		if (bc->service != s || !bc->has_server_id)
 			continue;
@@ -77,9 +77,9 @@ int fleet_quic_fill(struct daemon *d, const struct rs_fleet_member_info *m,
 
 	if (!o)
 		return -ENOMEM;
-	for (size_t s = 0; s < d->cfg.n_services; s++) {
-		const struct rs_service_conf *sc = &d->cfg.services[s];
-		uint32_t id = d->svcs[s].id;
+	for (size_t s = 0; s < d->st.cfg.n_services; s++) {
+		const struct rs_service_conf *sc = &d->st.cfg.services[s];
+		uint32_t id = d->st.svcs[s].id;
 		size_t k;
 
 		if (!sc->fleet || sc->cookie != RS_COOKIE_QUIC ||

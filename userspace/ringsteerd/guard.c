@@ -20,7 +20,7 @@
 
 int guard_lock(struct daemon *d, bool detach)
 {
-	const char *root = d->cfg.bpffs;
+	const char *root = d->st.cfg.bpffs;
 	pid_t holder;
 	int err;
 

@@ -12,7 +12,7 @@
 struct daemon;
 
 /*
- * Lock d->cfg.bpffs before anything else is touched; held until the
+ * Lock d->st.cfg.bpffs before anything else is touched; held until the
  * process exits. A daemon (!@detach) makes the directory; --detach (@detach)
  * of a missing directory goes on unlocked. -EBUSY, logged with the holder's
  * pid, when another process holds it.

@@ -88,11 +88,11 @@ void daemon_kernel_note_socket(const struct rs_config *cfg, size_t idx,
 
 bool daemon_kernel_cookie_refused(const struct daemon *d, size_t idx)
 {
-	const struct rs_backend_rt *rt = &d->bes[idx].sock;
+	const struct rs_backend_rt *rt = &d->st.bes[idx].sock;
 
-	for (size_t a = 0; a < d->cfg.backends[idx].n_addrs; a++)
+	for (size_t a = 0; a < d->st.cfg.backends[idx].n_addrs; a++)
 		if (rt->addr[a].has_socket &&
-		    refused(&d->cfg, idx, rt->addr[a].reuseport))
+		    refused(&d->st.cfg, idx, rt->addr[a].reuseport))
 			return true;
 	return false;
 }
@@ -108,7 +108,7 @@ json_t *daemon_kernel_json(const struct daemon *d)
 
 	if (!probed)
 		return json_null();
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
 		char msg[512];
 
 		if (!daemon_kernel_cookie_refused(d, i))
@@ -117,8 +117,8 @@ json_t *daemon_kernel_json(const struct daemon *d)
 			 "service %s: backend %s's socket has SO_REUSEPORT; "
 			 "bpf_sk_assign at TC refuses it before Linux 6.6, so "
 			 "its QUIC cookies fall back to IP affinity",
-			 d->cfg.services[d->cfg.backends[i].service].name,
-			 d->cfg.backends[i].name);
+			 d->st.cfg.services[d->st.cfg.backends[i].service].name,
+			 d->st.cfg.backends[i].name);
 		json_array_append_new(warn, json_string(msg));
 	}
 	return json_pack(

@@ -23,5 +23,5 @@ size_t listen_check(const struct daemon *d, bool log, json_t *into)
 {
 	struct collect c = {.log = log, .into = into};
 
-	return rs_listen_not_local(&d->cfg, one, &c);
+	return rs_listen_not_local(&d->st.cfg, one, &c);
 }

@@ -60,7 +60,7 @@ static uint64_t mono_ns(void)
 static void flows_recount_service(struct daemon *d, size_t s,
 				  int64_t *per_backend)
 {
-	const struct rs_service_conf *sc = &d->cfg.services[s];
+	const struct rs_service_conf *sc = &d->st.cfg.services[s];
 	struct flow_count fc = {.per_backend = per_backend};
 	int64_t g;
 
@@ -69,26 +69,26 @@ static void flows_recount_service(struct daemon *d, size_t s,
 	if (sc->balance_milli && sc->sticky_ttl) {
 		fc.now_ns = mono_ns();
 		fc.ttl_ns = (uint64_t)sc->sticky_ttl * 1000000000ull;
-		dp_sticky_each(&d->dp, d->svcs[s].id, count_entry, &fc);
+		dp_sticky_each(&d->dp, d->st.svcs[s].id, count_entry, &fc);
 	}
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
-		uint32_t id = d->bes[i].id;
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+		uint32_t id = d->st.bes[i].id;
 
-		if (d->cfg.backends[i].service != s ||
+		if (d->st.cfg.backends[i].service != s ||
 		    dp_backend_load(&d->dp, id, &g))
 			continue;
 		dp_load_add(&d->dp, id, RS_NONE, per_backend[id] - g);
 	}
-	if (!dp_service_load(&d->dp, d->svcs[s].id, &g))
-		dp_load_add(&d->dp, RS_NONE, d->svcs[s].id, fc.total - g);
+	if (!dp_service_load(&d->dp, d->st.svcs[s].id, &g))
+		dp_load_add(&d->dp, RS_NONE, d->st.svcs[s].id, fc.total - g);
 }
 
 void load_flows_recount(struct daemon *d)
 {
 	int64_t *per_backend = NULL;
 
-	for (size_t s = 0; s < d->cfg.n_services; s++) {
-		if (d->cfg.services[s].protocol != IPPROTO_UDP)
+	for (size_t s = 0; s < d->st.cfg.n_services; s++) {
+		if (d->st.cfg.services[s].protocol != IPPROTO_UDP)
 			continue;
 		if (!per_backend) {
 			per_backend =

@@ -47,18 +47,18 @@ _Static_assert(COUNTED_STATES == (1u << TCP_ESTABLISHED | 1u << TCP_CLOSE_WAIT),
 /* One inode the /proc scan looks for: a candidate or a listener. */
 struct watched {
 	uint64_t inode;
-	size_t index; /* into cands, or into d->bes for a listener */
+	size_t index; /* into cands, or into d->st.bes for a listener */
 	bool listener;
 };
 
 struct cand {
-	size_t svc; /* index into d->cfg.services */
+	size_t svc; /* index into d->st.cfg.services */
 	pid_t pid;  /* a process holding it, 0 = none found */
 };
 
 struct holder {
 	pid_t pid;
-	size_t be; /* index into d->bes */
+	size_t be; /* index into d->st.bes */
 };
 
 struct pass {
@@ -145,19 +145,19 @@ static int watch_add(struct pass *p, uint64_t inode, size_t index,
 
 static int svc_index(const struct daemon *d, uint32_t id)
 {
-	for (size_t s = 0; s < d->cfg.n_services; s++)
-		if (d->svcs[s].id == id &&
-		    d->cfg.services[s].protocol == IPPROTO_TCP)
+	for (size_t s = 0; s < d->st.cfg.n_services; s++)
+		if (d->st.svcs[s].id == id &&
+		    d->st.cfg.services[s].protocol == IPPROTO_TCP)
 			return (int)s;
 	return -1;
 }
 
 static int be_by_cookie(const struct daemon *d, uint64_t cookie)
 {
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++)
 		for (size_t a = 0; a < RS_MAX_BACKEND_ADDRS; a++)
-			if (d->bes[i].sock.addr[a].has_socket &&
-			    d->bes[i].sock.addr[a].cookie == cookie)
+			if (d->st.bes[i].sock.addr[a].has_socket &&
+			    d->st.bes[i].sock.addr[a].cookie == cookie)
 				return (int)i;
 	return -1;
 }
@@ -204,9 +204,9 @@ static bool names_backend(const struct daemon *d, const struct tcp_conn_seen *c)
 	if (!c->value[0].has || c->value[0].len < sizeof(v))
 		return false;
 	memcpy(&v, c->value[0].b, sizeof(v));
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		if (d->bes[i].id == v.backend &&
-		    d->svcs[d->cfg.backends[i].service].id ==
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++)
+		if (d->st.bes[i].id == v.backend &&
+		    d->st.svcs[d->st.cfg.backends[i].service].id ==
 			    (v.service & ~RS_CONN_FLAGS))
 			return true;
 	return false;
@@ -227,8 +227,8 @@ static int cmp_u64(const void *a, const void *b)
  */
 static void scope_report(struct daemon *d, const bool *outside)
 {
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
-		struct be_rt *be = &d->bes[i];
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+		struct be_rt *be = &d->st.bes[i];
 
 		if (be->outside_sockops == outside[i])
 			continue;
@@ -239,12 +239,14 @@ static void scope_report(struct daemon *d, const bool *outside)
 				"are neither counted in the load gauge nor "
 				"made sticky at establishment (start it "
 				"under %s, or widen sockops_cgroup)",
-				d->cfg.backends[i].name, d->cfg.sockops_cgroup,
-				d->cfg.sockops_cgroup);
+				d->st.cfg.backends[i].name,
+				d->st.cfg.sockops_cgroup,
+				d->st.cfg.sockops_cgroup);
 		else
 			rs_info("backend %s: its listening socket is under "
 				"sockops_cgroup %s now",
-				d->cfg.backends[i].name, d->cfg.sockops_cgroup);
+				d->st.cfg.backends[i].name,
+				d->st.cfg.sockops_cgroup);
 	}
 }
 
@@ -347,7 +349,8 @@ static int attribute(const struct pass *p, size_t svc, pid_t pid)
 		size_t be = p->holders[h].be;
 
 		if (p->holders[h].pid != pid ||
-		    p->d->cfg.backends[be].service != svc || (int)be == found)
+		    p->d->st.cfg.backends[be].service != svc ||
+		    (int)be == found)
 			continue;
 		if (found >= 0)
 			return -1;
@@ -362,18 +365,18 @@ static int attribute(const struct pass *p, size_t svc, pid_t pid)
  */
 static void gauges_fix(struct daemon *d, const uint32_t *found)
 {
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
-		struct be_rt *be = &d->bes[i];
-		size_t s = d->cfg.backends[i].service;
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+		struct be_rt *be = &d->st.bes[i];
+		size_t s = d->st.cfg.backends[i].service;
 		int64_t delta = (int64_t)found[i] - be->uncounted;
 
 		/* A UDP backend's gauge is its flows (load_flows.c). */
-		if (d->cfg.services[s].protocol != IPPROTO_TCP || !delta)
+		if (d->st.cfg.services[s].protocol != IPPROTO_TCP || !delta)
 			continue;
-		dp_load_add(&d->dp, be->id, d->svcs[s].id, delta);
+		dp_load_add(&d->dp, be->id, d->st.svcs[s].id, delta);
 		rs_info("load: backend %s: %u connections predate the "
 			"counting (were %u)",
-			d->cfg.backends[i].name, found[i], be->uncounted);
+			d->st.cfg.backends[i].name, found[i], be->uncounted);
 		be->uncounted = found[i];
 		backend_push(d, be);
 	}
@@ -381,7 +384,7 @@ static void gauges_fix(struct daemon *d, const uint32_t *found)
 
 int load_reconcile(struct daemon *d)
 {
-	size_t nb = d->cfg.n_backends, ns = d->cfg.n_services;
+	size_t nb = d->st.cfg.n_backends, ns = d->st.cfg.n_services;
 	struct pass *p = calloc(1, sizeof(*p));
 	uint32_t *found = calloc(nb + 1, sizeof(*found));
 	uint64_t *inodes = NULL;
@@ -398,7 +401,7 @@ int load_reconcile(struct daemon *d)
 	}
 	p->d = d;
 	for (size_t s = 0; s < ns; s++) {
-		const struct rs_service_conf *sc = &d->cfg.services[s];
+		const struct rs_service_conf *sc = &d->st.cfg.services[s];
 
 		if (sc->protocol != IPPROTO_TCP)
 			continue;
@@ -498,8 +501,8 @@ out:
 
 static bool any_tcp_service(const struct daemon *d)
 {
-	for (size_t s = 0; s < d->cfg.n_services; s++)
-		if (d->cfg.services[s].protocol == IPPROTO_TCP)
+	for (size_t s = 0; s < d->st.cfg.n_services; s++)
+		if (d->st.cfg.services[s].protocol == IPPROTO_TCP)
 			return true;
 	return false;
 }

@@ -170,7 +170,7 @@ static int run(struct daemon *d)
 	d->loop = EV_DEFAULT;
 	d->started = ev_time();
 	/* What the kernel can do, before anything is loaded or pinned. */
-	err = daemon_kernel_check(&d->cfg);
+	err = daemon_kernel_check(&d->st.cfg);
 	if (err) {
 		notify_failed(err);
 		return err;
@@ -187,13 +187,14 @@ static int run(struct daemon *d)
 		daemon_stop(d);
 		return err;
 	}
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		have += d->bes[i].has_socket;
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++)
+		have += d->st.bes[i].has_socket;
 	rs_info("ringsteerd %s (commit %s): %s sk_lookup link %s/%s; %zu "
 		"services, %d/%zu backends with a socket",
 		RS_VERSION, RS_COMMIT,
-		d->dp.adopted_link ? "updated" : "attached", d->cfg.bpffs,
-		RS_LINK_PIN_NAME, d->cfg.n_services, have, d->cfg.n_backends);
+		d->dp.adopted_link ? "updated" : "attached", d->st.cfg.bpffs,
+		RS_LINK_PIN_NAME, d->st.cfg.n_services, have,
+		d->st.cfg.n_backends);
 	if (d->tc.active) {
 		int on = 0;
 
@@ -291,17 +292,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (load_config(d.config_path, detach ? RS_CONFIG_ALLOW_EMPTY : 0,
-			check, &d.cfg))
+			check, &d.st.cfg))
 		return 1;
 	if (check) {
-		rs_config_memory_report(&d.cfg, stdout);
-		rs_config_empty_services(&d.cfg, print_warning);
-		rs_config_fleet_ipv6_notes(&d.cfg, print_warning);
-		rs_listen_not_local(&d.cfg, print_warning_arg, NULL);
-		check_running_vnodes(&d.cfg);
+		rs_config_memory_report(&d.st.cfg, stdout);
+		rs_config_empty_services(&d.st.cfg, print_warning);
+		rs_config_fleet_ipv6_notes(&d.st.cfg, print_warning);
+		rs_listen_not_local(&d.st.cfg, print_warning_arg, NULL);
+		check_running_vnodes(&d.st.cfg);
 		printf("ringsteerd: configuration file %s test is successful\n",
 		       d.config_path);
-		rs_config_free(&d.cfg);
+		rs_config_free(&d.st.cfg);
 		return 0;
 	}
 	libbpf_set_print(libbpf_log);
@@ -310,20 +311,21 @@ int main(int argc, char **argv)
 		int tc_err;
 
 		if (guard_lock(&d, true)) {
-			rs_config_free(&d.cfg);
+			rs_config_free(&d.st.cfg);
 			return 1;
 		}
-		tc_err = daemon_tc_detach(&d.cfg);
+		tc_err = daemon_tc_detach(&d.st.cfg);
 
-		err = dp_detach(d.cfg.bpffs);
+		err = dp_detach(d.st.cfg.bpffs);
 		if (err)
-			rs_err("detach: %s: %s", d.cfg.bpffs, strerror(-err));
+			rs_err("detach: %s: %s", d.st.cfg.bpffs,
+			       strerror(-err));
 		else
-			rs_info("detached: removed %s", d.cfg.bpffs);
-		rs_config_free(&d.cfg);
+			rs_info("detached: removed %s", d.st.cfg.bpffs);
+		rs_config_free(&d.st.cfg);
 		return err || tc_err ? 1 : 0;
 	}
 	err = run(&d);
-	rs_config_free(&d.cfg);
+	rs_config_free(&d.st.cfg);
 	return err ? 1 : 0;
 }

@@ -118,33 +118,33 @@ static void backend_metrics(struct daemon *d, struct buf *b)
 	 * Counters, words and shares once per scrape, not once per metric
 	 * name: shares walk the whole ring.
 	 */
-	views = calloc(d->cfg.n_backends ? d->cfg.n_backends : 1,
+	views = calloc(d->st.cfg.n_backends ? d->st.cfg.n_backends : 1,
 		       sizeof(*views));
 	if (!views)
 		return;
-	for (size_t s = 0; s < d->cfg.n_services; s++) {
+	for (size_t s = 0; s < d->st.cfg.n_services; s++) {
 		double lost, *shares = service_shares(d, s, &lost);
 
-		for (size_t i = 0; i < d->cfg.n_backends; i++)
-			if (d->cfg.backends[i].service == s)
+		for (size_t i = 0; i < d->st.cfg.n_backends; i++)
+			if (d->st.cfg.backends[i].service == s)
 				backend_view_get(d, i, shares, &views[i]);
 		free(shares);
 	}
 	for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
 		help(b, m[k].name, m[k].type, m[k].help);
-		for (size_t s = 0; s < d->cfg.n_services; s++) {
-			for (size_t i = 0; i < d->cfg.n_backends; i++) {
-				const struct be_rt *be = &d->bes[i];
+		for (size_t s = 0; s < d->st.cfg.n_services; s++) {
+			for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+				const struct be_rt *be = &d->st.bes[i];
 				const struct backend_view *vp = &views[i];
 				char lbl[256];
 				double val = 0;
 
-				if (d->cfg.backends[i].service != s)
+				if (d->st.cfg.backends[i].service != s)
 					continue;
 				snprintf(lbl, sizeof(lbl),
 					 "service=\"%s\",backend=\"%s\"",
-					 d->cfg.services[s].name,
-					 d->cfg.backends[i].name);
+					 d->st.cfg.services[s].name,
+					 d->st.cfg.backends[i].name);
 				switch (k) {
 				case 0:
 					val = vp->stats.assigned;
@@ -220,14 +220,14 @@ static void service_affinity_metrics(struct daemon *d, struct buf *b,
 {
 	help(b, "ringsteer_service_active_connections", "gauge",
 	     "Established steered TCP connections of the service now.");
-	for (size_t s = 0; s < d->cfg.n_services; s++) {
+	for (size_t s = 0; s < d->st.cfg.n_services; s++) {
 		int64_t active = 0;
 
-		dp_service_load(&d->dp, d->svcs[s].id, &active);
+		dp_service_load(&d->dp, d->st.svcs[s].id, &active);
 		put(b,
 		    "ringsteer_service_active_connections{service=\"%s\"} "
 		    "%lld\n",
-		    d->cfg.services[s].name, (long long)active);
+		    d->st.cfg.services[s].name, (long long)active);
 	}
 	help(b, "ringsteer_load_unattributed_connections", "gauge",
 	     "Connections to service addresses that predate the counting "
@@ -236,21 +236,21 @@ static void service_affinity_metrics(struct daemon *d, struct buf *b,
 	    d->load.unattributed);
 	help(b, "ringsteer_service_affinity_hit_ratio", "gauge",
 	     "Sticky-table hits over lookups since the counters began.");
-	for (size_t s = 0; s < d->cfg.n_services; s++) {
+	for (size_t s = 0; s < d->st.cfg.n_services; s++) {
 		__u64 hits = 0;
 
-		for (size_t i = 0; i < d->cfg.n_backends; i++) {
+		for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
 			struct rs_backend_stats bs;
 
-			if (d->cfg.backends[i].service != s ||
-			    dp_backend_stats(&d->dp, d->bes[i].id, &bs))
+			if (d->st.cfg.backends[i].service != s ||
+			    dp_backend_stats(&d->dp, d->st.bes[i].id, &bs))
 				continue;
 			hits += bs.sticky_hits;
 		}
 		put(b,
 		    "ringsteer_service_affinity_hit_ratio{service=\"%s\"} "
 		    "%.17g\n",
-		    d->cfg.services[s].name,
+		    d->st.cfg.services[s].name,
 		    st[s].lookups ? (double)hits / (double)st[s].lookups : 0.0);
 	}
 }
@@ -282,40 +282,41 @@ static void service_metrics(struct daemon *d, struct buf *b)
 	_Static_assert(sizeof(names) / sizeof(names[0]) ==
 			       sizeof(struct rs_service_stats) / sizeof(__u64),
 		       "one name per counter of struct rs_service_stats");
-	st = calloc(d->cfg.n_services ? d->cfg.n_services : 1, sizeof(*st));
+	st = calloc(d->st.cfg.n_services ? d->st.cfg.n_services : 1,
+		    sizeof(*st));
 	if (!st)
 		return;
-	for (size_t s = 0; s < d->cfg.n_services; s++)
-		dp_service_stats(&d->dp, d->svcs[s].id, &st[s]);
+	for (size_t s = 0; s < d->st.cfg.n_services; s++)
+		dp_service_stats(&d->dp, d->st.svcs[s].id, &st[s]);
 	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
 		char name[96];
 
 		snprintf(name, sizeof(name), "ringsteer_service_%s_total",
 			 names[k]);
 		help(b, name, "counter", helps[k]);
-		for (size_t s = 0; s < d->cfg.n_services; s++)
+		for (size_t s = 0; s < d->st.cfg.n_services; s++)
 			put(b, "%s{service=\"%s\"} %llu\n", name,
-			    d->cfg.services[s].name,
+			    d->st.cfg.services[s].name,
 			    (unsigned long long)((__u64 *)&st[s])[k]);
 	}
 	service_affinity_metrics(d, b, st);
 	free(st);
 	help(b, "ringsteer_ring_generation", "gauge",
 	     "Generation of the installed ring.");
-	for (size_t s = 0; s < d->cfg.n_services; s++)
+	for (size_t s = 0; s < d->st.cfg.n_services; s++)
 		put(b, "ringsteer_ring_generation{service=\"%s\"} %llu\n",
-		    d->cfg.services[s].name,
-		    (unsigned long long)d->svcs[s].generation);
+		    d->st.cfg.services[s].name,
+		    (unsigned long long)d->st.svcs[s].generation);
 	help(b, "ringsteer_ring_rebuilds_total", "counter",
 	     "Ring rebuilds and swaps by this daemon.");
-	for (size_t s = 0; s < d->cfg.n_services; s++)
+	for (size_t s = 0; s < d->st.cfg.n_services; s++)
 		put(b, "ringsteer_ring_rebuilds_total{service=\"%s\"} %llu\n",
-		    d->cfg.services[s].name,
-		    (unsigned long long)d->svcs[s].rebuilds);
+		    d->st.cfg.services[s].name,
+		    (unsigned long long)d->st.svcs[s].rebuilds);
 	help(b, "ringsteer_ring_points", "gauge", "Points in the ring.");
-	for (size_t s = 0; s < d->cfg.n_services; s++)
+	for (size_t s = 0; s < d->st.cfg.n_services; s++)
 		put(b, "ringsteer_ring_points{service=\"%s\"} %u\n",
-		    d->cfg.services[s].name, d->svcs[s].ring.npoints);
+		    d->st.cfg.services[s].name, d->st.svcs[s].ring.npoints);
 }
 
 /* steer_tc on each configured interface (cookie services only). */
@@ -481,16 +482,16 @@ char *metrics_render(struct daemon *d)
 	help(&b, "ringsteer_service_taking_backends", "gauge",
 	     "Backends of the service that take new connections (UP, weight "
 	     "above 0, with a socket); 0 is an all-out.");
-	for (size_t s = 0; s < d->cfg.n_services; s++)
+	for (size_t s = 0; s < d->st.cfg.n_services; s++)
 		put(&b,
 		    "ringsteer_service_taking_backends{service=\"%s\"} %u\n",
-		    d->cfg.services[s].name, service_takers(d, s));
+		    d->st.cfg.services[s].name, service_takers(d, s));
 	help(&b, "ringsteer_service_all_out", "gauge",
 	     "1 while the service has backends but none takes new "
 	     "connections.");
-	for (size_t s = 0; s < d->cfg.n_services; s++)
+	for (size_t s = 0; s < d->st.cfg.n_services; s++)
 		put(&b, "ringsteer_service_all_out{service=\"%s\"} %d\n",
-		    d->cfg.services[s].name, service_all_out(d, s) ? 1 : 0);
+		    d->st.cfg.services[s].name, service_all_out(d, s) ? 1 : 0);
 	service_metrics(d, &b);
 	backend_metrics(d, &b);
 	tc_metrics(d, &b);
@@ -574,28 +575,28 @@ int metrics_start(struct daemon *d)
 	char where[RS_ADDR_STRLEN];
 	unsigned int flags = MHD_USE_EPOLL, per_ip, idle_s;
 
-	if (!d->cfg.has_metrics)
+	if (!d->st.cfg.has_metrics)
 		return 0;
 	ms = calloc(1, sizeof(*ms));
 	if (!ms)
 		return -ENOMEM;
 	ms->d = d;
-	if (d->cfg.metrics_family == AF_INET) {
+	if (d->st.cfg.metrics_family == AF_INET) {
 		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
 
 		in->sin_family = AF_INET;
-		in->sin_port = htons(d->cfg.metrics_port);
-		memcpy(&in->sin_addr, d->cfg.metrics_addr, 4);
+		in->sin_port = htons(d->st.cfg.metrics_port);
+		memcpy(&in->sin_addr, d->st.cfg.metrics_addr, 4);
 	} else {
 		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
 
 		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons(d->cfg.metrics_port);
-		memcpy(&in6->sin6_addr, d->cfg.metrics_addr, 16);
+		in6->sin6_port = htons(d->st.cfg.metrics_port);
+		memcpy(&in6->sin6_addr, d->st.cfg.metrics_addr, 16);
 		flags |= MHD_USE_IPv6;
 	}
-	rs_addr_format(d->cfg.metrics_family, d->cfg.metrics_addr,
-		       d->cfg.metrics_port, where, sizeof(where));
+	rs_addr_format(d->st.cfg.metrics_family, d->st.cfg.metrics_addr,
+		       d->st.cfg.metrics_port, where, sizeof(where));
 	/*
 	 * The library's own limits bound the descriptors clients hold: at
 	 * the cap it stops accepting (new clients wait in the listen queue),
@@ -604,9 +605,9 @@ int metrics_start(struct daemon *d)
 	 * seconds only, rounded up) is closed.
 	 */
 	per_ip = d->metrics_clients_max / 4 ? d->metrics_clients_max / 4 : 1;
-	idle_s = (d->cfg.client_idle_ms + 999) / 1000;
+	idle_s = (d->st.cfg.client_idle_ms + 999) / 1000;
 	ms->mhd = MHD_start_daemon(
-		flags, d->cfg.metrics_port, NULL, NULL, on_request, ms,
+		flags, d->st.cfg.metrics_port, NULL, NULL, on_request, ms,
 		MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_LIMIT,
 		(unsigned int)d->metrics_clients_max,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,

@@ -37,12 +37,12 @@ static void steering_status(const struct daemon *d, char *buf, size_t len)
 {
 	size_t have = 0;
 
-	for (size_t i = 0; i < d->cfg.n_backends; i++)
-		have += d->bes[i].has_socket;
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++)
+		have += d->st.bes[i].has_socket;
 	snprintf(buf, len,
 		 "steering %zu services, %zu/%zu backends with a "
 		 "socket",
-		 d->cfg.n_services, have, d->cfg.n_backends);
+		 d->st.cfg.n_services, have, d->st.cfg.n_backends);
 }
 
 void notify_ready(const struct daemon *d)

@@ -21,24 +21,24 @@ int ring_build_full(struct daemon *d, size_t s, struct rs_ring *ring)
 	size_t n = 0;
 	int err;
 
-	m = calloc(d->cfg.n_backends ? d->cfg.n_backends : 1, sizeof(*m));
+	m = calloc(d->st.cfg.n_backends ? d->st.cfg.n_backends : 1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
-		struct be_rt *be = &d->bes[i];
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+		struct be_rt *be = &d->st.bes[i];
 
-		if (d->cfg.backends[i].service != s || !be->built_points)
+		if (d->st.cfg.backends[i].service != s || !be->built_points)
 			continue;
-		m[n].name = d->cfg.backends[i].name;
+		m[n].name = d->st.cfg.backends[i].name;
 		m[n].backend = be->id;
 		m[n].points = be->built_points;
 		n++;
 	}
-	err = ring_build(m, n, d->cfg.services[s].seed, ring);
+	err = ring_build(m, n, d->st.cfg.services[s].seed, ring);
 	free(m);
 	if (err)
 		return err;
-	rs_service_from_conf(&d->cfg, s, d->svcs[s].id, &svc);
+	rs_service_from_conf(&d->st.cfg, s, d->st.svcs[s].id, &svc);
 	ring_set_key(ring, &svc);
 	return 0;
 }
@@ -46,7 +46,7 @@ int ring_build_full(struct daemon *d, size_t s, struct rs_ring *ring)
 static int ring_install(struct daemon *d, size_t s, struct rs_ring *ring,
 			bool compact, const char *why)
 {
-	struct svc_rt *svc = &d->svcs[s];
+	struct svc_rt *svc = &d->st.svcs[s];
 	int64_t gen = dp_swap_ring(&d->dp, svc->id, ring);
 
 	if (gen < 0) {
@@ -61,7 +61,7 @@ static int ring_install(struct daemon *d, size_t s, struct rs_ring *ring,
 	svc->needs_table = false;
 	svc->rebuilds++;
 	rs_info("service %s: ring generation %llu, %u points%s (%s)",
-		d->cfg.services[s].name, (unsigned long long)gen,
+		d->st.cfg.services[s].name, (unsigned long long)gen,
 		svc->ring.npoints, compact ? ", only the points in use" : "",
 		why);
 	return 0;
@@ -72,7 +72,7 @@ static int ring_install_if_changed(struct daemon *d, size_t s,
 				   struct rs_ring *ring, bool compact,
 				   bool force, const char *why)
 {
-	struct svc_rt *svc = &d->svcs[s];
+	struct svc_rt *svc = &d->st.svcs[s];
 
 	if (!force && !svc->needs_table && svc->generation &&
 	    ring_equal(ring, &svc->ring)) {
@@ -92,7 +92,7 @@ static int ring_install_if_changed(struct daemon *d, size_t s,
  */
 int ring_refresh(struct daemon *d, size_t s, enum refresh how, const char *why)
 {
-	struct svc_rt *svc = &d->svcs[s];
+	struct svc_rt *svc = &d->st.svcs[s];
 	struct rs_ring_view view = {0};
 	struct rs_ring full = {0}, trimmed = {0};
 	struct rs_backend *words;
@@ -134,8 +134,8 @@ out:
 /* What a previous ringsteerd left installed becomes the ring in place. */
 void rings_read_pinned(struct daemon *d)
 {
-	for (size_t s = 0; s < d->cfg.n_services; s++) {
-		struct svc_rt *svc = &d->svcs[s];
+	for (size_t s = 0; s < d->st.cfg.n_services; s++) {
+		struct svc_rt *svc = &d->st.svcs[s];
 		struct rs_ring pinned;
 		uint64_t gen;
 

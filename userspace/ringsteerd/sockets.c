@@ -314,17 +314,18 @@ bool sockets_reconcile_all(struct daemon *d, bool refresh)
 {
 	bool changed = false;
 
-	for (size_t i = 0; i < d->cfg.n_backends; i++) {
-		struct be_rt *be = &d->bes[i];
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+		struct be_rt *be = &d->st.bes[i];
 		bool had = be->has_socket;
 
 		be->has_socket = sockets_reconcile_backend(
-			&d->dp, &d->cfg, i, be->id,
-			d->svcs[d->cfg.backends[i].service].id, &be->sock);
+			&d->dp, &d->st.cfg, i, be->id,
+			d->st.svcs[d->st.cfg.backends[i].service].id,
+			&be->sock);
 		be->socket_unknown = false;
 		changed |= had != be->has_socket;
 		if (refresh && had != be->has_socket)
-			ring_refresh(d, d->cfg.backends[i].service,
+			ring_refresh(d, d->st.cfg.backends[i].service,
 				     REFRESH_CHECK, "backend socket");
 	}
 	return changed;

@@ -18,12 +18,15 @@
 
 /* backends.c */
 uint32_t backend_full_points(const struct daemon *d, const struct be_rt *be);
-int service_fit_points(struct daemon *d, size_t svc, uint64_t *points);
+int service_fit_points(struct rs_state *st, size_t svc, uint64_t *points);
 int backend_push(struct daemon *d, struct be_rt *be);
 int backend_changed(struct daemon *d, struct be_rt *be);
-void backend_init(struct daemon *d, size_t i);
+/* Backend @i of @st, new: @d is the daemon whose checks will run it. */
+void backend_init(struct daemon *d, struct rs_state *st, size_t i);
 void backends_adopt(struct daemon *d, const struct rs_backend *pinned);
-void backends_carry(struct daemon *d, struct daemon *old);
+/* Runtime state of @old's backends that @st keeps, carried by name. */
+void backends_carry(struct daemon *d, struct rs_state *st,
+		    const struct rs_state *old);
 void checks_start(struct daemon *d);
 void checks_stop(struct daemon *d);
 void on_ramp(struct ev_loop *loop, ev_timer *w, int revents);

@@ -238,7 +238,7 @@ static void sweep(struct daemon *d, bool want)
 	if (!all)
 		return;
 	for (p = all; p->if_index; p++) {
-		if (want && configured(&d->cfg, p->if_name))
+		if (want && configured(&d->st.cfg, p->if_name))
 			continue;
 		if (tc_query((int)p->if_index, map_id, &f) || !f.ours)
 			continue;
@@ -263,8 +263,9 @@ static int quic_lb_push(struct daemon *d)
 
 	if (!cfgs)
 		return -ENOMEM;
-	for (size_t s = 0; s < d->cfg.n_services; s++)
-		rs_service_quic_lb(&d->cfg.services[s], &cfgs[d->svcs[s].id]);
+	for (size_t s = 0; s < d->st.cfg.n_services; s++)
+		rs_service_quic_lb(&d->st.cfg.services[s],
+				   &cfgs[d->st.svcs[s].id]);
 	err = dp_tc_sync_quic_lb(&d->dp, cfgs, &changed);
 	if (!err && changed)
 		rs_info("quic-lb: %zu config entries written (AES: %s)",
@@ -278,13 +279,13 @@ int daemon_tc_apply(struct daemon *d)
 {
 	struct tc_state *t = &d->tc;
 	struct tc_state old = *t;
-	bool want = daemon_tc_wanted(&d->cfg);
+	bool want = daemon_tc_wanted(&d->st.cfg);
 	int err;
 
 	/* Forget interfaces no longer configured (the sweep detaches). */
 	t->n = 0;
 	for (size_t i = 0; i < old.n && want; i++)
-		if (configured(&d->cfg, old.ifs[i].name))
+		if (configured(&d->st.cfg, old.ifs[i].name))
 			t->ifs[t->n++] = old.ifs[i];
 	sweep(d, want);
 	if (!want) {
@@ -293,12 +294,13 @@ int daemon_tc_apply(struct daemon *d)
 		t->active = false;
 		return 0;
 	}
-	for (size_t s = 0; s < d->cfg.n_services && !d->cfg.n_interfaces; s++)
-		if (d->cfg.services[s].cookie == RS_COOKIE_QUIC)
+	for (size_t s = 0; s < d->st.cfg.n_services && !d->st.cfg.n_interfaces;
+	     s++)
+		if (d->st.cfg.services[s].cookie == RS_COOKIE_QUIC)
 			rs_warn("service %s: cookie = quic, but [global] "
 				"interfaces is empty: its QUIC connections "
 				"follow IP affinity only",
-				d->cfg.services[s].name);
+				d->st.cfg.services[s].name);
 	err = dp_tc_open(&d->dp);
 	if (!err)
 		err = quic_lb_push(d);
@@ -306,14 +308,14 @@ int daemon_tc_apply(struct daemon *d)
 		return err;
 	t->active = true;
 	netlink_open(d);
-	for (size_t i = 0; i < d->cfg.n_interfaces; i++) {
-		struct tc_iface *ti = by_name(t, d->cfg.interfaces[i]);
+	for (size_t i = 0; i < d->st.cfg.n_interfaces; i++) {
+		struct tc_iface *ti = by_name(t, d->st.cfg.interfaces[i]);
 
 		if (!ti) {
 			ti = &t->ifs[t->n++];
 			memset(ti, 0, sizeof(*ti));
 			snprintf(ti->name, sizeof(ti->name), "%s",
-				 d->cfg.interfaces[i]);
+				 d->st.cfg.interfaces[i]);
 		}
 		if (!ti->ifindex)
 			tc_attach_if(d, ti);
