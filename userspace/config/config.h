@@ -128,6 +128,13 @@ struct rs_backend_conf {
 	size_t n_addrs;
 	uint32_t weight; /* 0..RS_MAX_WEIGHT */
 	struct rs_health_conf health;
+	/*
+	 * owner = USER or UID: only a socket of this user is taken for the
+	 * backend (sockets.c); without it, the first socket's user is kept.
+	 */
+	bool has_owner;
+	uint32_t owner_uid;
+	char owner[RS_NAME_MAX]; /* as written, for messages */
 	/* QUIC server ID (cookie services only; required there). */
 	bool has_server_id;
 	uint8_t server_id[RS_QUIC_MAX_SERVER_ID]; /* big-endian, sid_len bytes

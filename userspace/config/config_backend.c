@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,37 @@ static void set_weight(const struct cfg_key *k, void *obj, const char *v)
 
 	if (cfg_parse_ranged(k, v, 0, RS_MAX_WEIGHT, &n))
 		b->conf.weight = (uint32_t)n;
+}
+
+/*
+ * The user whose sockets the backend's are: a name (looked up now, so a
+ * missing user is this line's error, not a surprise at the first take)
+ * or a number, which need not name a user (DynamicUser= services).
+ */
+static void set_owner(const struct cfg_key *k, void *obj, const char *v)
+{
+	struct be_entry *b = obj;
+	struct passwd pw, *found = NULL;
+	char buf[1024];
+	uint64_t n;
+
+	if (strlen(v) >= sizeof(b->conf.owner)) {
+		cfg_bad_value(k, "too long for a user name");
+		return;
+	}
+	if (v[0] >= '0' && v[0] <= '9') {
+		if (!cfg_parse_ranged(k, v, 0, UINT32_MAX - 1, &n))
+			return;
+		b->conf.owner_uid = (uint32_t)n;
+	} else {
+		if (getpwnam_r(v, &pw, buf, sizeof(buf), &found) || !found) {
+			cfg_bad_value(k, "no such user");
+			return;
+		}
+		b->conf.owner_uid = (uint32_t)found->pw_uid;
+	}
+	b->conf.has_owner = true;
+	strcpy(b->conf.owner, v);
 }
 
 static void set_check(const struct cfg_key *k, void *obj, const char *v)
@@ -237,6 +269,7 @@ const struct key_def cfg_backend_keys[] = {
 	{"slow_start", "slow_start", set_slow_start, false},
 	{"rise", "rise", set_rise, false},
 	{"fall", "fall", set_fall, false},
+	{"owner", "owner", set_owner, false},
 	{NULL, NULL, NULL, false},
 };
 

@@ -51,12 +51,23 @@ static void backends_table(json_t *r)
 		json_t *a = json_array_get(json_object_get(v, "addresses"), 0);
 		/* An empty SOCKMAP slot is DOWN to the data plane. */
 		bool sock = json_is_true(json_object_get(v, "has_socket"));
-		char bound[24] = "-";
+		json_t *owner = json_object_get(v, "owner");
+		char bound[24] = "-", note[96] = "";
 
 		/* "-": no bound (balance_factor off, or not UP). */
 		if (json_is_integer(json_object_get(v, "bound")))
 			snprintf(bound, sizeof(bound), "%lld",
 				 jint(v, "bound"));
+		/* A socket of another user is there, and is not taken. */
+		if (!sock &&
+		    json_is_integer(json_object_get(owner, "refused_uid")))
+			snprintf(note, sizeof(note),
+				 " (no socket: uid %lld's refused, not the "
+				 "owner's)",
+				 jint(owner, "refused_uid"));
+		else if (!sock)
+			snprintf(note, sizeof(note),
+				 " (no socket: not serving)");
 		printf("%-14s %-10s %-22s %-5s %-5s %-6s %6lld %6lld %6.1f%% "
 		       "%10lld %7lld %6s  %s%s\n",
 		       jstr(v, "name"), jstr(v, "service"),
@@ -65,8 +76,7 @@ static void backends_table(json_t *r)
 		       jstr(v, "health"), jint(v, "weight"),
 		       jint(v, "active_points"), 100 * jnum(v, "share"),
 		       jint(v, "assigned"), jint(v, "active"), bound,
-		       jstr(v, "last_check"),
-		       sock ? "" : " (no socket: not serving)");
+		       jstr(v, "last_check"), note);
 	}
 	cookie_backends_table(r);
 }

@@ -77,6 +77,42 @@ json_t *server_id_json(const struct daemon *d, size_t i)
 	return json_string(buf);
 }
 
+/*
+ * Whose sockets the backend takes (sockets.c): {"uid", "from": "owner"
+ * (the file) | "first socket" | null (none taken yet)}, and the sockets of
+ * other users refused on its addresses, with the last one's user.
+ */
+static json_t *owner_json(const struct rs_backend_conf *bc,
+			  const struct rs_backend_rt *rt)
+{
+	json_t *o = json_object();
+	uint64_t refused = 0;
+	const struct rs_addr_rt *known = NULL, *last = NULL;
+
+	for (size_t a = 0; a < bc->n_addrs; a++) {
+		refused += rt->addr[a].refused;
+		if (rt->addr[a].refused)
+			last = &rt->addr[a];
+		if (rt->addr[a].uid_known && !known)
+			known = &rt->addr[a];
+	}
+	if (bc->has_owner) {
+		json_object_set_new(o, "uid", json_integer(bc->owner_uid));
+		json_object_set_new(o, "from", json_string("owner"));
+	} else if (known) {
+		json_object_set_new(o, "uid", json_integer(known->uid));
+		json_object_set_new(o, "from", json_string("first socket"));
+	} else {
+		json_object_set_new(o, "uid", json_null());
+		json_object_set_new(o, "from", json_null());
+	}
+	json_object_set_new(o, "refused", json_integer((json_int_t)refused));
+	json_object_set_new(o, "refused_uid",
+			    last ? json_integer(last->refused_uid)
+				 : json_null());
+	return o;
+}
+
 static json_t *backend_json(struct daemon *d, size_t i, const double *shares)
 {
 	const struct rs_backend_conf *bc = &d->st.cfg.backends[i];
@@ -120,6 +156,7 @@ static json_t *backend_json(struct daemon *d, size_t i, const double *shares)
 				    : json_integer((json_int_t)v.bound));
 	json_object_set_new(o, "load_spills",
 			    json_integer((json_int_t)v.stats.load_spills));
+	json_object_set_new(o, "owner", owner_json(bc, &be->sock));
 	return o;
 }
 

@@ -103,6 +103,9 @@ static void backend_metrics(struct daemon *d, struct buf *b)
 		{"ringsteer_backend_uncounted_connections", "gauge",
 		 "Of its active connections, those that predate the kernel's "
 		 "counting, found by the daemon with sock_diag."},
+		{"ringsteer_backend_sockets_refused_total", "counter",
+		 "Sockets of another user than its owner found on its "
+		 "addresses and not taken."},
 	};
 	static const char *const states[] = {"DOWN", "UP", "DRAIN"};
 
@@ -193,8 +196,15 @@ static void backend_metrics(struct daemon *d, struct buf *b)
 				case 14:
 					val = (double)vp->stats.load_spills;
 					break;
-				default:
+				case 15:
 					val = be->uncounted;
+					break;
+				default:
+					val = 0;
+					for (size_t a = 0;
+					     a < RS_MAX_BACKEND_ADDRS; a++)
+						val += (double)be->sock.addr[a]
+							       .refused;
 					break;
 				}
 				put(b, "%s{%s} %.17g\n", m[k].name, lbl, val);

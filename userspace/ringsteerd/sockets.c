@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,70 @@ static bool wildcard_listener(const struct rs_sock_addr *sa, char *buf,
 	return true;
 }
 
+/*
+ * The user whose socket this address takes: the backend's owner, else
+ * the user of the first socket taken here. False when nobody is known yet
+ * (the next socket found is taken, and its user kept).
+ */
+static bool owner_expected(const struct rs_backend_conf *bc,
+			   const struct rs_addr_rt *rt, uint32_t *uid)
+{
+	if (bc->has_owner) {
+		*uid = bc->owner_uid;
+		return true;
+	}
+	*uid = rt->uid;
+	return rt->uid_known;
+}
+
+static const char *user_name(uint32_t uid, char *buf, size_t len)
+{
+	struct passwd pw, *found = NULL;
+	char pwbuf[1024];
+
+	if (!getpwuid_r((uid_t)uid, &pw, pwbuf, sizeof(pwbuf), &found) && found)
+		snprintf(buf, len, "uid %u (%s)", uid, found->pw_name);
+	else
+		snprintf(buf, len, "uid %u", uid);
+	return buf;
+}
+
+/*
+ * A socket of another user on a backend's address: a local user who
+ * listens there while the backend is down would otherwise be handed its
+ * clients. Not taken (and out of the slots if an earlier state put it
+ * there), counted once per socket, said once per socket.
+ */
+static void refuse_socket(struct rs_dataplane *dp,
+			  const struct rs_backend_conf *bc,
+			  const struct rs_backend_addr *ba, uint32_t id,
+			  const struct rs_sock_found *found, uint32_t want,
+			  struct rs_addr_rt *rt)
+{
+	char where[80], who[96], whom[96];
+	uint32_t slots[2];
+	size_t n = target_slots(bc, id, ba, found, slots);
+
+	if (slots_hold(dp, slots, n, found->cookie))
+		for (size_t i = 0; i < n; i++)
+			dp_clear_socket(dp, slots[i]);
+	rt->has_socket = false;
+	rt->nslots = 0;
+	rt->reported_missing = true;
+	if (rt->refused && rt->refused_cookie == found->cookie)
+		return;
+	rt->refused++;
+	rt->refused_cookie = found->cookie;
+	rt->refused_uid = found->uid;
+	rs_addr_format(ba->family, ba->addr, ba->port, where, sizeof(where));
+	rs_warn("backend %s: the socket on %s belongs to %s, not to %s%s: "
+		"refused, its clients go to the other backends",
+		bc->name, where, user_name(found->uid, who, sizeof(who)),
+		user_name(want, whom, sizeof(whom)),
+		bc->has_owner ? " (owner)"
+			      : " (the user it was first taken from)");
+}
+
 static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 			   size_t idx, uint32_t id, uint32_t svc_id, size_t a,
 			   struct rs_addr_rt *rt)
@@ -190,6 +255,7 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 	uint32_t slots[2];
 	pid_t owner = 0;
 	bool reuseport = false;
+	uint32_t want;
 	int err;
 
 	/*
@@ -197,13 +263,18 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 	 * a backend that stops listening or exits empties them itself. Only
 	 * then is the (costly, on a busy host) sock_diag dump needed.
 	 */
-	if (rt->nslots && slots_hold(dp, rt->slots, rt->nslots, rt->cookie)) {
+	if (rt->nslots && slots_hold(dp, rt->slots, rt->nslots, rt->cookie) &&
+	    (!bc->has_owner || rt->uid == bc->owner_uid)) {
 		rt->has_socket = true;
 		return;
 	}
 	rt->nslots = 0;
 	backend_sock_addr(cfg, bc, ba, &sa);
 	err = sock_diag_find(&sa, &found);
+	if (err == 0 && owner_expected(bc, rt, &want) && found.uid != want) {
+		refuse_socket(dp, bc, ba, id, &found, want, rt);
+		return;
+	}
 	if (err == 0) {
 		size_t n = target_slots(bc, id, ba, &found, slots);
 
@@ -225,6 +296,8 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 			rt->has_socket = true;
 			rt->cgroup_id = found.cgroup_id;
 			rt->cookie = found.cookie;
+			rt->uid_known = true;
+			rt->uid = found.uid;
 			rt->nslots = n;
 			memcpy(rt->slots, slots, sizeof(rt->slots));
 			return;
@@ -240,6 +313,11 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 	if (err == 0)
 		err = install_socket(dp, &sa, bc, id, ba, &found, &owner,
 				     &reuseport);
+	/* install_socket() looks again: the socket may have changed hands. */
+	if (err == 0 && owner_expected(bc, rt, &want) && found.uid != want) {
+		refuse_socket(dp, bc, ba, id, &found, want, rt);
+		return;
+	}
 	if (err == 0) {
 		rs_info("backend %s: socket %s (cookie %llu%s) taken from pid "
 			"%d",
@@ -254,6 +332,17 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 		rt->cookie = found.cookie;
 		rt->owner = owner;
 		rt->reuseport = reuseport;
+		if (!rt->uid_known && !bc->has_owner) {
+			char who[96];
+
+			rs_info("backend %s: %s serves on %s: only its sockets "
+				"are taken there from now on (owner = names "
+				"another)",
+				bc->name,
+				user_name(found.uid, who, sizeof(who)), where);
+		}
+		rt->uid_known = true;
+		rt->uid = found.uid;
 		daemon_kernel_note_socket(cfg, idx, reuseport);
 		rt->nslots = target_slots(bc, id, ba, &found, rt->slots);
 		return;

@@ -24,6 +24,17 @@ struct rs_addr_rt {
 	/* The SOCKMAP slots that hold this socket, to check without a dump. */
 	uint32_t slots[2];
 	size_t nslots;
+	/*
+	 * Who serves on this address: the user of the socket in the slots,
+	 * and, once a socket was taken (trust on first use), the only user
+	 * whose socket is taken here unless the backend names its owner.
+	 */
+	bool uid_known;
+	uint32_t uid;
+	/* Sockets of another user found here and refused; the last one's. */
+	uint64_t refused;
+	uint64_t refused_cookie;
+	uint32_t refused_uid;
 };
 
 struct rs_backend_rt {

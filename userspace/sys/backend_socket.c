@@ -73,6 +73,7 @@ static int diag_on_msg(struct nl_msg *msg, void *arg)
 				nla_get_u64(tb[INET_DIAG_CGROUP_ID]);
 	}
 	dm->found.inode = m->idiag_inode;
+	dm->found.uid = m->idiag_uid;
 	dm->found.cookie = (uint64_t)m->id.idiag_cookie[0] |
 			   (uint64_t)m->id.idiag_cookie[1] << 32;
 	dm->hit = true;

@@ -25,6 +25,8 @@ struct rs_sock_found {
 	bool v6only;	/* AF_INET6 socket that refuses IPv4 clients */
 	/* Its cgroup2 id (Linux 5.7; 0 unknown): its children's cgroup. */
 	uint64_t cgroup_id;
+	/* The user that made it (sk_uid): who serves on that address. */
+	uint32_t uid;
 };
 
 /*
