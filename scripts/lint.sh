@@ -1,6 +1,7 @@
 #!/bin/bash
-# clang-format check and cppcheck over the given C sources, and the
-# shell suites and scripts through shellcheck (warnings and errors).
+# clang-format check, each BPF header compiled on its own, and cppcheck
+# over the given C sources; shellcheck over the shell suites and scripts
+# (warnings and errors).
 set -u
 rc=0
 unformatted=()
@@ -11,6 +12,24 @@ for f in "$@"; do
 done
 if ((${#unformatted[@]})); then
 	echo "lint: not clang-formatted (run clang-format -i): ${unformatted[*]}"
+	rc=1
+fi
+# Each BPF header compiles on its own, included first: it includes what
+# it uses, so no program has to include something else before it.
+# (-Wno-unused-function: alone, its noinline statics have no caller.)
+alone=()
+arch_inc=/usr/include/$(${CC:-cc} -dumpmachine)
+for f in "$@"; do
+	case "$f" in bpf/lib/*.bpf.h) ;; *) continue ;; esac
+	if ! printf '#include "%s"\n' "${f#bpf/lib/}" |
+		clang -target bpf -mcpu=v3 -O2 -Wall -Werror -Wno-unused-function \
+			-Iinclude -Ibpf/lib -I"$arch_inc" -fsyntax-only -x c - \
+			>/dev/null 2>&1; then
+		alone+=("$f")
+	fi
+done
+if ((${#alone[@]})); then
+	echo "lint: BPF headers that do not compile on their own: ${alone[*]}"
 	rc=1
 fi
 userspace=()

@@ -9,21 +9,23 @@
  * conflicting, unroutable or unparsable IDs, Initial and 0-RTT packets go
  * by the table like any UDP datagram. Nothing is ever forwarded by cookie
  * twice: a decapsulated datagram is always taken in (fleet_receive()).
- *
- * Included by fleet.bpf.h after fleet_encap(), which it uses.
  */
 #ifndef RS_BPF_FLEET_QUIC_H
 #define RS_BPF_FLEET_QUIC_H
 
 #include <linux/bpf.h>
+#include <linux/if_ether.h>
 #include <linux/in.h>
 #include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
+#include "fleet_common.bpf.h"
+#include "fleet_encap.bpf.h"
 #include "maps.bpf.h"
 #include "quic.bpf.h"
 #include "quic_lb.bpf.h"
+#include "trace_note.bpf.h"
 #include "xxh64.bpf.h"
 
 /* Not decided by a connection ID: on to the fleet table. */

@@ -13,10 +13,14 @@
 #define RS_TRACE_TC_BPF_H
 
 #include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
-#include "fleet.bpf.h"
+#include "fleet_common.bpf.h"
 #include "maps.bpf.h"
 #include "trace_gate.bpf.h"
 #include "trace_note.bpf.h"

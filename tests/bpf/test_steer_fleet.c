@@ -1609,6 +1609,93 @@ static void fix_csum4(uint8_t *ip)
 }
 
 /*
+ * fleet_parse()'s refusals, one byte of a client's SYN changed each: what
+ * it refuses stays here untouched and uncounted (sk_lookup and the stack
+ * decide), though its key's owner is another member, as the unchanged
+ * SYN shows by going there. Fragments: only the first carries the ports.
+ * Extension headers: not walked, as IPv4 fragments are not steered.
+ */
+struct parse_case {
+	const char *what;
+	int family;
+	size_t at;	     /* byte of the IP header changed */
+	uint8_t mask, value; /* ip[at] = (ip[at] & ~mask) | value */
+	bool forwarded;
+};
+
+static const struct parse_case parse_cases[] = {
+	{"IPv4 SYN", AF_INET, 0, 0, 0, true},
+	{"IPv4 without DF", AF_INET, 6, 0xe0, 0, true},
+	{"IPv4 more fragments", AF_INET, 6, 0x20, 0x20, false},
+	{"IPv4 fragment offset", AF_INET, 7, 0xff, 1, false},
+	{"IPv4 header of version 6", AF_INET, 0, 0xf0, 0x60, false},
+	{"IPv4 IHL 4", AF_INET, 0, 0x0f, 4, false},
+	{"IPv4 ICMP", AF_INET, 9, 0xff, IPPROTO_ICMP, false},
+	{"IPv4 SCTP", AF_INET, 9, 0xff, IPPROTO_SCTP, false},
+	{"IPv6 SYN", AF_INET6, 0, 0, 0, true},
+	{"IPv6 hop-by-hop options", AF_INET6, 6, 0xff, IPPROTO_HOPOPTS, false},
+	{"IPv6 routing header", AF_INET6, 6, 0xff, IPPROTO_ROUTING, false},
+	{"IPv6 fragment header", AF_INET6, 6, 0xff, IPPROTO_FRAGMENT, false},
+	{"IPv6 header of version 4", AF_INET6, 0, 0xf0, 0x40, false},
+};
+
+static void test_parse_refusals(void)
+{
+	uint32_t vip = ip4("198.18.0.10"), src = 0;
+	char src6[64] = "";
+	uint8_t f[FRAME_LEN];
+	struct run r;
+
+	/* A client of each family whose key another member owns. */
+	for (uint32_t c = 0; !src && c < 256; c++)
+		if (replica_owner(htonl(0xc6120200u + c)) > 0)
+			src = htonl(0xc6120200u + c);
+	for (uint32_t c = 0; !src6[0] && c < 256; c++) {
+		client6(0x200 + c, src6, sizeof(src6));
+		if (replica_owner6(src6) <= 0)
+			src6[0] = 0;
+	}
+	CU_ASSERT_FATAL(src && src6[0]);
+	for (size_t i = 0; i < ARRAY_SIZE(parse_cases); i++) {
+		const struct parse_case *c = &parse_cases[i];
+		uint16_t sport = (uint16_t)(47000 + i);
+		struct rs_fleet_stats before = stats(), after;
+		size_t n;
+		uint8_t *ip;
+
+		if (c->family == AF_INET) {
+			n = eth(f);
+			ip = f + n;
+			n += tcp_packet(ip, src, vip, sport, 80, 0x02);
+		} else {
+			n = eth6(f);
+			ip = f + n;
+			n += tcp6_packet(ip, src6, vip6, sport, 80, 0x02);
+		}
+		ip[c->at] = (uint8_t)((ip[c->at] & ~c->mask) | c->value);
+		if (c->family == AF_INET)
+			fix_csum4(ip);
+		CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+		after = stats();
+		if (c->forwarded) {
+			if (r.verdict != TC_ACT_REDIRECT)
+				printf("\n  %s: verdict %d, want redirect",
+				       c->what, r.verdict);
+			CU_ASSERT_EQUAL(r.verdict, TC_ACT_REDIRECT);
+			CU_ASSERT_EQUAL(after.forwarded, before.forwarded + 1);
+			continue;
+		}
+		if (r.verdict != TC_ACT_UNSPEC)
+			printf("\n  %s: verdict %d, want unspec", c->what,
+			       r.verdict);
+		CU_ASSERT_EQUAL(r.verdict, TC_ACT_UNSPEC);
+		CU_ASSERT_EQUAL(r.out_len, n);
+		CU_ASSERT_EQUAL(memcmp(r.out, f, n), 0);
+		CU_ASSERT_EQUAL(memcmp(&after, &before, sizeof(after)), 0);
+	}
+}
+
+/*
  * With key A in the table: a packet signed with A is taken in; unsigned,
  * signed with a key this host does not hold, with a key that claims A's
  * id, altered after signing (inner flags, hop count), or captured on its
@@ -2057,6 +2144,9 @@ int main(void)
 		{"forged and over-hop-limit packets are dropped and counted",
 		 test_forged_and_hop_limit},
 		{"truncated and lying packets never pass", test_truncated},
+		{"what the parse refuses (fragments, extension headers, other "
+		 "protocols) stays here untouched",
+		 test_parse_refusals},
 		{"trace events: forward to a member, received, dropped and why",
 		 test_trace_events},
 		{"a retransmitted SYN follows the first one, not a moved key",
