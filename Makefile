@@ -49,7 +49,7 @@ INC_config    := $(INC_core) -Iuserspace/config
 INC_dataplane := $(INC_core) -Iuserspace/dataplane -I$(BUILD)/bpf
 INC_sys       := $(INC_config) -Iuserspace/sys -I/usr/include/libnl3
 INC_ringsteerd := $(INC_sys) -Iuserspace/dataplane -I$(BUILD)/bpf \
-	-Iuserspace/ringsteerd
+	-Iuserspace/ringsteerd -Iuserspace/ringsteerd/fleet
 INC_ringsteer := $(INC_config) -Iuserspace/ringsteer
 INC_tests     := $(INC_ringsteerd) -I$(BUILD)/tests/bpf
 
@@ -67,8 +67,10 @@ LIB_OBJS  := $(patsubst userspace/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 SAN_OBJS  := $(patsubst userspace/%.c,$(BUILD)/san/%.o,$(LIB_SRCS))
 LIB_A     := $(BUILD)/libringsteer.a
 SAN_A     := $(BUILD)/libringsteer-san.a
-DAEMON_OBJS := $(patsubst userspace/%.c,$(BUILD)/obj/%.o,\
-	$(wildcard userspace/ringsteerd/*.c))
+# The daemon's folder and its subfolders (fleet/): one include path, one
+# pattern rule (a stem may hold a slash).
+DAEMON_SRCS := $(wildcard userspace/ringsteerd/*.c userspace/ringsteerd/*/*.c)
+DAEMON_OBJS := $(patsubst userspace/%.c,$(BUILD)/obj/%.o,$(DAEMON_SRCS))
 CLI_OBJS  := $(patsubst userspace/%.c,$(BUILD)/obj/%.o,\
 	$(wildcard userspace/ringsteer/*.c))
 
@@ -80,7 +82,7 @@ MANS      := $(patsubst man/%.scd,$(BUILD)/man/%,$(wildcard man/*.scd))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 BPF_TESTS  := $(patsubst tests/bpf/%.c,$(BUILD)/tests/%,$(wildcard tests/bpf/test_*.c))
 TOOLS      := $(patsubst tests/e2e/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/e2e/tools/*.c))
-HEADERS    := $(wildcard include/ringsteer/*.h userspace/*/*.h)
+HEADERS    := $(wildcard include/ringsteer/*.h userspace/*/*.h userspace/*/*/*.h)
 C_SOURCES  := $(shell find bpf include userspace tests scripts bench -name '*.[ch]' 2>/dev/null)
 
 .PHONY: all build deps bpffs test unit bpftest e2e chaos demo demo-fleet bench-fleet bench-profile lint info clean install help bench \
@@ -224,8 +226,9 @@ $(BUILD)/tests/test_man_pages: $(BINS)
 
 # Unit tests of the daemon's decision files link just those objects.
 $(BUILD)/tests/test_ids: $(BUILD)/san/ringsteerd/ids.o
-$(BUILD)/tests/test_fleet_member_fuzz: $(BUILD)/san/ringsteerd/fleet_member.o \
-	$(BUILD)/san/ringsteerd/fleet_quic.o
+$(BUILD)/tests/test_fleet_member_fuzz: \
+	$(BUILD)/san/ringsteerd/fleet/fleet_member.o \
+	$(BUILD)/san/ringsteerd/fleet/fleet_quic.o
 
 BPF_TEST_LIB := $(patsubst tests/bpf/lib/%.c,$(BUILD)/tests/lib/%.o,\
 	$(wildcard tests/bpf/lib/*.c))
