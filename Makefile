@@ -19,6 +19,10 @@ CFLAGS_COMMON := -std=gnu11 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 CFLAGS   ?= -O2
 SANFLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
+# make tsan: the daemon under ThreadSanitizer, in a build directory of its
+# own (it reads build/'s skeletons and version header, writes nothing there).
+TSAN_BUILD := build-tsan
+TSANFLAGS := -O1 -fsanitize=thread -fno-omit-frame-pointer
 LIBS     := -lbpf -lelf -lz -lxxhash -lnl-3 -linih -lev -lcurl -ljansson -lmicrohttpd -lcrypto -lm -pthread
 # -mcpu=v3: 32-bit jumps and ALU32 (kernel 5.1+; the data plane needs 5.17).
 BPF_CFLAGS := -target bpf -mcpu=v3 -O2 -g -Wall -Werror -Iinclude -Ibpf/lib \
@@ -85,7 +89,7 @@ TOOLS      := $(patsubst tests/e2e/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/e
 HEADERS    := $(wildcard include/ringsteer/*.h userspace/*/*.h userspace/*/*/*.h)
 C_SOURCES  := $(shell find bpf include userspace tests scripts bench -name '*.[ch]' 2>/dev/null)
 
-.PHONY: all build deps bpffs test unit bpftest e2e chaos demo demo-fleet bench-fleet bench-profile lint info clean install help bench \
+.PHONY: all build deps bpffs test unit bpftest e2e tsan chaos demo demo-fleet bench-fleet bench-profile lint info clean install help bench \
 	vmtest vmtest-systemd man uninstall package-test
 
 # `make` installs missing build dependencies first, as `make test` does
@@ -115,6 +119,8 @@ help:
 	@echo "make unit       unit tests only (CUnit, ASan/UBSan)"
 	@echo "make bpftest    BPF tests and the verifier budget (root)"
 	@echo "make e2e        end-to-end suites in network namespaces (root)"
+	@echo "make tsan       ringsteerd under ThreadSanitizer (build-tsan/), the"
+	@echo "                fleet suites with it; TSAN_SUITES picks others (root)"
 	@echo "make package-test build the Debian package (dpkg-buildpackage), lintian,"
 	@echo "                install it into a scratch root (part of make test)"
 	@echo "make bpffs      mount the bpf file system at /sys/fs/bpf if missing (root)"
@@ -136,7 +142,7 @@ help:
 	@echo "                (PREFIX=$(PREFIX), DESTDIR)"
 	@echo "make uninstall  remove what make install put there (a configuration"
 	@echo "                is kept; the pinned data plane too: ringsteer detach first)"
-	@echo "make clean      remove build/"
+	@echo "make clean      remove build/ and build-tsan/"
 	@echo "make help       this list"
 
 # Installs missing Debian packages; a no-op when everything is there.
@@ -190,6 +196,11 @@ $(BUILD)/san/$(1)/%.o: userspace/$(1)/%.c | $(BPF_SKELS) $(VERSION_H)
 	@mkdir -p $$(@D)
 	$$(call msg,CC-SAN,$$@)
 	$$(Q)$$(CC) $$(CFLAGS_COMMON) $$(INC_$(1)) $$(SANFLAGS) $$(DEPFLAGS) -c $$< -o $$@
+
+$(TSAN_BUILD)/obj/$(1)/%.o: userspace/$(1)/%.c | $(BPF_SKELS) $(VERSION_H)
+	@mkdir -p $$(@D)
+	$$(call msg,CC-TSAN,$$@)
+	$$(Q)$$(CC) $$(CFLAGS_COMMON) $$(INC_$(1)) $$(TSANFLAGS) $$(DEPFLAGS) -c $$< -o $$@
 endef
 $(foreach d,$(LAYERS) ringsteerd ringsteer,$(eval $(call folder_rules,$(d))))
 
@@ -211,6 +222,13 @@ $(BUILD)/ringsteerd: $(DAEMON_OBJS) $(LIB_A)
 $(BUILD)/ringsteer: $(CLI_OBJS) $(LIB_A)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
+
+# Every object of the daemon instrumented, the libraries below it too.
+TSAN_OBJS := $(patsubst userspace/%.c,$(TSAN_BUILD)/obj/%.o,\
+	$(LIB_SRCS) $(DAEMON_SRCS))
+$(TSAN_BUILD)/ringsteerd: $(TSAN_OBJS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(TSANFLAGS) $(LDFLAGS) $^ $(LIBS) -lsystemd -o $@
 
 # Test programs compile and link in one step; their .d files sit beside
 # them (-MF, since there is no .o to name it after).
@@ -261,7 +279,7 @@ $(BUILD)/tools/%: tests/e2e/tools/%.c $(TOOL_LIB)
 	$(Q)$(CC) $(TOOL_CFLAGS) $(DEPFLAGS) -MF $@.d $< $(TOOL_LIB) -o $@
 
 # Header dependencies written by earlier builds (none on the first).
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) $(TSAN_BUILD) -name '*.d' 2>/dev/null)
 
 unit: $(UNIT_TESTS)
 	@scripts/run-suite.sh unit $(UNIT_TESTS)
@@ -281,6 +299,14 @@ chaos: deps bpffs
 		E2E_CHAOS_CHECK_EVERY=$(or $(CHAOS_CHECK_EVERY),5) \
 		E2E_CHAOS_SEED=$(or $(CHAOS_SEED),random) \
 		tests/e2e/test_chaos.sh
+
+# The fleet suites with ringsteerd under ThreadSanitizer: the etcd and
+# drain threads against the event loop (not part of make test). A report
+# stops the daemon (exit 66) and fails the run (scripts/tsan-suites.sh).
+FLEET_SUITES := $(sort $(wildcard tests/e2e/test_fleet*.sh))
+tsan: deps bpffs
+	@$(MAKE) --no-print-directory build $(TSAN_BUILD)/ringsteerd
+	@scripts/tsan-suites.sh $(TSAN_BUILD) $(or $(TSAN_SUITES),$(FLEET_SUITES))
 
 # Order matters: cheap and local first, namespaces last.
 test: deps bpffs
@@ -376,7 +402,7 @@ uninstall:
 	rmdir $(DESTDIR)$(SYSCONFDIR) 2>/dev/null || true
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(TSAN_BUILD)
 
 # Benchmarks (docs/benchmarks.md): not part of `make test`. BENCH_QUICK=1
 # makes a short run; see scripts/bench.sh for the other knobs.
