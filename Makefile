@@ -19,6 +19,10 @@ CFLAGS_COMMON := -std=gnu11 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 CFLAGS   ?= -O2
 SANFLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
+# make tsan: the daemon under ThreadSanitizer, in a build directory of its
+# own (it reads build/'s skeletons and version header, writes nothing there).
+TSAN_BUILD := build-tsan
+TSANFLAGS := -O1 -fsanitize=thread -fno-omit-frame-pointer
 LIBS     := -lbpf -lelf -lz -lxxhash -lnl-3 -linih -lev -lcurl -ljansson -lmicrohttpd -lcrypto -lm -pthread
 # -mcpu=v3: 32-bit jumps and ALU32 (kernel 5.1+; the data plane needs 5.17).
 BPF_CFLAGS := -target bpf -mcpu=v3 -O2 -g -Wall -Werror -Iinclude -Ibpf/lib \
@@ -49,7 +53,7 @@ INC_config    := $(INC_core) -Iuserspace/config
 INC_dataplane := $(INC_core) -Iuserspace/dataplane -I$(BUILD)/bpf
 INC_sys       := $(INC_config) -Iuserspace/sys -I/usr/include/libnl3
 INC_ringsteerd := $(INC_sys) -Iuserspace/dataplane -I$(BUILD)/bpf \
-	-Iuserspace/ringsteerd
+	-Iuserspace/ringsteerd -Iuserspace/ringsteerd/fleet
 INC_ringsteer := $(INC_config) -Iuserspace/ringsteer
 INC_tests     := $(INC_ringsteerd) -I$(BUILD)/tests/bpf
 
@@ -67,8 +71,10 @@ LIB_OBJS  := $(patsubst userspace/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 SAN_OBJS  := $(patsubst userspace/%.c,$(BUILD)/san/%.o,$(LIB_SRCS))
 LIB_A     := $(BUILD)/libringsteer.a
 SAN_A     := $(BUILD)/libringsteer-san.a
-DAEMON_OBJS := $(patsubst userspace/%.c,$(BUILD)/obj/%.o,\
-	$(wildcard userspace/ringsteerd/*.c))
+# The daemon's folder and its subfolders (fleet/): one include path, one
+# pattern rule (a stem may hold a slash).
+DAEMON_SRCS := $(wildcard userspace/ringsteerd/*.c userspace/ringsteerd/*/*.c)
+DAEMON_OBJS := $(patsubst userspace/%.c,$(BUILD)/obj/%.o,$(DAEMON_SRCS))
 CLI_OBJS  := $(patsubst userspace/%.c,$(BUILD)/obj/%.o,\
 	$(wildcard userspace/ringsteer/*.c))
 
@@ -80,10 +86,10 @@ MANS      := $(patsubst man/%.scd,$(BUILD)/man/%,$(wildcard man/*.scd))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 BPF_TESTS  := $(patsubst tests/bpf/%.c,$(BUILD)/tests/%,$(wildcard tests/bpf/test_*.c))
 TOOLS      := $(patsubst tests/e2e/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/e2e/tools/*.c))
-HEADERS    := $(wildcard include/ringsteer/*.h userspace/*/*.h)
+HEADERS    := $(wildcard include/ringsteer/*.h userspace/*/*.h userspace/*/*/*.h)
 C_SOURCES  := $(shell find bpf include userspace tests scripts bench -name '*.[ch]' 2>/dev/null)
 
-.PHONY: all build deps bpffs test unit bpftest e2e chaos demo demo-fleet bench-fleet bench-profile lint info clean install help bench \
+.PHONY: all build deps bpffs test unit bpftest e2e tsan chaos demo demo-fleet bench-fleet bench-profile lint info clean install help bench \
 	vmtest vmtest-systemd man uninstall package-test
 
 # `make` installs missing build dependencies first, as `make test` does
@@ -113,6 +119,8 @@ help:
 	@echo "make unit       unit tests only (CUnit, ASan/UBSan)"
 	@echo "make bpftest    BPF tests and the verifier budget (root)"
 	@echo "make e2e        end-to-end suites in network namespaces (root)"
+	@echo "make tsan       ringsteerd under ThreadSanitizer (build-tsan/), the"
+	@echo "                fleet suites with it; TSAN_SUITES picks others (root)"
 	@echo "make package-test build the Debian package (dpkg-buildpackage), lintian,"
 	@echo "                install it into a scratch root (part of make test)"
 	@echo "make bpffs      mount the bpf file system at /sys/fs/bpf if missing (root)"
@@ -134,7 +142,7 @@ help:
 	@echo "                (PREFIX=$(PREFIX), DESTDIR)"
 	@echo "make uninstall  remove what make install put there (a configuration"
 	@echo "                is kept; the pinned data plane too: ringsteer detach first)"
-	@echo "make clean      remove build/"
+	@echo "make clean      remove build/ and build-tsan/"
 	@echo "make help       this list"
 
 # Installs missing Debian packages; a no-op when everything is there.
@@ -188,6 +196,11 @@ $(BUILD)/san/$(1)/%.o: userspace/$(1)/%.c | $(BPF_SKELS) $(VERSION_H)
 	@mkdir -p $$(@D)
 	$$(call msg,CC-SAN,$$@)
 	$$(Q)$$(CC) $$(CFLAGS_COMMON) $$(INC_$(1)) $$(SANFLAGS) $$(DEPFLAGS) -c $$< -o $$@
+
+$(TSAN_BUILD)/obj/$(1)/%.o: userspace/$(1)/%.c | $(BPF_SKELS) $(VERSION_H)
+	@mkdir -p $$(@D)
+	$$(call msg,CC-TSAN,$$@)
+	$$(Q)$$(CC) $$(CFLAGS_COMMON) $$(INC_$(1)) $$(TSANFLAGS) $$(DEPFLAGS) -c $$< -o $$@
 endef
 $(foreach d,$(LAYERS) ringsteerd ringsteer,$(eval $(call folder_rules,$(d))))
 
@@ -210,6 +223,13 @@ $(BUILD)/ringsteer: $(CLI_OBJS) $(LIB_A)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
 
+# Every object of the daemon instrumented, the libraries below it too.
+TSAN_OBJS := $(patsubst userspace/%.c,$(TSAN_BUILD)/obj/%.o,\
+	$(LIB_SRCS) $(DAEMON_SRCS))
+$(TSAN_BUILD)/ringsteerd: $(TSAN_OBJS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(TSANFLAGS) $(LDFLAGS) $^ $(LIBS) -lsystemd -o $@
+
 # Test programs compile and link in one step; their .d files sit beside
 # them (-MF, since there is no .o to name it after).
 $(BUILD)/tests/%: tests/unit/%.c $(SAN_A) $(TEST_BPF_SKELS) | $(BPF_SKELS) \
@@ -225,8 +245,9 @@ $(BUILD)/tests/test_man_pages: $(BINS)
 # Unit tests of the daemon's decision files link just those objects.
 $(BUILD)/tests/test_ids: $(BUILD)/san/ringsteerd/ids.o
 $(BUILD)/tests/test_view: $(BUILD)/san/ringsteerd/view.o
-$(BUILD)/tests/test_fleet_member_fuzz: $(BUILD)/san/ringsteerd/fleet_member.o \
-	$(BUILD)/san/ringsteerd/fleet_quic.o
+$(BUILD)/tests/test_fleet_member_fuzz: \
+	$(BUILD)/san/ringsteerd/fleet/fleet_member.o \
+	$(BUILD)/san/ringsteerd/fleet/fleet_quic.o
 
 BPF_TEST_LIB := $(patsubst tests/bpf/lib/%.c,$(BUILD)/tests/lib/%.o,\
 	$(wildcard tests/bpf/lib/*.c))
@@ -259,7 +280,7 @@ $(BUILD)/tools/%: tests/e2e/tools/%.c $(TOOL_LIB)
 	$(Q)$(CC) $(TOOL_CFLAGS) $(DEPFLAGS) -MF $@.d $< $(TOOL_LIB) -o $@
 
 # Header dependencies written by earlier builds (none on the first).
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) $(TSAN_BUILD) -name '*.d' 2>/dev/null)
 
 unit: $(UNIT_TESTS)
 	@scripts/run-suite.sh unit $(UNIT_TESTS)
@@ -279,6 +300,14 @@ chaos: deps bpffs
 		E2E_CHAOS_CHECK_EVERY=$(or $(CHAOS_CHECK_EVERY),5) \
 		E2E_CHAOS_SEED=$(or $(CHAOS_SEED),random) \
 		tests/e2e/test_chaos.sh
+
+# The fleet suites with ringsteerd under ThreadSanitizer: the etcd and
+# drain threads against the event loop (not part of make test). A report
+# stops the daemon (exit 66) and fails the run (scripts/tsan-suites.sh).
+FLEET_SUITES := $(sort $(wildcard tests/e2e/test_fleet*.sh))
+tsan: deps bpffs
+	@$(MAKE) --no-print-directory build $(TSAN_BUILD)/ringsteerd
+	@scripts/tsan-suites.sh $(TSAN_BUILD) $(or $(TSAN_SUITES),$(FLEET_SUITES))
 
 # Order matters: cheap and local first, namespaces last.
 test: deps bpffs
@@ -374,7 +403,7 @@ uninstall:
 	rmdir $(DESTDIR)$(SYSCONFDIR) 2>/dev/null || true
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(TSAN_BUILD)
 
 # Benchmarks (docs/benchmarks.md): not part of `make test`. BENCH_QUICK=1
 # makes a short run; see scripts/bench.sh for the other knobs.

@@ -185,7 +185,7 @@ rs_fleet_start_host() {
 			"[::1]:$port" || return 1
 		rs_bg_wait_ready "be$i$b" || return 1
 	done
-	rs_bg_start "d$i" nsenter --net="$ns" -- build/ringsteerd -c "$conf"
+	rs_bg_start "d$i" nsenter --net="$ns" -- "$RS_DAEMON" -c "$conf"
 }
 
 # rs_fleet_conf_head I BPFFS SOCK [GLOBAL_LINE...]: host I's [global] and

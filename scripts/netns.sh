@@ -53,6 +53,9 @@ RS_BG_LAST_PID=""
 # directory, which a successful cleanup removes.
 RS_BG_DIR=${RS_BG_DIR:-}
 _RS_BG_DIR_AUTO=""
+# The ringsteerd that suites and demos run (`make tsan` points it at
+# build-tsan/ringsteerd); --check and --detach stay build/ringsteerd's.
+RS_DAEMON=${RS_DAEMON:-build/ringsteerd}
 
 # Extra cleanup, eval'ed by rs_cleanup_on_exit after the background
 # processes are stopped but before the namespaces are deleted.

@@ -152,7 +152,7 @@ e2e_start_web1() {
 	rs_bg_start be1 rs_in_edge build/tools/rs_backend --name web-1 \
 		--tcp 127.0.0.1:8081
 	rs_bg_wait_ready be1
-	rs_bg_start daemon rs_in_edge build/ringsteerd -c "$CONF"
+	rs_bg_start daemon rs_in_edge "$RS_DAEMON" -c "$CONF"
 	DAEMON=$RS_BG_LAST_PID
 	e2e_wait_for "$(rs_bg_err daemon)" "control socket" 10
 }

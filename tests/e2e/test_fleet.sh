@@ -181,7 +181,8 @@ th0=$(threads_of "$d1pid")
 ctl 1 fleet undrain host-9 >"$OUT/undrain9" 2>&1 &
 upid=$!
 # The daemon makes each fleet command's etcd call on a thread of its own
-# (fleet.c, drain_thread): one thread more, and the command is waiting.
+# (fleet/fleet_drain.c, drain_thread): one thread more, and the command is
+# waiting.
 waiting() { (($(threads_of "$d1pid") > th0)); }
 e2e_check "the daemon took the fleet command: a thread of it waits for etcd" \
 	rs_until 5 waiting

@@ -173,7 +173,7 @@ restart_host() {
 	rs_until 10 e2e_gone "$pid" || true
 	DNAME[$i]=d$i-r$n
 	rs_bg_start "${DNAME[$i]}" nsenter --net="/run/netns/$(rs_fleet_ns "$i")" -- \
-		build/ringsteerd -c "$OUT/h$i.conf"
+		"$RS_DAEMON" -c "$OUT/h$i.conf"
 	e2e_wait_for "$(rs_bg_err "${DNAME[$i]}")" "control socket" 15 &&
 		hosts_ok
 }

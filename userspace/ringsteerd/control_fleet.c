@@ -10,6 +10,17 @@
 #include "control_cmds_internal.h"
 #include "fleet.h"
 
+/* fleet_set_drain()'s callback: the deferred reply, once etcd answered. */
+static void drain_done(struct daemon *d, uint64_t ticket, const char *name,
+		       bool drain, const char *error)
+{
+	control_reply_later(
+		d, ticket,
+		error ? json_pack("{s:b, s:s}", "ok", 0, "error", error)
+		      : json_pack("{s:b, s:s, s:s}", "ok", 1, "action",
+				  drain ? "drain" : "undrain", "name", name));
+}
+
 json_t *cmd_fleet(struct daemon *d, json_t *req)
 {
 	const char *action = req_str(req, "action");
@@ -39,9 +50,9 @@ json_t *cmd_fleet(struct daemon *d, json_t *req)
 	ticket = control_defer(d);
 	if (!ticket)
 		return err_reply("fleet %s needs a control client", action);
-	if (fleet_set_drain(d, name, action[0] == 'd', ticket, err,
+	if (fleet_set_drain(d, name, action[0] == 'd', drain_done, ticket, err,
 			    sizeof(err)))
 		return err_reply("%s", err); /* nothing deferred after all */
-	/* Answered by control_reply_later() once etcd has the key. */
+	/* Answered by drain_done() once etcd has the key. */
 	return NULL;
 }

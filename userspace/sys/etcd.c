@@ -165,6 +165,7 @@ struct reply_buf {
 	char *data;
 	size_t len;
 	size_t max;
+	size_t alloc;	     /* bytes allocated at data */
 	const char *stop_at; /* watch: stop reading once this shows up */
 	int stopped;
 };
@@ -177,10 +178,24 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
 
 	if (b->len + n > b->max)
 		return 0;
-	q = realloc(b->data, b->len + n + 1);
-	if (!q)
-		return 0;
-	b->data = q;
+	/*
+	 * Doubled, up to max + 1: a reply of megabytes comes in 16 KiB
+	 * writes, and an allocator that cannot grow a block in place
+	 * (ThreadSanitizer's) copied the whole reply at each one.
+	 */
+	if (b->len + n + 1 > b->alloc) {
+		size_t want = b->alloc ? b->alloc : 16384;
+
+		while (want < b->len + n + 1)
+			want *= 2;
+		if (want > b->max + 1)
+			want = b->max + 1;
+		q = realloc(b->data, want);
+		if (!q)
+			return 0;
+		b->data = q;
+		b->alloc = want;
+	}
 	memcpy(b->data + b->len, ptr, n);
 	b->len += n;
 	b->data[b->len] = '\0';

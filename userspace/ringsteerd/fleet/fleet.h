@@ -23,12 +23,22 @@ void daemon_fleet_stop(struct daemon *d);
 /* `ringsteer fleet status` (-j shape in docs/fleet.md). */
 json_t *fleet_status_json(struct daemon *d);
 /*
+ * How an operator's drain / undrain of member @name ended, called on the
+ * event loop with the caller's @ticket: @error NULL when etcd has the key,
+ * else why not. The caller (control_fleet.c) turns it into its reply;
+ * fleet code never calls up into the control server.
+ */
+typedef void (*fleet_drain_done)(struct daemon *d, uint64_t ticket,
+				 const char *name, bool drain,
+				 const char *error);
+/*
  * Operator's drain / undrain of member @name: an etcd key, written off the
- * event loop. On 0 the reply goes to control ticket @ticket when etcd has
- * answered; otherwise nothing was started and @err says why.
+ * event loop. On 0, @done gets @ticket when etcd has answered; otherwise
+ * nothing was started and @err says why.
  */
 int fleet_set_drain(struct daemon *d, const char *name, bool drain,
-		    uint64_t ticket, char *err, size_t errlen);
+		    fleet_drain_done done, uint64_t ticket, char *err,
+		    size_t errlen);
 /*
  * The owner host of a client of configured service @svc (index): its
  * name in *@owner, or false when the service is not fleet-steered.

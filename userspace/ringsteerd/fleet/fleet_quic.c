@@ -67,6 +67,57 @@ static bool conflict_known(const struct fleet_quic_state *q,
 	return false;
 }
 
+/*
+ * The conflicts among the @k owners @o of service @sc's server IDs added
+ * to *@c (*@nc of them). 0 or -ENOMEM (*@c stays whole, to free).
+ */
+static int conflicts_add(const struct rs_service_conf *sc,
+			 const struct rs_fleet_member_info *m,
+			 const struct rs_fleet_cid_owner *o, size_t k,
+			 struct fleet_quic_conflict **c, size_t *nc)
+{
+	for (size_t i = 0; i < k; i++) {
+		struct fleet_quic_conflict *x;
+
+		if (o[i].other == RS_NONE)
+			continue;
+		x = realloc(*c, (*nc + 1) * sizeof(**c));
+		if (!x)
+			return -ENOMEM;
+		*c = x;
+		x = &x[(*nc)++];
+		memset(x, 0, sizeof(*x));
+		snprintf(x->service, sizeof(x->service), "%s", sc->name);
+		rs_hex_bytes(x->server_id, sizeof(x->server_id), o[i].id,
+			     o[i].len, "");
+		snprintf(x->members[0], RS_NAME_MAX, "%s", m[o[i].member].name);
+		snprintf(x->members[1], RS_NAME_MAX, "%s", m[o[i].other].name);
+	}
+	return 0;
+}
+
+/* New conflicts @c (@nc) and slotless IDs (@left) logged, kept in @q. */
+static void conflicts_keep(struct fleet_quic_state *q,
+			   struct fleet_quic_conflict *c, size_t nc,
+			   size_t left)
+{
+	for (size_t i = 0; i < nc; i++)
+		if (!conflict_known(q, &c[i]))
+			rs_warn("fleet: service %s: server ID %s is published "
+				"by %s and %s; its QUIC packets go by the "
+				"fleet table until one of them drops it",
+				c[i].service, c[i].server_id, c[i].members[0],
+				c[i].members[1]);
+	if (left && left != q->left_out)
+		rs_warn("fleet: %zu QUIC server IDs found no slot in the "
+			"fleet table (%u slots); their packets go by the table",
+			left, RS_FLEET_CID_SLOTS);
+	free(q->conflicts);
+	q->conflicts = c;
+	q->n_conflicts = nc;
+	q->left_out = left;
+}
+
 int fleet_quic_fill(struct daemon *d, const struct rs_fleet_member_info *m,
 		    size_t n, struct rs_fleet_slot *slots,
 		    struct fleet_quic_state *q)
@@ -89,46 +140,14 @@ int fleet_quic_fill(struct daemon *d, const struct rs_fleet_member_info *m,
 					o, max);
 		left += rs_fleet_cids_place(slots + RS_FLEET_SLOT_CIDS, id, o,
 					    k);
-		for (size_t i = 0; i < k; i++) {
-			struct fleet_quic_conflict *x;
-
-			if (o[i].other == RS_NONE)
-				continue;
-			x = realloc(c, (nc + 1) * sizeof(*c));
-			if (!x) {
-				free(c);
-				free(o);
-				return -ENOMEM;
-			}
-			c = x;
-			x = &c[nc++];
-			memset(x, 0, sizeof(*x));
-			snprintf(x->service, sizeof(x->service), "%s",
-				 sc->name);
-			rs_hex_bytes(x->server_id, sizeof(x->server_id),
-				     o[i].id, o[i].len, "");
-			snprintf(x->members[0], RS_NAME_MAX, "%s",
-				 m[o[i].member].name);
-			snprintf(x->members[1], RS_NAME_MAX, "%s",
-				 m[o[i].other].name);
+		if (conflicts_add(sc, m, o, k, &c, &nc)) {
+			free(c);
+			free(o);
+			return -ENOMEM;
 		}
 	}
 	free(o);
-	for (size_t i = 0; i < nc; i++)
-		if (!conflict_known(q, &c[i]))
-			rs_warn("fleet: service %s: server ID %s is published "
-				"by %s and %s; its QUIC packets go by the "
-				"fleet table until one of them drops it",
-				c[i].service, c[i].server_id, c[i].members[0],
-				c[i].members[1]);
-	if (left && left != q->left_out)
-		rs_warn("fleet: %zu QUIC server IDs found no slot in the "
-			"fleet table (%u slots); their packets go by the table",
-			left, RS_FLEET_CID_SLOTS);
-	free(q->conflicts);
-	q->conflicts = c;
-	q->n_conflicts = nc;
-	q->left_out = left;
+	conflicts_keep(q, c, nc, left);
 	return 0;
 }
 

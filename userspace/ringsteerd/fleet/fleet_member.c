@@ -84,23 +84,20 @@ static bool record_verified(const struct rs_fleet_keys *keys, const char *key,
 	return k >= 0;
 }
 
-/* One PREFIX/members/NAME record into @m: fleet_member.h. */
-bool fleet_member_parse(const struct rs_fleet_conf *c,
-			const struct fleet_local *local,
-			const struct rs_fleet_keys *keys, const char *name,
-			const struct rs_etcd_kv *kv,
-			struct rs_fleet_member_info *m, char *why, size_t len)
+/*
+ * The record's value as a JSON object, with a name, a lease, a size and
+ * (with fleet keys) a signature that pass; NULL with @why otherwise.
+ */
+static json_t *record_load(const struct rs_fleet_keys *keys, const char *name,
+			   const struct rs_etcd_kv *kv, char *why, size_t len)
 {
-	json_t *j, *svcs, *v;
-	const char *addr, *addr6, *svc, *problem;
+	const char *problem;
 	json_error_t jerr;
-	struct in_addr a;
-	struct in6_addr a6;
+	json_t *j;
 
-	memset(m, 0, sizeof(*m));
 	if ((problem = rs_fleet_name_problem(name))) {
 		snprintf(why, len, "%s", problem);
-		return false;
+		return NULL;
 	}
 	/*
 	 * Every member writes its record with its lease, so that it goes
@@ -109,7 +106,7 @@ bool fleet_member_parse(const struct rs_fleet_conf *c,
 	 */
 	if (!kv->lease) {
 		snprintf(why, len, "no lease (not written by a live member)");
-		return false;
+		return NULL;
 	}
 	if (!kv->value || kv->size > RS_FLEET_RECORD_MAX) {
 		if (kv->size == SIZE_MAX)
@@ -118,7 +115,7 @@ bool fleet_member_parse(const struct rs_fleet_conf *c,
 			snprintf(why, len,
 				 "value of %zu bytes, over the %u-byte limit",
 				 kv->size, RS_FLEET_RECORD_MAX);
-		return false;
+		return NULL;
 	}
 	j = json_loads(kv->value, 0, &jerr);
 	if (!json_is_object(j)) {
@@ -129,75 +126,110 @@ bool fleet_member_parse(const struct rs_fleet_conf *c,
 		snprintf(why, len, "not a JSON object: %.100s",
 			 j ? "another JSON value" : text);
 		json_decref(j);
-		return false;
+		return NULL;
 	}
 	if (!record_verified(keys, kv->key, j, why, len)) {
 		json_decref(j);
-		return false;
+		return NULL;
 	}
-	snprintf(m->name, sizeof(m->name), "%s", name);
-	addr = json_string_value(json_object_get(j, "address"));
+	return j;
+}
+
+/* "address": IPv4, usable, not this host's (but its own record's). */
+static bool address_parse(const struct rs_fleet_conf *c,
+			  const struct fleet_local *local, const char *name,
+			  json_t *j, struct rs_fleet_member_info *m, char *why,
+			  size_t len)
+{
+	const char *addr = json_string_value(json_object_get(j, "address"));
+	const char *problem;
+	struct in_addr a;
+
 	if (!addr || inet_pton(AF_INET, addr, &a) != 1) {
 		snprintf(why, len, "no IPv4 \"address\"");
-		goto bad;
+		return false;
 	}
 	m->addr = a.s_addr;
 	if ((problem = rs_fleet_addr4_problem(a.s_addr))) {
 		snprintf(why, len, "address %s: %s", addr, problem);
-		goto bad;
+		return false;
 	}
 	if (is_local_listen(local, AF_INET, (const uint8_t *)&a.s_addr)) {
 		snprintf(why, len,
 			 "address %s is one of this host's service addresses",
 			 addr);
-		goto bad;
+		return false;
 	}
 	if (a.s_addr == c->addr && strcmp(name, c->name)) {
 		snprintf(why, len, "address %s is this host's (%s)", addr,
 			 c->name);
-		goto bad;
+		return false;
 	}
-	v = json_object_get(j, "address6");
-	addr6 = json_string_value(v);
-	if (v && !json_is_null(v)) {
-		if (!addr6 || inet_pton(AF_INET6, addr6, &a6) != 1) {
-			snprintf(why, len,
-				 "\"address6\" is not an IPv6 address");
-			goto bad;
-		}
-		if ((problem = rs_fleet_addr6_problem(a6.s6_addr))) {
-			snprintf(why, len, "address6 %.60s: %s", addr6,
-				 problem);
-			goto bad;
-		}
-		if (is_local_listen(local, AF_INET6, a6.s6_addr)) {
-			snprintf(why, len,
-				 "address6 %.60s is one of this host's service "
-				 "addresses",
-				 addr6);
-			goto bad;
-		}
-		memcpy(m->addr6, &a6, sizeof(m->addr6));
-		m->has_addr6 = true;
+	return true;
+}
+
+/* "address6", optional (null too): IPv6, usable, not a local listen. */
+static bool address6_parse(const struct fleet_local *local, json_t *j,
+			   struct rs_fleet_member_info *m, char *why,
+			   size_t len)
+{
+	json_t *v = json_object_get(j, "address6");
+	const char *addr6 = json_string_value(v), *problem;
+	struct in6_addr a6;
+
+	if (!v || json_is_null(v))
+		return true;
+	if (!addr6 || inet_pton(AF_INET6, addr6, &a6) != 1) {
+		snprintf(why, len, "\"address6\" is not an IPv6 address");
+		return false;
 	}
-	/* Hosts from before wire version 3 say nothing: they take 2. */
-	v = json_object_get(j, "wire");
+	if ((problem = rs_fleet_addr6_problem(a6.s6_addr))) {
+		snprintf(why, len, "address6 %.60s: %s", addr6, problem);
+		return false;
+	}
+	if (is_local_listen(local, AF_INET6, a6.s6_addr)) {
+		snprintf(why, len,
+			 "address6 %.60s is one of this host's service "
+			 "addresses",
+			 addr6);
+		return false;
+	}
+	memcpy(m->addr6, &a6, sizeof(m->addr6));
+	m->has_addr6 = true;
+	return true;
+}
+
+/* "wire", optional: hosts from before wire version 3 say nothing. */
+static bool wire_parse(json_t *j, struct rs_fleet_member_info *m, char *why,
+		       size_t len)
+{
+	json_t *v = json_object_get(j, "wire");
+
 	if (v && (!json_is_integer(v) ||
 		  json_integer_value(v) < RS_FLEET_WIRE_VERSION ||
 		  json_integer_value(v) > 255)) {
 		snprintf(why, len, "\"wire\" is not a wire version (%d..255)",
 			 RS_FLEET_WIRE_VERSION);
-		goto bad;
+		return false;
 	}
 	m->wire = v ? (uint8_t)json_integer_value(v) : RS_FLEET_WIRE_VERSION;
-	svcs = json_object_get(j, "services");
+	return true;
+}
+
+/* "services": name -> capacity and server IDs, each checked. */
+static bool services_parse(json_t *j, struct rs_fleet_member_info *m, char *why,
+			   size_t len)
+{
+	json_t *svcs = json_object_get(j, "services"), *v;
+	const char *svc;
+
 	if (svcs && !json_is_object(svcs)) {
 		snprintf(why, len, "\"services\" is not an object");
-		goto bad;
+		return false;
 	}
 	if (json_object_size(svcs) > RS_MAX_SERVICES) {
 		snprintf(why, len, "more than %d services", RS_MAX_SERVICES);
-		goto bad;
+		return false;
 	}
 	json_object_foreach(svcs, svc, v)
 	{
@@ -205,7 +237,7 @@ bool fleet_member_parse(const struct rs_fleet_conf *c,
 
 		if (!rs_name_ok(svc)) {
 			snprintf(why, len, "service name is not a name");
-			goto bad;
+			return false;
 		}
 		if (cap &&
 		    (!json_is_integer(cap) || json_integer_value(cap) < 0 ||
@@ -213,16 +245,34 @@ bool fleet_member_parse(const struct rs_fleet_conf *c,
 			snprintf(why, len,
 				 "capacity of service %s is not 0..%u", svc,
 				 RS_FLEET_CAPACITY_MAX);
-			goto bad;
+			return false;
 		}
 		snprintf(m->caps[m->n_caps].service, RS_NAME_MAX, "%s", svc);
 		fleet_quic_parse(v, m->n_caps, m);
 		m->caps[m->n_caps++].capacity =
 			cap ? (uint32_t)json_integer_value(cap) : 0;
 	}
-	json_decref(j);
 	return true;
-bad:
+}
+
+/* One PREFIX/members/NAME record into @m: fleet_member.h. */
+bool fleet_member_parse(const struct rs_fleet_conf *c,
+			const struct fleet_local *local,
+			const struct rs_fleet_keys *keys, const char *name,
+			const struct rs_etcd_kv *kv,
+			struct rs_fleet_member_info *m, char *why, size_t len)
+{
+	json_t *j;
+	bool ok;
+
+	memset(m, 0, sizeof(*m));
+	j = record_load(keys, name, kv, why, len);
+	if (!j)
+		return false;
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	ok = address_parse(c, local, name, j, m, why, len) &&
+	     address6_parse(local, j, m, why, len) &&
+	     wire_parse(j, m, why, len) && services_parse(j, m, why, len);
 	json_decref(j);
-	return false;
+	return ok;
 }
