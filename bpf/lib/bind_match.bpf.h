@@ -6,6 +6,8 @@
 #ifndef RS_BPF_BIND_MATCH_H
 #define RS_BPF_BIND_MATCH_H
 
+#include <ringsteer/rules.h>
+
 #include "maps.bpf.h"
 #include "net.bpf.h"
 
@@ -50,7 +52,7 @@ static __always_inline struct rs_bind *rs_match_bind(__u8 protocol, __u8 family,
 
 	key.protocol = protocol;
 	key.family = family;
-	key.prefixlen = 32 + (family == RS_AF_INET ? 32 : 128);
+	key.prefixlen = rs_bind_full_prefixlen(family);
 	w[0] = addr[0];
 	if (family == RS_AF_INET6) {
 		w[1] = addr[1];
@@ -61,10 +63,7 @@ static __always_inline struct rs_bind *rs_match_bind(__u8 protocol, __u8 family,
 	exact = bpf_map_lookup_elem(&rs_binds, &key);
 	key.port = 0;
 	any = bpf_map_lookup_elem(&rs_binds, &key);
-	if (exact && any)
-		return any->addr_prefixlen > exact->addr_prefixlen ? any
-								   : exact;
-	return exact ? exact : any;
+	return (struct rs_bind *)rs_bind_pick(exact, any);
 }
 
 #endif /* RS_BPF_BIND_MATCH_H */

@@ -38,6 +38,32 @@ RS_HOT int rs_load_tcp_state(__u32 state)
 	return state < 32 && (RS_LOAD_TCP_STATES >> state & 1);
 }
 
+/* ---- which listen owns a destination ---- */
+
+/*
+ * The trie key's prefix length of a whole destination: the port's 32
+ * bits and every address bit of @family (RS_AF_INET or RS_AF_INET6).
+ */
+RS_HOT __u32 rs_bind_full_prefixlen(__u8 family)
+{
+	return 32 + (family == RS_AF_INET ? 32 : 128);
+}
+
+/*
+ * Of the trie's answers for the destination's own port (@port_match) and
+ * for port 0 (@any_port), either of them absent (NULL): the longest
+ * address prefix wins, and at equal length the exact port.
+ */
+RS_HOT const struct rs_bind *rs_bind_pick(const struct rs_bind *port_match,
+					  const struct rs_bind *any_port)
+{
+	if (port_match && any_port)
+		return any_port->addr_prefixlen > port_match->addr_prefixlen
+			       ? any_port
+			       : port_match;
+	return port_match ? port_match : any_port;
+}
+
 /* ---- the sticky rule ---- */
 
 /*

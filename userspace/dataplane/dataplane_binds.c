@@ -13,13 +13,15 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include <ringsteer/rules.h>
+
 #include "dataplane_internal.h"
 #include "log.h"
 
 static bool bind_is_exact(const struct rs_bind_key *k)
 {
 	return k->port != 0 &&
-	       k->prefixlen == 32 + (k->family == AF_INET ? 32u : 128u);
+	       k->prefixlen == rs_bind_full_prefixlen(k->family);
 }
 
 static void exact_key(const struct rs_bind_key *k, struct rs_bind_exact_key *e)
@@ -190,6 +192,7 @@ int dp_bind_service(struct rs_dataplane *dp, uint8_t protocol, uint8_t family,
 		.protocol = protocol, .family = family, .port = port};
 	struct rs_bind_key key = {.protocol = protocol, .family = family};
 	struct rs_bind exact, any;
+	const struct rs_bind *won;
 	bool has_exact, has_any;
 
 	memcpy(ekey.addr, addr, alen);
@@ -198,8 +201,8 @@ int dp_bind_service(struct rs_dataplane *dp, uint8_t protocol, uint8_t family,
 		*svc_id = exact.service;
 		return 0;
 	}
-	/* As rs_match_bind(): longest prefix, then the exact port. */
-	key.prefixlen = 32 + (uint32_t)alen * 8;
+	/* As rs_match_bind(): the same key, the same pick. */
+	key.prefixlen = rs_bind_full_prefixlen(family);
 	memcpy(key.addr, addr, alen);
 	key.port = port;
 	has_exact = !bpf_map_lookup_elem(bpf_map__fd(dp->skel->maps.rs_binds),
@@ -207,13 +210,9 @@ int dp_bind_service(struct rs_dataplane *dp, uint8_t protocol, uint8_t family,
 	key.port = 0;
 	has_any = !bpf_map_lookup_elem(bpf_map__fd(dp->skel->maps.rs_binds),
 				       &key, &any);
-	if (has_exact && has_any)
-		*svc_id = any.addr_prefixlen > exact.addr_prefixlen
-				  ? any.service
-				  : exact.service;
-	else if (has_exact || has_any)
-		*svc_id = has_exact ? exact.service : any.service;
-	else
+	won = rs_bind_pick(has_exact ? &exact : NULL, has_any ? &any : NULL);
+	if (!won)
 		return -ENOENT;
+	*svc_id = won->service;
 	return 0;
 }

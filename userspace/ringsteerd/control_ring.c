@@ -189,8 +189,11 @@ static bool sticky_wins(struct daemon *d, size_t s,
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	*idle_s = now > e.last_seen_ns ? (now - e.last_seen_ns) / 1e9 : 0;
-	/* Named only while live: an expired entry names nobody. */
-	if (now - e.last_seen_ns <= (uint64_t)sc->sticky_ttl * 1000000000ull)
+	/*
+	 * Named only while live (the kernel's rule, a stamp just ahead of
+	 * this clock included): an expired entry names nobody.
+	 */
+	if (rs_sticky_live(e.last_seen_ns, now, sc->sticky_ttl))
 		*backend = e.backend;
 	return sticky_honoured(&e, now, sc->sticky_ttl, d->st.svcs[s].id,
 			       sc->protocol, view);
