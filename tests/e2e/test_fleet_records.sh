@@ -17,12 +17,20 @@
 #   - 300 leased fake members whose names sort first: the three hosts keep
 #     their places in the table;
 #   - 2,000 drain keys for names that are no member: nothing changes, no
-#     log line per key, a real drain and undrain still go through.
+#     log line per key, a real drain and undrain still go through;
+#   - 8,300 keys outside members/ that sort first: ignored, every host
+#     keeps reading the members (they had emptied every table);
+#   - keys under members/ past the read cap (2,048 here, 8,192 in use):
+#     every host keeps the table in force and stays ready, and says so,
+#     until they are gone.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/e2e/fleet_lib.sh
 
 e2e_fleet_setup frc
+# Each range read stops at 2,048 keys here, not 8,192 (the 2,000 drain keys
+# below fit): the cap's test floods past it with 2,100 keys, not 8,300.
+export RINGSTEERD_TEST_FLEET_KEYS_MAX=2048
 
 for i in 1 2 3; do start_host "$i" "metrics = 127.0.0.1:946$i"; done
 e2e_check "all three hosts agree on three members" \
@@ -163,5 +171,53 @@ e2e_eq "nobody moved" "$(cat "$OUT/base" "$OUT/flood" | e2e_unstable /dev/stdin)
 lines=$(($(wc -l <"$(rs_bg_err d1)") - lines0))
 e2e_check "host-1 logged $lines lines through the flood (no line per key)" test "$lines" -lt 20
 etcd_del_prefix "$PREFIX/drain/nobody-"
+
+# put_many KEYPREFIX COUNT: COUNT keys KEYPREFIX0000.., value "x", in
+# transactions of 100 puts.
+put_many() {
+	local n k ops
+	for ((n = 0; n < $2; n += 100)); do
+		ops=""
+		for ((k = n; k < n + 100 && k < $2; k++)); do
+			ops+="{\"requestPut\":{\"key\":\"$(b64 "$1$(printf %05d "$k")")\",\"value\":\"$(b64 x)\"}},"
+		done
+		etcd_call /v3/kv/txn "{\"success\":[${ops%,}]}" >/dev/null
+	done
+}
+truncated() { ctl "$1" -j fleet status | jq -r .truncated; }
+
+echo "# 8,300 keys that sort before the members, outside members/"
+# A host read the first 8,192 keys of the whole prefix: these left it no
+# member at all, and every host not ready.
+put_many "$PREFIX/aaa-junk-" 8300
+e2e_check "a drain still goes through (a change every host reads)" ctl 2 fleet drain host-3
+e2e_check "every host still reads the three members" wait_members host-1,host-2 1 2 3
+e2e_check "undrain host-3" ctl 2 fleet undrain host-3
+e2e_check "host-3 back on every host" wait_members host-1,host-2,host-3 1 2 3
+for i in 1 2 3; do
+	e2e_check "host-$i ready" ctl "$i" fleet ready 5
+	e2e_eq "host-$i: nothing over the cap" "$(truncated "$i")" false
+done
+clients junk 200 1
+e2e_eq "no failed connections" "$(e2e_errors "$OUT/junk")" 0
+e2e_eq "nobody moved" "$(cat "$OUT/base" "$OUT/junk" | e2e_unstable /dev/stdin)" 0
+etcd_del_prefix "$PREFIX/aaa-junk-"
+
+echo "# keys under members/ that sort first: over the cap, table kept"
+# The hosts read at most 2,048 keys a range here (RINGSTEERD_TEST_FLEET_KEYS_MAX
+# above): 2,100 are over it.
+put_many "$PREFIX/members/aaa-junk-" 2100
+e2e_eq_within 30 "host-1 says it is over the cap" true truncated 1
+e2e_check "and logs that it keeps the table" \
+	e2e_wait_for "$(rs_bg_err d1)" "the table in force is kept (installed)" 10
+e2e_check "the three members stay in every host's table" \
+	wait_members host-1,host-2,host-3 1 2 3
+e2e_check "host-1 still ready" ctl 1 fleet ready 5
+clients capped 200 1
+e2e_eq "no failed connections" "$(e2e_errors "$OUT/capped")" 0
+e2e_eq "nobody moved" "$(cat "$OUT/base" "$OUT/capped" | e2e_unstable /dev/stdin)" 0
+etcd_del_prefix "$PREFIX/members/aaa-junk-"
+e2e_eq_within 30 "back under the cap" false truncated 1
+e2e_check "and the members agree again" wait_members host-1,host-2,host-3 1 2 3
 
 e2e_summary

@@ -612,13 +612,23 @@ static int range_page_by_key(struct rs_etcd *e, const char *from,
 int etcd_range(struct rs_etcd *e, const char *prefix, struct rs_etcd_kv **kvs,
 	       size_t *n, int64_t *revision, bool *truncated)
 {
+	*revision = 0;
+	return etcd_range_at(e, prefix, RS_ETCD_RANGE_KEYS_MAX, kvs, n,
+			     revision, truncated);
+}
+
+int etcd_range_at(struct rs_etcd *e, const char *prefix, size_t max_keys,
+		  struct rs_etcd_kv **kvs, size_t *n, int64_t *revision,
+		  bool *truncated)
+{
 	char *from = b64_str(prefix), *end = prefix_end(prefix);
 	bool more = true;
 	int err = 0;
 
-	*kvs = calloc(RS_ETCD_RANGE_KEYS_MAX, sizeof(**kvs));
+	if (max_keys < RS_ETCD_PAGE || max_keys > RS_ETCD_RANGE_KEYS_MAX)
+		max_keys = RS_ETCD_RANGE_KEYS_MAX;
+	*kvs = calloc(max_keys, sizeof(**kvs));
 	*n = 0;
-	*revision = 0;
 	*truncated = false;
 	if (!from || !end || !*kvs) {
 		err = -ENOMEM;
@@ -628,7 +638,7 @@ int etcd_range(struct rs_etcd *e, const char *prefix, struct rs_etcd_kv **kvs,
 		size_t first = *n;
 		char *next;
 
-		if (*n + RS_ETCD_PAGE > RS_ETCD_RANGE_KEYS_MAX) {
+		if (*n + RS_ETCD_PAGE > max_keys) {
 			*truncated = true;
 			break;
 		}

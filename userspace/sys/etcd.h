@@ -75,6 +75,14 @@ int etcd_delete(struct rs_etcd *e, const char *key);
  */
 int etcd_range(struct rs_etcd *e, const char *prefix, struct rs_etcd_kv **kvs,
 	       size_t *n, int64_t *revision, bool *truncated);
+/*
+ * The same at revision *@revision (0: the newest, then set to it), so
+ * that two ranges read one state of the store, and up to @max_keys keys
+ * (RS_ETCD_PAGE..RS_ETCD_RANGE_KEYS_MAX; out of it: the maximum).
+ */
+int etcd_range_at(struct rs_etcd *e, const char *prefix, size_t max_keys,
+		  struct rs_etcd_kv **kvs, size_t *n, int64_t *revision,
+		  bool *truncated);
 void etcd_kvs_free(struct rs_etcd_kv *kvs, size_t n);
 /*
  * Wait up to @timeout_ms for a change under @prefix at or after revision

@@ -207,7 +207,10 @@ static void checks_inputs(struct fleet_rt *f, struct fleet_local *local,
 	pthread_mutex_unlock(&f->mu);
 }
 
-/* Snapshot @s (of revision r->rev) to the loop. */
+/*
+ * Snapshot @s (of revision r->rev) to the loop; NULL: a read over the key
+ * cap, nothing to build a table from (the loop keeps the one in force).
+ */
 static void hand_over(struct fleet_rt *f, struct etcd_round *r,
 		      struct fleet_snap *s)
 {
@@ -218,30 +221,90 @@ static void hand_over(struct fleet_rt *f, struct etcd_round *r,
 	f->sh.etcd_ok = true;
 	f->sh.error[0] = '\0';
 	f->sh.etcd_tokens = r->e.authentications;
-	f->sh.latest_rev = r->rev;
+	/*
+	 * Over the cap, the latest revision the table could be built from
+	 * stays the last one read whole: the kept table is not behind it.
+	 */
+	if (s)
+		f->sh.latest_rev = r->rev;
 	f->sh.lease = r->lease;
-	fleet_snap_free(&f->sh.incoming);
-	f->sh.incoming = *s;
-	f->sh.incoming_new = true;
+	f->sh.over_cap = !s;
+	if (s) {
+		fleet_snap_free(&f->sh.incoming);
+		f->sh.incoming = *s;
+	}
+	f->sh.incoming_new |= s != NULL;
 	pthread_mutex_unlock(&f->mu);
 	ev_async_send(f->loop, &f->async);
 }
 
-/* The prefix read and made a snapshot for the loop. 0 or negative errno. */
+/*
+ * PREFIX/members/ and PREFIX/drain/, read at one revision, into one list:
+ * keys elsewhere under the prefix are nobody's business here, so however
+ * many a writer puts there, they neither count against the key cap nor
+ * push a member out of the read. *@over_cap: either range held more keys
+ * than are read.
+ */
+static int read_ranges(struct etcd_round *r, size_t keys_max,
+		       struct rs_etcd_kv **kvs, size_t *n, bool *over_cap)
+{
+	char members[sizeof(r->prefix) + 8], drain[sizeof(r->prefix) + 8];
+	struct rs_etcd_kv *dk = NULL, *all;
+	size_t dn = 0;
+	bool t1 = false, t2 = false;
+	int64_t rev;
+	int err;
+
+	snprintf(members, sizeof(members), "%smembers/", r->prefix);
+	snprintf(drain, sizeof(drain), "%sdrain/", r->prefix);
+	r->rev = 0;
+	err = etcd_range_at(&r->e, members, keys_max, kvs, n, &r->rev, &t1);
+	if (err)
+		return err;
+	rev = r->rev;
+	err = etcd_range_at(&r->e, drain, keys_max, &dk, &dn, &rev, &t2);
+	all = err ? NULL : realloc(*kvs, (*n + dn + 1) * sizeof(**kvs));
+	if (!all) {
+		etcd_kvs_free(dk, dn);
+		etcd_kvs_free(*kvs, *n);
+		*kvs = NULL;
+		return err ? err : -ENOMEM;
+	}
+	/* The entries move: their strings now belong to *kvs. */
+	memcpy(all + *n, dk, dn * sizeof(*dk));
+	free(dk);
+	*kvs = all;
+	*n += dn;
+	*over_cap = t1 || t2;
+	return 0;
+}
+
+/*
+ * The members read and made a snapshot for the loop. A read over the key
+ * cap builds nothing: a table from part of the members would drop the
+ * others (keys that sort first could leave one fake member), so the loop
+ * keeps the table in force until the keys are back under the cap.
+ * 0 or negative errno.
+ */
 static int read_members(struct fleet_rt *f, struct etcd_round *r)
 {
 	struct rs_etcd_kv *kvs = NULL;
 	struct fleet_local local = {0};
 	struct rs_fleet_keys keys;
 	struct fleet_snap s;
-	bool truncated, ok;
+	bool over_cap = false, ok;
 	size_t n = 0;
 	int err;
 
-	err = etcd_range(&r->e, r->prefix, &kvs, &n, &r->rev, &truncated);
+	err = read_ranges(r, f->keys_max, &kvs, &n, &over_cap);
 	if (err)
 		return err;
 	guard_own(kvs, n, r->key, r->mine, &r->published);
+	if (over_cap) {
+		etcd_kvs_free(kvs, n);
+		hand_over(f, r, NULL);
+		return 0;
+	}
 	checks_inputs(f, &local, &keys);
 	ok = fleet_snap_from_kvs(&f->conf, &local, &keys, kvs, n, r->rev,
 				 &r->prev, &s);
@@ -250,7 +313,6 @@ static int read_members(struct fleet_rt *f, struct etcd_round *r)
 	etcd_kvs_free(kvs, n);
 	if (!ok)
 		return -ENOMEM;
-	s.truncated = truncated;
 	fleet_snap_keep_members(&r->prev, &s);
 	hand_over(f, r, &s);
 	return 0;

@@ -15,17 +15,52 @@
 #include "fleet_rt.h"
 #include "log.h"
 
+/*
+ * Keys read per range: RS_ETCD_RANGE_KEYS_MAX, or lower for a test that
+ * floods past the cap without writing 8,000 keys
+ * (RINGSTEERD_TEST_FLEET_KEYS_MAX, tests/e2e/test_fleet_records.sh).
+ */
+size_t fleet_keys_max(void)
+{
+	const char *v = getenv("RINGSTEERD_TEST_FLEET_KEYS_MAX");
+	unsigned long n = v ? strtoul(v, NULL, 10) : 0;
+
+	return n >= RS_ETCD_PAGE && n < RS_ETCD_RANGE_KEYS_MAX
+		       ? (size_t)n
+		       : RS_ETCD_RANGE_KEYS_MAX;
+}
+
+/*
+ * Said once each way: keys past the cap are keys nobody checked, and a
+ * table built without them could leave out every real member.
+ */
+static void note_over_cap(struct fleet_rt *f, bool over_cap)
+{
+	if (over_cap == f->over_cap)
+		return;
+	f->over_cap = over_cap;
+	if (over_cap)
+		rs_warn("fleet: more than %zu keys under %s/members/ or "
+			"%s/drain/: not read, the table in force is kept "
+			"(%s) until they are back under the cap",
+			f->keys_max, f->conf.prefix, f->conf.prefix,
+			f->installed ? "installed" : "none yet: not ready");
+	else
+		rs_info("fleet: the members are under the key cap again");
+}
+
 static void on_async(struct ev_loop *loop, ev_async *w, int revents)
 {
 	struct fleet_rt *f = w->data;
 	struct drain_job *done;
-	bool fresh;
+	bool fresh, over_cap;
 
 	(void)loop;
 	(void)revents;
 	pthread_mutex_lock(&f->mu);
 	done = f->sh.jobs_done;
 	f->sh.jobs_done = NULL;
+	over_cap = f->sh.over_cap;
 	fresh = f->sh.incoming_new;
 	if (fresh) {
 		fleet_snap_log_rejections(&f->snap, &f->sh.incoming);
@@ -36,6 +71,7 @@ static void on_async(struct ev_loop *loop, ev_async *w, int revents)
 	}
 	pthread_mutex_unlock(&f->mu);
 	fleet_jobs_answer(f, done);
+	note_over_cap(f, over_cap);
 	if (fresh) {
 		bool first = !f->installed;
 
@@ -155,6 +191,7 @@ static struct fleet_rt *fleet_new(struct daemon *d)
 	f->d = d;
 	f->loop = d->loop;
 	f->conf = d->st.cfg.fleet;
+	f->keys_max = fleet_keys_max();
 	pthread_mutex_init(&f->mu, NULL);
 	pthread_cond_init(&f->jobs_cond, NULL);
 	ev_async_init(&f->async, on_async);

@@ -79,7 +79,6 @@ struct fleet_snap {
 	struct fleet_rejected *rejected;
 	size_t n_rejected, rejected_total;
 	size_t left_out; /* valid members the table had no room for */
-	bool truncated;	 /* the prefix held more keys than are read */
 };
 
 /*
@@ -92,6 +91,8 @@ struct fleet_shared {
 	struct fleet_snap incoming; /* the newest snapshot, not yet taken */
 	bool incoming_new;
 	bool etcd_ok;
+	/* The last read was over the key cap: no snapshot came of it. */
+	bool over_cap;
 	char error[512];
 	int64_t latest_rev, lease;
 	/*
@@ -118,6 +119,7 @@ struct fleet_rt {
 	 * configuration's (fleet_keys_load()).
 	 */
 	struct rs_fleet_conf conf;
+	size_t keys_max; /* keys read per range (fleet_keys_max()) */
 	struct ev_loop *loop;
 	ev_async async; /* threads: ev_async_send() only */
 	pthread_mutex_t mu;
@@ -130,6 +132,8 @@ struct fleet_rt {
 	ev_timer cap_timer;
 	struct fleet_snap snap; /* what the installed table was built from */
 	bool have_snap;
+	/* etcd holds more members or drains than are read: table kept. */
+	bool over_cap;
 	uint8_t (*owners)[RS_FLEET_BUCKETS]; /* per configured service */
 	size_t n_owners;
 	struct rs_fleet_slot *slots; /* as installed */
@@ -156,6 +160,9 @@ void fleet_snap_keep_members(struct fleet_snap *prev,
 /* Records rejected in @next and not in @cur, logged once each. */
 void fleet_snap_log_rejections(const struct fleet_snap *cur,
 			       const struct fleet_snap *next);
+
+/* fleet_lifecycle.c */
+size_t fleet_keys_max(void);
 
 /* fleet_etcd_thread.c */
 void *fleet_etcd_thread(void *arg);

@@ -246,8 +246,4 @@ void fleet_snap_log_rejections(const struct fleet_snap *cur,
 		rs_warn("fleet: %zu valid members left out: the table holds "
 			"%d (members already in it and the oldest keys first)",
 			next->left_out, RS_FLEET_MAX_MEMBERS);
-	if (next->truncated && !cur->truncated)
-		rs_warn("fleet: more than %d keys under the prefix; the rest "
-			"are not read",
-			RS_ETCD_RANGE_KEYS_MAX);
 }

@@ -169,7 +169,7 @@ static void rejected_set(const struct fleet_rt *f, json_t *out)
 			    json_integer((json_int_t)f->snap.rejected_total));
 	json_object_set_new(out, "left_out",
 			    json_integer((json_int_t)f->snap.left_out));
-	json_object_set_new(out, "truncated", json_boolean(f->snap.truncated));
+	json_object_set_new(out, "truncated", json_boolean(f->over_cap));
 }
 
 /* This host's lease and how long it surely lives: into @out. */
