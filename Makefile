@@ -48,13 +48,14 @@ endif
 # Each folder of userspace/ sees only itself and the layers below it:
 #   core <- config <- dataplane, sys <- ringsteerd, ringsteer
 # so an include that points up fails to compile.
-INC_core      := -Iinclude -I$(BUILD)/gen -Iuserspace/core
+INC_core      := -Iinclude -I$(BUILD)/gen -Iuserspace/core -Iuserspace/core/fleet
 INC_config    := $(INC_core) -Iuserspace/config
 INC_dataplane := $(INC_core) -Iuserspace/dataplane -I$(BUILD)/bpf
 INC_sys       := $(INC_config) -Iuserspace/sys -I/usr/include/libnl3
 INC_ringsteerd := $(INC_sys) -Iuserspace/dataplane -I$(BUILD)/bpf \
 	-Iuserspace/ringsteerd -Iuserspace/ringsteerd/fleet \
-	-Iuserspace/ringsteerd/serve
+	-Iuserspace/ringsteerd/serve -Iuserspace/ringsteerd/state \
+	-Iuserspace/ringsteerd/sources
 INC_ringsteer := $(INC_config) -Iuserspace/ringsteer
 INC_tests     := $(INC_ringsteerd) -I$(BUILD)/tests/bpf
 
@@ -67,7 +68,9 @@ TEST_BPF_PROGS := $(patsubst tests/bpf/progs/%.bpf.c,%,\
 TEST_BPF_SKELS := $(patsubst %,$(BUILD)/tests/bpf/%.skel.h,$(TEST_BPF_PROGS))
 
 LAYERS    := core config dataplane sys
-LIB_SRCS  := $(foreach l,$(LAYERS),$(wildcard userspace/$(l)/*.c))
+# A layer's subfolders (core/fleet/, dataplane/maps/) are rooms of it:
+# its include path, its rule (a stem may hold a slash).
+LIB_SRCS  := $(foreach l,$(LAYERS),$(wildcard userspace/$(l)/*.c userspace/$(l)/*/*.c))
 LIB_OBJS  := $(patsubst userspace/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 SAN_OBJS  := $(patsubst userspace/%.c,$(BUILD)/san/%.o,$(LIB_SRCS))
 LIB_A     := $(BUILD)/libringsteer.a
@@ -244,8 +247,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(SAN_A) $(TEST_BPF_SKELS) | $(BPF_SKELS) \
 $(BUILD)/tests/test_man_pages: $(BINS)
 
 # Unit tests of the daemon's decision files link just those objects.
-$(BUILD)/tests/test_ids: $(BUILD)/san/ringsteerd/ids.o
-$(BUILD)/tests/test_view: $(BUILD)/san/ringsteerd/view.o
+$(BUILD)/tests/test_ids: $(BUILD)/san/ringsteerd/state/ids.o
+$(BUILD)/tests/test_view: $(BUILD)/san/ringsteerd/state/view.o
 $(BUILD)/tests/test_fleet_member_fuzz: \
 	$(BUILD)/san/ringsteerd/fleet/fleet_member.o \
 	$(BUILD)/san/ringsteerd/fleet/fleet_quic.o

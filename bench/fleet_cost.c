@@ -6,7 +6,7 @@
  *
  * The real steer_tc, loaded next to steer_lookup with private maps through
  * the daemon's own data-plane calls (dp_open(NULL), dp_tc_open), a fleet
- * table of three hosts built by core/fleet_table.c and installed with
+ * table of three hosts built by core/fleet/fleet_table.c and installed with
  * dp_fleet_install(). Each packet runs N times under BPF_PROG_TEST_RUN with
  * a repeat count of 1 (the encapsulating paths change the packet, so every
  * run must start from the original); the kernel reports each run's time.
@@ -15,7 +15,7 @@
  * looks at and leaves at once, is the floor the others compare with.
  * The same paths for IPv6 clients follow (outer IPv6, 56 bytes).
  * The QUIC rows: a UDP fleet service with cookie = quic whose server IDs
- * the three members publish (core/fleet_cids.c), 1-RTT packets from a
+ * the three members publish (core/fleet/fleet_cids.c), 1-RTT packets from a
  * client the table gives to this host.
  *
  * Every path runs twice: unsigned (no fleet key), then with a fleet key

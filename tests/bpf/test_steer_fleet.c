@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * steer_tc's fleet step (bpf/lib/fleet.bpf.h) under BPF_PROG_TEST_RUN, on
- * a fleet table built by the daemon's own builder (core/fleet_table.c):
+ * a fleet table built by the daemon's own builder (core/fleet/fleet_table.c):
  * the owner the kernel forwards to is the owner userspace computes, the
  * encapsulation is byte for byte what docs/fleet.md says, an encapsulated
  * packet from a member loses its outer headers, and forged, over-hop-limit

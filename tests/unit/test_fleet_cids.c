@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * QUIC server IDs across the fleet (userspace/core/fleet_cids.c): which
+ * QUIC server IDs across the fleet (userspace/core/fleet/fleet_cids.c): which
  * member issued each server ID, conflicts, drains and expired leases, and
  * the placement in the table's server ID slots that steer_tc searches.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The fleet key file and record MACs (userspace/core/fleet_keys.c): keys
+ * The fleet key file and record MACs (userspace/core/fleet/fleet_keys.c): keys
  * read as operators write them, and a MAC that binds a record to its etcd
  * key, so that no record can be altered or copied under another name;
  * the forwarding keys derived from them and the SipHash-2-4 the data

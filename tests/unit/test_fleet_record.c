@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * What a member record from etcd must be before it is believed
- * (userspace/core/fleet_record.c): one host's unicast address, a name,
+ * (userspace/core/fleet/fleet_record.c): one host's unicast address, a name,
  * and, when the table is full, who keeps a place.
  */
 #include <arpa/inet.h>

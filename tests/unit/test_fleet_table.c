@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The fleet table (userspace/core/fleet_table.c): every host must compute
+ * The fleet table (userspace/core/fleet/fleet_table.c): every host must compute
  * the same owners from the same membership, and membership changes move
  * only the keys of the member that came or went.
  */

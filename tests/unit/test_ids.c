@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Id assignment (userspace/ringsteerd/ids.c), the decision start-up and
+ * Id assignment (userspace/ringsteerd/state/ids.c), the decision start-up and
  * reload share: kept by name (and service), new ones avoid recent ids.
  */
 #include <errno.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The desired state's view (userspace/ringsteerd/view.c): a backend's word
- * in rs_backends computed from the state alone, and the all-out rule,
+ * The desired state's view (userspace/ringsteerd/state/view.c): a backend's
+ * word in rs_backends computed from the state alone, and the all-out rule,
  * driven without a kernel or an event loop.
  */
 #include <errno.h>

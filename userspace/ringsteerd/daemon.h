@@ -16,6 +16,7 @@
 #include "config.h"
 #include "binds.h"
 #include "sockets.h"
+#include "rs_state.h"
 #include "dataplane.h"
 #include "health.h"
 #include "ring.h"
@@ -25,48 +26,6 @@ struct nl_sock;
 struct control_server; /* control.c */
 struct metrics_server; /* metrics.c */
 struct fleet_rt;       /* fleet.c */
-
-struct be_rt {
-	struct daemon *d;
-	size_t idx;  /* in d->st.cfg.backends */
-	uint32_t id; /* data-plane backend id */
-	struct rs_backend_rt sock;
-	bool has_socket;
-	enum rs_op_state op;
-	struct rs_health health;
-	struct rs_check check;
-	ev_tstamp up_since; /* slow start reference; 0 = not ramping */
-	uint32_t weight;    /* in force: config, or operator's override */
-	bool weight_override;
-	uint32_t built_points; /* this backend's points in the installed ring */
-	/* Gauge share for connections no program counted (load_reconcile.c). */
-	uint32_t uncounted;
-	/* Its listener is outside [global] sockops_cgroup (load_reconcile.c).
-	 */
-	bool outside_sockops;
-	struct rs_backend pushed; /* last written to rs_backends */
-	bool pushed_valid;
-	/* A reload changed its addresses: its old sockets leave at apply. */
-	bool addrs_changed;
-	/*
-	 * has_socket says nothing yet: no lookup since the backend was made
-	 * (new in a reload, or its addresses changed); sockets_reconcile_all()
-	 * makes one when the state is applied.
-	 */
-	bool socket_unknown;
-};
-
-struct svc_rt {
-	uint32_t id;
-	struct rs_ring ring; /* as installed */
-	uint64_t generation;
-	bool compact; /* built without unusable backends (walk bound) */
-	/* Installed without the flat table (older daemon): reinstall it. */
-	bool needs_table;
-	uint64_t rebuilds;
-	/* The operator forced it all-out (all_out.c); shown while it lasts. */
-	bool all_out_forced;
-};
 
 /* One `[global] interfaces` name and steer_tc's filter on it. */
 struct tc_iface {
@@ -84,19 +43,6 @@ struct tc_state {
 	size_t n;
 	struct nl_sock *nl; /* NETLINK_ROUTE, RTNLGRP_LINK: links come and go */
 	ev_io io;
-};
-
-/*
- * What the daemon wants in force: the configuration, and per service and
- * backend what it knows at run time (operator state, health, weight,
- * sockets, the ring installed). The only thing a reload copies: the
- * new state is built beside the one in force, applied, and then either
- * replaces it or is thrown away (rollback).
- */
-struct rs_state {
-	struct rs_config cfg;
-	struct svc_rt *svcs; /* parallel to cfg.services */
-	struct be_rt *bes;   /* parallel to cfg.backends */
 };
 
 struct daemon {

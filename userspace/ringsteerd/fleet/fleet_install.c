@@ -2,7 +2,7 @@
 /*
  * The installed snapshot into the fleet table's slots and the swap, on
  * the event loop. The owners of each service's buckets come from
- * rs_fleet_buckets() (userspace/core/fleet_table.c, pure); the map
+ * rs_fleet_buckets() (userspace/core/fleet/fleet_table.c, pure); the map
  * writes from dp_fleet_install() (userspace/dataplane/).
  */
 #include <stddef.h>

@@ -8,7 +8,7 @@
  *   fleet_snapshot.c     etcd's keys into a snapshot: every member record
  *                        checked, the members chosen, drains marked
  *   fleet_install.c      a snapshot into fleet table slots (the pure build
- *                        is userspace/core/fleet_table.c) and the swap
+ *                        is userspace/core/fleet/fleet_table.c) and the swap
  *   fleet_publish.c      this host's record: capacity, server IDs, its
  *                        signature; the fleet key file
  *   fleet_lifecycle.c    start, restart, stop; the loop's end of the

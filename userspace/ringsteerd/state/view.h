@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon.h"
+#include "rs_state.h"
 
 /* Index in st->cfg of the backend or service named @name, or -ENOENT. */
 int view_find_backend(const struct rs_state *st, const char *name);

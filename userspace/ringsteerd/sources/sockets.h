@@ -12,34 +12,7 @@
 
 #include "config.h"
 #include "dataplane.h"
-
-/* What ringsteerd knows about the socket on one backend address. */
-struct rs_addr_rt {
-	bool has_socket;
-	bool reported_missing; /* "not listening" logged once, not per retry */
-	uint64_t cookie;
-	pid_t owner;
-	bool reuseport;	    /* the socket has SO_REUSEPORT (kernel.c cares) */
-	uint64_t cgroup_id; /* its cgroup2 id, where its children run */
-	/* The SOCKMAP slots that hold this socket, to check without a dump. */
-	uint32_t slots[2];
-	size_t nslots;
-	/*
-	 * Who serves on this address: the user of the socket in the slots,
-	 * and, once a socket was taken (trust on first use), the only user
-	 * whose socket is taken here unless the backend names its owner.
-	 */
-	bool uid_known;
-	uint32_t uid;
-	/* Sockets of another user found here and refused; the last one's. */
-	uint64_t refused;
-	uint64_t refused_cookie;
-	uint32_t refused_uid;
-};
-
-struct rs_backend_rt {
-	struct rs_addr_rt addr[RS_MAX_BACKEND_ADDRS];
-};
+#include "rs_state.h"
 
 /*
  * Make backend @idx's SOCKMAP slots (backend id @id) hold the sockets
