@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reload: the file read and checked whole, a new state built beside the
+ * one in force (ids kept by name, runtime state and rings carried), the
+ * reload's own refusals (keys only a restart changes, a service left
+ * all-out), then the writer's pipeline (apply.c) and, when a write fails
+ * part-way, the rollback through the same pipeline.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include "all_out.h"
+#include "config_diff.h"
+#include "fleet.h"
+#include "ids.h"
+#include "log.h"
+#include "state.h"
+#include "view.h"
+#include "apply.h"
+
+/* @dst: a copy of @src with points of its own; on -ENOMEM it is empty. */
+static int ring_dup(struct rs_ring *dst, const struct rs_ring *src)
+{
+	*dst = *src;
+	dst->points = NULL;
+	if (!src->npoints)
+		return 0;
+	dst->points = malloc(src->npoints * sizeof(*src->points));
+	if (!dst->points) {
+		memset(dst, 0, sizeof(*dst));
+		return -ENOMEM;
+	}
+	memcpy(dst->points, src->points, src->npoints * sizeof(*src->points));
+	return 0;
+}
+
+/*
+ * How a ring changes hands between two states: a reload's new state gets
+ * a copy, so that the previous state keeps its own for a rollback; a
+ * rollback takes the failed state's ring itself, which nothing else uses.
+ */
+enum rings_how { RINGS_COPY, RINGS_MOVE };
+
+/*
+ * Each service of @to that @from has too (by name) starts from the ring
+ * @from installed, and what is known of it (generation, shape, table,
+ * rebuilds): that ring is what the data plane holds until @to builds one.
+ */
+static void rings_carry(struct rs_state *to, struct rs_state *from,
+			enum rings_how how)
+{
+	for (size_t s = 0; s < to->cfg.n_services; s++) {
+		int o = view_find_service(from, to->cfg.services[s].name);
+		struct svc_rt *t = &to->svcs[s];
+		struct rs_ring *r;
+
+		if (o < 0)
+			continue;
+		r = &from->svcs[o].ring;
+		ring_free(&t->ring);
+		if (how == RINGS_MOVE) {
+			t->ring = *r;
+			memset(r, 0, sizeof(*r));
+		} else if (ring_dup(&t->ring, r)) {
+			/* Not installed as far as we know: rebuilt. */
+			continue;
+		}
+		t->generation = from->svcs[o].generation;
+		t->compact = from->svcs[o].compact;
+		t->needs_table = from->svcs[o].needs_table;
+		t->rebuilds = from->svcs[o].rebuilds;
+	}
+}
+
+/*
+ * The control socket and the metrics listener are bound once, at start:
+ * a reload that changes where they are keeps them where they are, says
+ * so, and keeps the values in force in the daemon's configuration, so
+ * that `status` shows what is true.
+ */
+static void keep_bound_globals(const char *path, const struct rs_config *cur,
+			       struct rs_config *next)
+{
+	if (strcmp(cur->control_socket, next->control_socket)) {
+		rs_warn("%s: [global] control_socket %s takes effect at the "
+			"next restart; the daemon stays on %s",
+			path, next->control_socket, cur->control_socket);
+		memcpy(next->control_socket, cur->control_socket,
+		       sizeof(next->control_socket));
+	}
+	if (cur->has_metrics != next->has_metrics ||
+	    cur->metrics_family != next->metrics_family ||
+	    cur->metrics_port != next->metrics_port ||
+	    memcmp(cur->metrics_addr, next->metrics_addr,
+		   sizeof(cur->metrics_addr)) ||
+	    cur->metrics_clients_max != next->metrics_clients_max) {
+		rs_warn("%s: [global] metrics and metrics_clients_max take "
+			"effect at the next restart; the metrics endpoint "
+			"stays as it is",
+			path);
+		next->has_metrics = cur->has_metrics;
+		next->metrics_family = cur->metrics_family;
+		next->metrics_port = cur->metrics_port;
+		memcpy(next->metrics_addr, cur->metrics_addr,
+		       sizeof(next->metrics_addr));
+		next->metrics_clients_max = cur->metrics_clients_max;
+	}
+}
+
+/*
+ * The new state failed part-way: put the previous one (@old: its
+ * configuration and runtime state, untouched by the attempt) back in
+ * force, from whatever the data plane holds now. The same pipeline
+ * applies it, so the data plane ends where it was before the reload
+ * (rings, words, sticky tables, lookup tables); ids the attempt used
+ * that the previous state does not are retired. Returns 0 when the
+ * previous state is back.
+ */
+static int rollback(struct daemon *d, struct rs_state *old)
+{
+	struct rs_state failed = d->st;
+	struct snapshot *now = calloc(1, sizeof(*now));
+	int err;
+
+	if (!now)
+		return -ENOMEM;
+	snapshot_of(d, &failed, now);
+	d->st = *old;
+	/* What is installed now is what the rollback starts from. */
+	rings_carry(&d->st, &failed, RINGS_MOVE);
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++)
+		d->st.bes[i].pushed_valid = false;
+	err = apply_state(d, now);
+	free(now);
+	runtime_free(&failed);
+	return err;
+}
+
+/*
+ * [global] keys a reload cannot change, and what to do instead: whether
+ * @next changes one of them, said in @err_text.
+ */
+static bool restart_only_changed(const struct daemon *d,
+				 const struct rs_config *next, char *err_text,
+				 size_t errlen)
+{
+	const struct {
+		const char *key, *now, *next, *instead;
+	} keys[] = {
+		{"bpffs", d->st.cfg.bpffs, next->bpffs,
+		 "restart with --detach first"},
+		{"sockops_cgroup", d->st.cfg.sockops_cgroup,
+		 next->sockops_cgroup,
+		 "a restart moves steer_sockops, counting nothing twice"},
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(keys[i].now, keys[i].next)) {
+			snprintf(err_text, errlen,
+				 "%s: %s cannot change on reload (%s)",
+				 d->config_path, keys[i].key, keys[i].instead);
+			return true;
+		}
+	return false;
+}
+
+int daemon_reload(struct daemon *d, bool force, char *err_text, size_t errlen)
+{
+	struct rs_state next = {0}, old = d->st;
+	struct snapshot *before;
+	struct rs_config_diff diff;
+	char why[512] = "";
+	int err, rb;
+
+	err = rs_config_load(d->config_path, &next.cfg, err_text, errlen);
+	if (err) {
+		d->reload_failures++;
+		return err;
+	}
+	if (restart_only_changed(d, &next.cfg, err_text, errlen)) {
+		rs_config_free(&next.cfg);
+		d->reload_failures++;
+		return -EINVAL;
+	}
+	before = calloc(1, sizeof(*before));
+	if (!before || alloc_runtime(&next)) {
+		free(before);
+		free(next.svcs);
+		free(next.bes);
+		rs_config_free(&next.cfg);
+		d->reload_failures++;
+		return -ENOMEM;
+	}
+	keep_bound_globals(d->config_path, &old.cfg, &next.cfg);
+	snapshot_of(d, &old, before);
+	err = assign_ids(d, &next, before);
+	if (err) {
+		snprintf(err_text, errlen, "%s: out of ids", d->config_path);
+		goto refused;
+	}
+	rings_carry(&next, &old, RINGS_COPY);
+	backends_carry(d, &next, &old);
+	err = reload_all_out(d, &next, force, why, sizeof(why));
+	if (err) {
+		snprintf(err_text, errlen, "%s: %s", d->config_path, why);
+		goto refused;
+	}
+	if (!rs_config_diff(&d->st.cfg, &next.cfg, &diff))
+		rs_info("reload: %s", diff.summary);
+	rs_config_empty_services(&next.cfg, log_warning);
+	rs_config_fleet_ipv6_notes(&next.cfg, log_warning);
+	/* From here on the new state is the state; apply it. */
+	checks_stop(d);
+	d->st = next;
+	dp_faults_arm_from_env();
+	err = apply_state(d, before);
+	dp_faults_disarm();
+	free(before);
+	if (err) {
+		d->reload_failures++;
+		rs_err("reload: applying %s failed: %s; rolling back to the "
+		       "previous configuration",
+		       d->config_path, strerror(-err));
+		rb = rollback(d, &old);
+		if (rb)
+			rs_err("reload: the rollback failed too: %s; the data "
+			       "plane may hold parts of both configurations "
+			       "until the next successful reload",
+			       strerror(-rb));
+		else
+			rs_info("reload: rolled back, the previous "
+				"configuration is in force");
+		snprintf(err_text, errlen, "applying %s failed: %s; %s",
+			 d->config_path, strerror(-err),
+			 rb ? "the rollback failed too (see the log)"
+			    : "rolled back, nothing changed");
+		daemon_reconcile_sockets(d);
+		checks_start(d);
+		return err;
+	}
+	daemon_reconcile_sockets(d);
+	/* Backends gone or added: where steer_sockops sits may change. */
+	if (d->dp.sockops_auto)
+		load_check_soon(d);
+	checks_start(d);
+	runtime_free(&old);
+	d->reloads++;
+	return 0;
+refused:
+	free(before);
+	runtime_free(&next);
+	d->reload_failures++;
+	return err;
+}
