@@ -49,6 +49,23 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Root only (chown): registered when the test runs as root. */
+static void test_other_owner(void)
+{
+	char *out = NULL, why[256];
+	size_t len;
+
+	write_file("secret\n", 0600);
+	CU_ASSERT_EQUAL_FATAL(chown(path, 65534, 65534), 0);
+	CU_ASSERT_EQUAL(read_it(&out, &len, why), -EACCES);
+	CU_ASSERT_PTR_NULL(out);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "is owned by uid 65534"));
+	/* Back to root's: read. */
+	CU_ASSERT_EQUAL_FATAL(chown(path, 0, 0), 0);
+	CU_ASSERT_EQUAL_FATAL(read_it(&out, &len, why), 0);
+	free(out);
+}
+
 static void test_regular(void)
 {
 	char *out, why[256];
@@ -164,6 +181,12 @@ int main(void)
 		    test_refusals);
 	CU_add_test(s, "the fleet key file is read through it",
 		    test_key_file_hostile);
+	if (geteuid() == 0)
+		CU_add_test(s, "a file of another user is refused",
+			    test_other_owner);
+	else
+		fprintf(stderr, "test_secret_file: not run (needs root): a "
+				"file of another user is refused\n");
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failed = CU_get_number_of_failures();

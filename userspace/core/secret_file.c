@@ -41,6 +41,16 @@ int rs_secret_file_read(const char *path, size_t max, char **out, size_t *len,
 			 "%s can be read or written by group or others (mode "
 			 "%04o): a secret is refused unless only its owner can",
 			 path, (unsigned)(st.st_mode & 07777));
+	} else if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		/*
+		 * Its owner can rewrite it at will: a key that user chose is
+		 * no secret of the daemon's.
+		 */
+		err = -EACCES;
+		snprintf(why, why_len,
+			 "%s is owned by uid %u: a secret is refused unless "
+			 "root or the daemon's own user owns it",
+			 path, (unsigned)st.st_uid);
 	} else if ((unsigned long long)st.st_size > max) {
 		err = -EFBIG;
 		snprintf(why, why_len,

@@ -21,7 +21,8 @@
  * @path's contents, NUL-terminated, into *@out (malloc'd; the caller
  * wipes and frees it) and their length into *@len. 0, or a negative errno
  * with "PATH: problem" in @why: not a regular file, readable or writable
- * by group or others, larger than @max bytes, or unreadable.
+ * by group or others, owned by another user than root or this process's,
+ * larger than @max bytes, or unreadable.
  */
 int rs_secret_file_read(const char *path, size_t max, char **out, size_t *len,
 			char *why, size_t why_len);
