@@ -391,7 +391,9 @@ bool sockets_listening(const struct rs_config *cfg, size_t idx)
 
 	for (size_t a = 0; a < bc->n_addrs; a++) {
 		backend_sock_addr(cfg, bc, &bc->addrs[a], &sa);
-		if (!sock_diag_find(&sa, &found))
+		/* Another user's socket is not the backend's (owner =). */
+		if (!sock_diag_find(&sa, &found) &&
+		    (!bc->has_owner || found.uid == bc->owner_uid))
 			return true;
 	}
 	return false;

@@ -27,8 +27,8 @@ bool sockets_reconcile_backend(struct rs_dataplane *dp,
 			       struct rs_backend_rt *rt);
 
 /*
- * Whether something listens on any address of backend @idx now (a
- * sock_diag lookup; nothing is taken).
+ * Whether something listens on any address of backend @idx now, its
+ * owner when the file names one (a sock_diag lookup; nothing is taken).
  */
 bool sockets_listening(const struct rs_config *cfg, size_t idx);
 
