@@ -103,6 +103,41 @@ int dp_detach(const char *root);
  */
 int dp_read_pinned_backends(const char *root, struct rs_backend *words);
 
+/* ---- pins of another ABI (dataplane_migrate.c) ---- */
+
+/*
+ * The ABI of the maps pinned under @root (rs_meta), without loading
+ * anything: 0 in *@abi for pins older than rs_meta. -ENOENT when nothing
+ * is pinned there.
+ */
+int dp_pins_abi(const char *root, uint32_t *abi);
+
+/*
+ * @n values of the map @map pinned under @root, whatever its build, read
+ * into @out (an array of this build's struct @type, @value_size each, by
+ * key 0..@n-1) field by field through the map's BTF: every field of ours
+ * whose name the pinned value has; the others are left as they are.
+ */
+int dp_migrate_read(const char *root, const char *map, const char *type,
+		    void *out, size_t value_size, uint32_t n);
+
+/*
+ * The entries of the inner map at @idx of the map-of-maps @outer pinned
+ * under @root, written into the map @to_fd (keys of type @key_type, which
+ * must be laid out alike; values converted to @val_type by field name),
+ * without replacing an entry @to_fd has. Returns how many were written.
+ */
+int dp_migrate_inner(const char *root, const char *outer, uint32_t idx,
+		     int to_fd, const char *key_type, const char *val_type);
+/* The installed sticky table of service @svc_id (a new fd), or -ENOENT. */
+int dp_sticky_fd(struct rs_dataplane *dp, uint32_t svc_id);
+
+/*
+ * Rename the pin directory @root aside (to @aside), with everything in it
+ * still attached and deciding: the place for a data plane being retired.
+ */
+int dp_pins_set_aside(const char *root, uint32_t abi, char *aside, size_t len);
+
 /* ---- one daemon per pinned state (dataplane_pins.c) ---- */
 
 /*

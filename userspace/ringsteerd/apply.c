@@ -22,6 +22,7 @@
 #include "log.h"
 #include "apply.h"
 #include "state.h"
+#include "upgrade.h"
 #include "view.h"
 
 /* Start-up: what a previous ringsteerd left pinned. */
@@ -474,7 +475,7 @@ static void sockops_attach(struct daemon *d)
 			  d->st.cfg.sockops_cgroup, ids, n);
 }
 
-int daemon_start(struct daemon *d)
+int daemon_start(struct daemon *d, const struct upgrade *up)
 {
 	struct snapshot *p;
 	int err;
@@ -489,6 +490,8 @@ int daemon_start(struct daemon *d)
 	err = checker_init(&d->checker, d->loop);
 	if (!err)
 		err = dp_open(&d->dp, d->st.cfg.bpffs);
+	if (!err)
+		err = upgrade_seed(d, up);
 	if (!err) {
 		snapshot_read(d, p);
 		keep_legacy_vnodes(d, p);

@@ -81,8 +81,12 @@ struct daemon {
 	struct rs_pins_lock pins_lock; /* guard.c: one daemon per bpffs */
 };
 
-/* apply.c (start-up and reload), sockets.c, rings.c */
-int daemon_start(struct daemon *d);
+/*
+ * apply.c (start-up and reload), sockets.c, rings.c. @up: what an upgrade
+ * from another ABI carries over (upgrade.h), or NULL.
+ */
+struct upgrade;
+int daemon_start(struct daemon *d, const struct upgrade *up);
 /* @force: even if it leaves a service all-out (all_out.c). */
 int daemon_reload(struct daemon *d, bool force, char *err, size_t errlen);
 void daemon_stop(struct daemon *d);

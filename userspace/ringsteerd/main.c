@@ -19,6 +19,7 @@
 #include "kernel.h"
 #include "fd_budget.h"
 #include "guard.h"
+#include "upgrade.h"
 #include "log.h"
 #include "listen_check.h"
 #include "local_route.h"
@@ -165,6 +166,7 @@ static int probe_only(void)
 
 static int run(struct daemon *d)
 {
+	struct upgrade up;
 	int err, have = 0;
 
 	d->loop = EV_DEFAULT;
@@ -181,10 +183,16 @@ static int run(struct daemon *d)
 		notify_failed(err);
 		return err;
 	}
-	err = daemon_start(d);
+	err = upgrade_prepare(d, &up);
+	if (err) {
+		notify_failed(err);
+		return err;
+	}
+	err = daemon_start(d, &up);
 	if (err) {
 		notify_failed(err);
 		daemon_stop(d);
+		upgrade_abort(d, &up);
 		return err;
 	}
 	for (size_t i = 0; i < d->st.cfg.n_backends; i++)
@@ -214,8 +222,14 @@ static int run(struct daemon *d)
 		notify_failed(err);
 		control_stop(d);
 		daemon_stop(d);
+		upgrade_abort(d, &up);
 		return err;
 	}
+	/*
+	 * Everything of ours is up: the earlier data plane of an upgrade,
+	 * attached before ours and deciding so far, can go.
+	 */
+	upgrade_retire(d, &up);
 	ev_signal_init(&d->sig_term, on_stop, SIGTERM);
 	ev_signal_init(&d->sig_int, on_stop, SIGINT);
 	ev_signal_init(&d->sig_hup, on_reload, SIGHUP);

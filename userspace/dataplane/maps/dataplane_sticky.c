@@ -232,3 +232,8 @@ out:
 	close(fd);
 	return n;
 }
+
+int dp_sticky_fd(struct rs_dataplane *dp, uint32_t svc_id)
+{
+	return dp_inner_map_fd(dp, dp->skel->maps.rs_sticky, svc_id);
+}

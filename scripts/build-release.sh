@@ -1,0 +1,31 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# build-release.sh COMMIT: builds ringsteerd and the ringsteer CLI of an
+# earlier commit of this repository (an earlier release, for the upgrade
+# and rollback suites) under build/releases/COMMIT/, from `git archive`,
+# so the work tree is not touched. Prints the directory. A build already
+# there is reused.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+commit=$(git rev-parse --verify --quiet "$1^{commit}") || {
+	echo "build-release.sh: $1 is not a commit of this repository" \
+		"(a shallow clone? git fetch --unshallow)" >&2
+	exit 1
+}
+short=${commit:0:7}
+out=$PWD/build/releases/$short
+if [ -x "$out/src/build/ringsteerd" ] && [ -x "$out/src/build/ringsteer" ]; then
+	echo "$out/src/build"
+	exit 0
+fi
+rm -rf "$out"
+mkdir -p "$out/src"
+git archive "$commit" | tar -x -C "$out/src"
+make -C "$out/src" -j"$(nproc)" build/ringsteerd build/ringsteer \
+	RS_COMMIT="$short" >"$out/build.log" 2>&1 || {
+	tail -30 "$out/build.log" >&2
+	echo "build-release.sh: building $short failed ($out/build.log)" >&2
+	exit 1
+}
+echo "$out/src/build"
