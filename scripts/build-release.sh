@@ -8,6 +8,11 @@
 # there is reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A shallow clone lacks the earlier commits: fetch them from its origin.
+if ! git rev-parse --verify --quiet "$1^{commit}" >/dev/null &&
+	[ "$(git rev-parse --is-shallow-repository)" = true ]; then
+	git fetch --quiet --unshallow || true
+fi
 commit=$(git rev-parse --verify --quiet "$1^{commit}") || {
 	echo "build-release.sh: $1 is not a commit of this repository" \
 		"(a shallow clone? git fetch --unshallow)" >&2
