@@ -162,6 +162,7 @@ struct sticky_io {
 	__u32 ttl;   /* in: the service's sticky_ttl (seconds, not 0) */
 	__u32 named; /* out: backend of a live entry, else RS_NONE */
 	__u32 over;  /* out: 1 if that backend was at its bound */
+	__u32 kept;  /* out: 1 if the entry stands (rs_sticky_stands()) */
 };
 
 static __always_inline __s64 backend_load(__u32 backend)
@@ -237,8 +238,10 @@ static __attribute__((noinline)) int steer_sticky(
 	if (!be || be->service != svc_id)
 		return -1;
 	io->named = b;
-	if (!rs_sticky_state_honours(be->state))
+	if (!rs_sticky_stands(1, be->service, svc_id, be->state))
 		return -1;
+	/* Kept even if this one goes elsewhere (its socket is gone). */
+	io->kept = 1;
 	/* No bound in the word: no call (a sticky hit's common case). */
 	if (be->balance_milli &&
 	    rs_sticky_bound_applies(be->state, ctx->protocol) &&
@@ -612,7 +615,7 @@ static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 	/* Not where the client's affinity names: a reassignment. */
 	if (sst && chosen != (io.named != RS_NONE ? io.named : dec->primary))
 		sst->reassigned++;
-	if (sticky && !io.over && !sockops_writes(ctx))
+	if (sticky && !io.over && !io.kept && !sockops_writes(ctx))
 		remember(key, sticky, chosen,
 			 ctx->protocol == IPPROTO_UDP && svc->balance_milli
 				 ? REMEMBER_FLOW

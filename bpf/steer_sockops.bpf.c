@@ -102,8 +102,7 @@ static __always_inline int entry_kept(const struct rs_sticky_entry *e,
 	if (!rs_sticky_live(e->last_seen_ns, now, ttl))
 		return 0;
 	be = bpf_map_lookup_elem(&rs_backends, &other);
-	return be && be->service == svc_id &&
-	       rs_sticky_state_honours(be->state);
+	return be && rs_sticky_stands(1, be->service, svc_id, be->state);
 }
 
 /*

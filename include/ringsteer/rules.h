@@ -105,6 +105,21 @@ static inline int rs_sticky_state_honours(__u32 state)
 }
 
 /*
+ * A sticky entry that stands: live, naming a backend of its service in a
+ * state that honours it. No other decision overwrites it: a client spilled
+ * off it for load, or sent elsewhere while its backend's socket is gone
+ * for a moment (a restart), goes back once the backend takes it again.
+ * steer_sockops applies it to TCP entries at establishment, steer_lookup
+ * to UDP entries (a flow's datagram during a backend's restart).
+ */
+static inline int rs_sticky_stands(int live, __u32 entry_service,
+				   __u32 service, __u32 state)
+{
+	return live && entry_service == service &&
+	       rs_sticky_state_honours(state);
+}
+
+/*
  * Whether the load bound applies to a live entry: then an entry whose
  * backend is at its bound is passed over (the client spills for load).
  * Only for a TCP client (@protocol 6), whose entry outlives its

@@ -562,6 +562,43 @@ static void test_sticky_table(void)
 	ring_free(&without0);
 }
 
+/*
+ * A backend whose socket is gone for a moment (its process restarting)
+ * while it is still UP: its sticky clients go elsewhere meanwhile, but
+ * their entries stand, and they are back on it once it listens again.
+ */
+static void test_sticky_survives_restart(void)
+{
+	int first[200], during = 0, back = 0, mine = 0, b;
+	uint32_t slot;
+	char src[32];
+
+	CU_ASSERT_EQUAL_FATAL(dp_sticky_create(&dp, SVC_WEB, 1024), 0);
+	set_sticky(60);
+	for (int i = 0; i < 200; i++) {
+		client_addr(src, sizeof(src), i);
+		first[i] = web_backend(src);
+	}
+	b = first[0];
+	slot = rs_socket_slot(b, 0);
+	CU_ASSERT_EQUAL_FATAL(dp_clear_socket(&dp, slot), 0);
+	for (int i = 0; i < 200; i++) {
+		client_addr(src, sizeof(src), i);
+		mine += first[i] == b;
+		during += web_backend(src) == b;
+	}
+	CU_ASSERT_EQUAL_FATAL(dp_set_socket(&dp, slot, tcp_fds[b]), 0);
+	for (int i = 0; i < 200; i++) {
+		client_addr(src, sizeof(src), i);
+		back += first[i] == b && web_backend(src) == b;
+	}
+	CU_ASSERT(mine > 0);
+	CU_ASSERT_EQUAL(during, 0);
+	CU_ASSERT_EQUAL(back, mine);
+	set_sticky(0);
+	CU_ASSERT_EQUAL(dp_sticky_remove(&dp, SVC_WEB), 0);
+}
+
 /* A reload that resizes the table keeps its clients where they were. */
 static void test_sticky_resize_keeps_clients(void)
 {
@@ -710,6 +747,8 @@ static const struct fixture_test tests[] = {
 	{"sticky table: resize keeps its clients",
 	 test_sticky_resize_keeps_clients},
 	{"sticky table: TTL lapses", test_sticky_ttl_lapses},
+	{"sticky entries stand while their backend restarts",
+	 test_sticky_survives_restart},
 	{"sticky table full: the ring decides", test_sticky_table_full},
 	{"per-service and per-backend counters", test_counters},
 };
