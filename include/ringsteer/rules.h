@@ -112,8 +112,8 @@ static inline int rs_sticky_state_honours(__u32 state)
  * steer_sockops applies it to TCP entries at establishment, steer_lookup
  * to UDP entries (a flow's datagram during a backend's restart).
  */
-static inline int rs_sticky_stands(int live, __u32 entry_service,
-				   __u32 service, __u32 state)
+static inline int rs_sticky_stands(int live, __u32 entry_service, __u32 service,
+				   __u32 state)
 {
 	return live && entry_service == service &&
 	       rs_sticky_state_honours(state);
