@@ -12,7 +12,10 @@
 # failed, no client moved (sticky ones included), drain, weight and slow
 # start kept, the gauges
 # equal ss, one sk_lookup program left in the netns, nothing left pinned
-# aside. Then a start that fails puts the earlier data plane back.
+# aside. Then a start that fails puts the earlier data plane back. Last,
+# the way back: this build upgraded to a later release (this tree with the
+# ABI bumped and a field added to the backend words) and rolled back to
+# this build, under load: 0 failed, 0 moved, drain and weight kept.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/netns.sh
@@ -21,7 +24,7 @@ cd "$(dirname "$0")/../.."
 FROM=${RS_UPGRADE_FROM:-5d702b9}
 OLD=$(scripts/build-release.sh "$FROM")
 e2e_setup upa
-LOAD_SECONDS=${E2E_LOAD_SECONDS:-12}
+LOAD_SECONDS=${E2E_LOAD_SECONDS:-8}
 
 write_conf() {
 	cat >"$CONF" <<CONF
@@ -132,8 +135,8 @@ e2e_check "weight web-1 3 (old CLI)" old_ctl backend weight web-1 3
 mapping sticky4 198.18.0.10:80 198.18.1.1
 e2e_eq "before: sticky clients stayed through the weight change" "$(moved before4 sticky4)" 0
 
-upgrade() { # NAME SIGNAL [OLD-DAEMON]
-	local ld=$1 sig=$2 old=${3:-d1}
+upgrade() { # NAME SIGNAL [OLD-DAEMON [NEW-BINARY]]
+	local ld=$1 sig=$2 old=${3:-d1} new=${4:-build/ringsteerd}
 	rs_bg_start "$ld-4" rs_in_client build/tools/rs_client \
 		--target 198.18.0.10:80 --src-base 198.18.2.1 --count 100 \
 		--concurrency 8 --loop-seconds "$LOAD_SECONDS"
@@ -144,7 +147,7 @@ upgrade() { # NAME SIGNAL [OLD-DAEMON]
 	sleep 2
 	kill "-$sig" "${RS_BG_PID[$old]}"
 	rs_until 10 e2e_gone "${RS_BG_PID[$old]}"
-	rs_bg_start "$ld-d" rs_in_edge build/ringsteerd -c "$CONF"
+	rs_bg_start "$ld-d" rs_in_edge "$new" -c "$CONF"
 	e2e_wait_for "$(rs_bg_err "$ld-d")" "upgrade: from ABI .* done" 20
 	for n in "$ld-4" "$ld-6"; do
 		rs_until $((LOAD_SECONDS + 30)) e2e_gone "${RS_BG_PID[$n]}" || rs_bg_stop "$n"
@@ -207,4 +210,42 @@ e2e_check "it says the earlier data plane is back" grep -q "the ABI 7 data plane
 e2e_eq "the earlier program alone decides" "$(lookup_progs)" "$old_progs"
 mapping back4 198.18.0.10:80 198.18.1.1
 e2e_eq "and no client moved" "$(moved before4 back4)" 0
+rs_bg_stop squat
+rm -f "$SOCK"
+build/ringsteerd -q --detach -c "$CONF"
+
+# A later release: this tree with the ABI bumped and a field added to the
+# backend words (every field after it moves).
+next_release() {
+	local dir
+	dir=$PWD/build/releases/next-$(git rev-parse --short HEAD)
+	if [[ ! -x $dir/src/build/ringsteerd ]]; then
+		rm -rf "$dir"
+		mkdir -p "$dir/src"
+		git archive HEAD | tar -x -C "$dir/src"
+		perl -0pi -e 's/(struct rs_backend \{.*?__u32 balance_milli;[^\n]*\n)/$1\t__u32 next_field;\n/s; s/^#define RS_ABI_VERSION \d+/#define RS_ABI_VERSION 99/m; s/^RS_ABI_SIZE\(rs_backend, (\d+)\);/"RS_ABI_SIZE(rs_backend, " . ($1 + 4) . ");"/me' \
+			"$dir/src/include/ringsteer/abi.h"
+		make -C "$dir/src" -j"$(nproc)" build/ringsteerd >"$dir/build.log" 2>&1 ||
+			{ tail -20 "$dir/build.log" >&2; return 1; }
+	fi
+	echo "$dir/src/build"
+}
+NEXT=$(next_release)
+echo "# $(date +%T) this build -> a later release (ABI 99) -> this build, under load"
+rs_bg_start d4 rs_in_edge build/ringsteerd -c "$CONF"
+e2e_wait_for "$(rs_bg_err d4)" "sk_lookup link" 10
+e2e_check "drain web-2" rsctl backend drain web-2
+e2e_check "weight web-3 4" rsctl backend weight web-3 4
+mapping mid4 198.18.0.10:80 198.18.1.1
+upgrade nx TERM d4 "$NEXT/ringsteerd"
+ABI=$(sed -n 's/^#define RS_ABI_VERSION \([0-9]*\).*/\1/p' include/ringsteer/abi.h)
+e2e_check "the later release upgraded from ours" grep -q "are of ABI $ABI, this build is ABI 99" "$(rs_bg_err nx-d)"
+e2e_eq "drain kept" "$(rsjson backends | jq -r '.backends[] | select(.name == "web-2") | .op')" drain
+upgrade rb TERM nx-d
+e2e_check "rolled back from ABI 99" grep -q "upgrade: from ABI 99 done" "$(rs_bg_err rb-d)"
+e2e_eq "drain kept" "$(rsjson backends | jq -r '.backends[] | select(.name == "web-2") | .op')" drain
+e2e_eq "operator weight kept" "$(rsjson backends | jq -c '.backends[] | select(.name == "web-3") | [.weight, .weight_override]')" "[4,true]"
+mapping end4 198.18.0.10:80 198.18.1.1
+e2e_eq "no client moved on the way there and back" "$(moved mid4 end4)" 0
+e2e_eq "one sk_lookup program in the netns" "$(lookup_links)" 1
 e2e_summary
