@@ -24,6 +24,10 @@ cd "$(dirname "$0")/../.."
 FROM=${RS_UPGRADE_FROM:-5d702b9}
 OLD=$(scripts/build-release.sh "$FROM")
 e2e_setup upa
+# --detach where the TC filter is: in the edge namespace.
+# shellcheck disable=SC2034 # read by the exit trap of rs_install_cleanup (scripts/netns.sh)
+# shellcheck disable=SC2016 # expanded when the hook runs
+RS_CLEANUP_HOOK='[[ -f $CONF ]] && rs_in_edge build/ringsteerd -q --detach -c "$CONF"; rm -rf "$BPFFS"'
 LOAD_SECONDS=${E2E_LOAD_SECONDS:-8}
 
 write_conf() {
@@ -31,6 +35,7 @@ write_conf() {
 [global]
 bpffs = $BPFFS
 control_socket = $SOCK
+interfaces = rs-e
 
 [service web]
 protocol = tcp
@@ -41,7 +46,18 @@ sticky_ttl = 600
 [service ramp]
 protocol = tcp
 listen = 198.18.0.10:81
+
+[service quic]
+protocol = udp
+listen = 198.18.0.10:443
+cookie = quic
+quic_server_id_len = 2
+quic_cid_len = 8
 CONF
+	for i in 1 2 3; do
+		printf '\n[backend q-%d]\nservice = quic\naddress = 127.0.0.%d:443\nserver_id = 0x000%d\n' \
+			"$i" "$i" "$i" >>"$CONF"
+	done
 	for i in 1 2 3 4; do
 		cat >>"$CONF" <<CONF
 
@@ -76,6 +92,8 @@ lookup_progs() {
 		jq -c "[.[] | select(.type == \"netns\" and .attach_type == \"sk_lookup\" and .netns_ino == $ino) | .prog_id]"
 }
 lookup_links() { lookup_progs | jq length; }
+# The program of the TC filter on rs-e.
+tc_prog() { rs_in_edge bpftool -j net show dev rs-e | jq -c '[.[0].tc[]? | .id]'; }
 # The operator's state, by the earlier release's CLI.
 operator_state() {
 	e2e_check "drain web-2 (old CLI)" old_ctl backend drain web-2
@@ -108,6 +126,11 @@ for i in 1 2 3 4; do
 		--tcp "127.0.0.1:808$i" --tcp "[::1]:808$i" --hold
 	rs_bg_wait_ready "be$i"
 done
+for i in 1 2 3; do
+	rs_bg_start "q$i" rs_in_edge build/tools/rs_backend --name "q-$i" \
+		--udp "127.0.0.$i:443"
+	rs_bg_wait_ready "q$i"
+done
 rs_bg_start ramp1 rs_in_edge build/tools/rs_backend --name ramp-1 \
 	--tcp 127.0.0.1:8091
 rs_bg_wait_ready ramp1
@@ -118,6 +141,8 @@ echo "# $(date +%T) release $FROM ($("$OLD/ringsteerd" --version)) steering, wit
 rs_bg_start d1 rs_in_edge "$OLD/ringsteerd" -c "$CONF"
 e2e_wait_for "$(rs_bg_err d1)" "sk_lookup link" 10
 operator_state
+QCID=$(old_ctl -j cid quic q-2 | jq -r '.cids[0] // .cid')
+e2e_check "a connection ID of q-2 ($QCID)" test -n "$QCID"
 # ramp-2 comes up now: 600 s of slow start, in flight across the upgrade.
 rs_bg_start ramp2 rs_in_edge build/tools/rs_backend --name ramp-2 \
 	--tcp 127.0.0.1:8092
@@ -143,6 +168,13 @@ upgrade() { # NAME SIGNAL [OLD-DAEMON [NEW-BINARY]]
 	rs_bg_start "$ld-6" rs_in_client build/tools/rs_client \
 		--target "[2001:db8::10]:80" --src-base 2001:db8:1::1:1 --count 50 \
 		--concurrency 4 --loop-seconds "$LOAD_SECONDS"
+	# A QUIC connection of q-2's: its connection ID, from 20 addresses.
+	rs_bg_start "$ld-q" rs_in_client bash -c "end=\$((SECONDS + $LOAD_SECONDS))
+		while ((SECONDS < end)); do
+			build/tools/quic_client --target 198.18.0.10:443 \
+				--src-base 198.18.2.200 --count 20 --dcid $QCID \
+				--timeout-ms 2000 || true
+		done 2>/dev/null"
 	# Some of the load before the switch, some after.
 	sleep 2
 	kill "-$sig" "${RS_BG_PID[$old]}"
@@ -156,6 +188,10 @@ upgrade() { # NAME SIGNAL [OLD-DAEMON [NEW-BINARY]]
 		e2e_check "$n: many connections" test "$(echo "$summary" | sed -n 's/^attempts=\([0-9]*\).*/\1/p')" -gt 200
 		e2e_eq "$n: none failed across the upgrade" "$(echo "$summary" | sed -n 's/.*failed=\([0-9]*\).*/\1/p')" 0
 	done
+	rs_until $((LOAD_SECONDS + 30)) e2e_gone "${RS_BG_PID[$ld-q]}" || rs_bg_stop "$ld-q"
+	echo "# $(date +%T)   $ld-q: $(wc -l <"$(rs_bg_out "$ld-q")") QUIC datagrams answered"
+	e2e_check "$ld-q: many QUIC datagrams" test "$(wc -l <"$(rs_bg_out "$ld-q")")" -gt 100
+	e2e_eq "$ld-q: every one answered by q-2" "$(awk '$3 != "q-2"' "$(rs_bg_out "$ld-q")" | wc -l)" 0
 }
 
 echo "# $(date +%T) SIGTERM $FROM, start this build: no --detach"
@@ -179,7 +215,7 @@ e2e_eq "the service's gauge: the 40" "$(rsjson services | jq '.services[] | sele
 
 echo "# $(date +%T) the same again from a fresh $FROM data plane, with kill -9"
 rs_bg_stop up-d
-build/ringsteerd -q --detach -c "$CONF"
+rs_in_edge build/ringsteerd -q --detach -c "$CONF"
 rs_bg_start d2 rs_in_edge "$OLD/ringsteerd" -c "$CONF"
 e2e_wait_for "$(rs_bg_err d2)" "sk_lookup link" 10
 operator_state
@@ -189,10 +225,11 @@ e2e_eq "one sk_lookup program in the netns" "$(lookup_links)" 1
 
 echo "# $(date +%T) a start that fails puts the earlier data plane back"
 rs_bg_stop k9-d
-build/ringsteerd -q --detach -c "$CONF"
+rs_in_edge build/ringsteerd -q --detach -c "$CONF"
 rs_bg_start d3 rs_in_edge "$OLD/ringsteerd" -c "$CONF"
 e2e_wait_for "$(rs_bg_err d3)" "sk_lookup link" 10
 old_progs=$(lookup_progs)
+old_tc=$(tc_prog)
 operator_state
 rs_bg_stop d3
 # The control socket's path taken by something else: the start fails late,
@@ -208,11 +245,12 @@ else
 fi
 e2e_check "it says the earlier data plane is back" grep -q "the ABI 7 data plane is back under" "$OUT/fail.err"
 e2e_eq "the earlier program alone decides" "$(lookup_progs)" "$old_progs"
+e2e_eq "the earlier steer_tc is back at TC" "$(tc_prog)" "$old_tc"
 mapping back4 198.18.0.10:80 198.18.1.1
 e2e_eq "and no client moved" "$(moved before4 back4)" 0
 rs_bg_stop squat
 rm -f "$SOCK"
-build/ringsteerd -q --detach -c "$CONF"
+rs_in_edge build/ringsteerd -q --detach -c "$CONF"
 
 # A later release: this tree with the ABI bumped and a field added to the
 # backend words (every field after it moves).

@@ -100,7 +100,8 @@ int tc_query(int ifindex, uint32_t map_id, struct rs_tc_filter *out)
 	return 0;
 }
 
-int tc_attach(int ifindex, int prog_fd, uint32_t map_id, bool *replaced)
+int tc_attach(int ifindex, int prog_fd, uint32_t map_id, uint32_t also_ours,
+	      bool *replaced, int *kept_fd)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
 		    .attach_point = BPF_TC_INGRESS);
@@ -110,7 +111,14 @@ int tc_attach(int ifindex, int prog_fd, uint32_t map_id, bool *replaced)
 	int err;
 
 	*replaced = false;
+	*kept_fd = -1;
 	err = tc_query(ifindex, map_id, &cur);
+	/* The filter of the data plane an upgrade retires is ours to take. */
+	if (err == 0 && !cur.ours && also_ours) {
+		err = tc_query(ifindex, also_ours, &cur);
+		if (err == 0 && cur.ours)
+			*kept_fd = bpf_prog_get_fd_by_id(cur.prog_id);
+	}
 	if (err == 0 && !cur.ours)
 		return -EEXIST;
 	if (err && err != -ENOENT)
@@ -122,6 +130,17 @@ int tc_attach(int ifindex, int prog_fd, uint32_t map_id, bool *replaced)
 	err = quiet_hook_create(&hook);
 	if (err && err != -EEXIST)
 		return err;
+	return bpf_tc_attach(&hook, &opts);
+}
+
+int tc_put_back(int ifindex, int prog_fd)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
+		    .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = RS_TC_HANDLE,
+		    .priority = RS_TC_PRIORITY, .prog_fd = prog_fd,
+		    .flags = BPF_TC_F_REPLACE);
+
 	return bpf_tc_attach(&hook, &opts);
 }
 

@@ -46,8 +46,17 @@ int tc_query(int ifindex, uint32_t map_id, struct rs_tc_filter *out);
  * the clsact qdisc if there is none. A filter of ours there is replaced in
  * place (no moment without a program; *@replaced = true); a foreign one
  * makes it fail with -EEXIST and stays. Other filters are never touched.
+ * A filter whose program uses the map @also_ours (0: none) is ours too;
+ * when that one is replaced, *@kept_fd holds its program (else -1), so
+ * that it can be put back.
  */
-int tc_attach(int ifindex, int prog_fd, uint32_t map_id, bool *replaced);
+int tc_attach(int ifindex, int prog_fd, uint32_t map_id, uint32_t also_ours,
+	      bool *replaced, int *kept_fd);
+/*
+ * Put @prog_fd back as the program of our filter on @ifindex, whatever
+ * program it has now (an upgrade that failed hands TC back).
+ */
+int tc_put_back(int ifindex, int prog_fd);
 
 /*
  * Remove our filter from @ifindex's ingress. Returns 0, -ENOENT (none

@@ -34,6 +34,8 @@ struct tc_iface {
 	int last_err; /* last attach failure, logged once per value */
 	bool reported_missing;
 	uint64_t attaches; /* attachments by this daemon (re-attach counts) */
+	/* The program an upgrade replaced here, until it retires; or -1. */
+	int retiring_prog_fd;
 };
 
 /* The TC side: loaded and attached while any service has cookie = quic. */
@@ -43,6 +45,11 @@ struct tc_state {
 	size_t n;
 	struct nl_sock *nl; /* NETLINK_ROUTE, RTNLGRP_LINK: links come and go */
 	ev_io io;
+	/*
+	 * The sockets map of the data plane an upgrade retires (upgrade.c):
+	 * its filters are replaced in place, not refused as foreign. 0: none.
+	 */
+	uint32_t retiring_map_id;
 };
 
 struct daemon {

@@ -22,6 +22,7 @@
 #include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <netlink/attr.h>
 #include <netlink/msg.h>
@@ -52,7 +53,7 @@ static bool configured(const struct rs_config *cfg, const char *name)
 
 static void tc_attach_if(struct daemon *d, struct tc_iface *ti)
 {
-	int ifindex = (int)if_nametoindex(ti->name), err;
+	int ifindex = (int)if_nametoindex(ti->name), err, kept;
 	bool replaced;
 
 	ti->ifindex = 0;
@@ -65,7 +66,8 @@ static void tc_attach_if(struct daemon *d, struct tc_iface *ti)
 		return;
 	}
 	err = tc_attach(ifindex, dp_tc_prog_fd(&d->dp),
-			dp_sockets_map_id(&d->dp), &replaced);
+			dp_sockets_map_id(&d->dp), d->tc.retiring_map_id,
+			&replaced, &kept);
 	if (err) {
 		if (err != ti->last_err)
 			rs_err("tc: cannot attach steer_tc to %s (ifindex %d) "
@@ -73,6 +75,11 @@ static void tc_attach_if(struct daemon *d, struct tc_iface *ti)
 			       ti->name, ifindex, tc_strerror(err));
 		ti->last_err = err;
 		return;
+	}
+	if (kept >= 0) {
+		if (ti->retiring_prog_fd >= 0)
+			close(ti->retiring_prog_fd);
+		ti->retiring_prog_fd = kept;
 	}
 	ti->ifindex = ifindex;
 	ti->last_err = 0;
@@ -314,6 +321,7 @@ int daemon_tc_apply(struct daemon *d)
 		if (!ti) {
 			ti = &t->ifs[t->n++];
 			memset(ti, 0, sizeof(*ti));
+			ti->retiring_prog_fd = -1;
 			snprintf(ti->name, sizeof(ti->name), "%s",
 				 d->st.cfg.interfaces[i]);
 		}

@@ -20,6 +20,7 @@
 #include "guard.h"
 #include "log.h"
 #include "state.h"
+#include "tc_attach.h"
 #include "upgrade.h"
 
 static void upgrade_free(struct upgrade *u)
@@ -91,6 +92,7 @@ int upgrade_prepare(struct daemon *d, struct upgrade *u)
 		return err;
 	}
 	u->from_abi = abi;
+	d->tc.retiring_map_id = dp_pinned_sockets_map_id(u->aside);
 	rs_info("upgrade: the maps pinned under %s are of ABI %u, this build "
 		"is ABI %u: building ours beside them; theirs, moved to %s, "
 		"decide until ours is attached (operator state of %zu "
@@ -117,6 +119,32 @@ int upgrade_seed(struct daemon *d, const struct upgrade *u)
 		if (u->bes[id].name[0])
 			err = dp_set_backend(&d->dp, id, &u->bes[id]);
 	return err;
+}
+
+/*
+ * The earlier programs our TC filters replaced: closed (@put_back false)
+ * or put back as the filters' programs, an upgrade that failed handing
+ * TC back with the rest.
+ */
+static void retiring_tc_programs(struct daemon *d, bool put_back)
+{
+	for (size_t i = 0; i < d->tc.n; i++) {
+		struct tc_iface *ti = &d->tc.ifs[i];
+		int err;
+
+		if (ti->retiring_prog_fd < 0)
+			continue;
+		if (put_back && ti->ifindex) {
+			err = tc_put_back(ti->ifindex, ti->retiring_prog_fd);
+			if (err)
+				rs_err("upgrade: cannot put the earlier "
+				       "steer_tc back on %s: %s",
+				       ti->name, strerror(-err));
+		}
+		close(ti->retiring_prog_fd);
+		ti->retiring_prog_fd = -1;
+	}
+	d->tc.retiring_map_id = 0;
 }
 
 /* TC filters elsewhere whose program still uses the earlier maps. */
@@ -173,6 +201,7 @@ void upgrade_retire(struct daemon *d, struct upgrade *u)
 
 	if (!u->aside[0])
 		return;
+	retiring_tc_programs(d, false);
 	carry_sticky(d, u);
 	retire_tc(d, u->aside);
 	err = dp_detach(u->aside);
@@ -198,6 +227,7 @@ void upgrade_abort(struct daemon *d, struct upgrade *u)
 
 	if (!u->aside[0])
 		return;
+	retiring_tc_programs(d, true);
 	dp_pins_unlock(&d->pins_lock);
 	err = dp_detach(root);
 	if (!err && rename(u->aside, root))
