@@ -1423,7 +1423,8 @@ static void test_quic_lb_keys(void)
 
 	snprintf(text, sizeof(text),
 		 QUIC "quic_cid_len = 9\nquic_key_file = %s\n"
-		      "quic_previous_config_id = 1\nquic_nonce_len = 5\n",
+		      "quic_previous_config_id = 1\nquic_nonce_len = 5\n"
+		      "quic_previous_plaintext = on\n",
 		 key);
 	EXPECT_LOADED(text);
 	s = &cfg.services[0];
@@ -1447,6 +1448,38 @@ static void test_quic_lb_keys(void)
 	snprintf(text, sizeof(text), QUIC "quic_previous_key_file = %s\n", key);
 	EXPECT_ERROR(text, "t.conf:5: [service q] quic_previous_key_file: ",
 		     "needs quic_previous_config_id");
+	/* Issue 36: a keyless previous config of an encrypted service. */
+	snprintf(text, sizeof(text),
+		 QUIC "quic_key_file = %s\nquic_previous_config_id = 1\n", key);
+	EXPECT_ERROR(text, "t.conf:6: [service q] quic_previous_config_id: ",
+		     "quic_previous_config_id 1 has no quic_previous_key_file: "
+		     "it would be decoded in the clear");
+	snprintf(text, sizeof(text),
+		 QUIC "quic_key_file = %s\nquic_previous_config_id = 1\n"
+		      "quic_previous_plaintext = off\n",
+		 key);
+	EXPECT_ERROR(text, "t.conf:6: [service q] quic_previous_config_id: ",
+		     "decoded in the clear");
+	snprintf(text, sizeof(text),
+		 QUIC "quic_key_file = %s\nquic_previous_config_id = 1\n"
+		      "quic_previous_key_file = %s\n"
+		      "quic_previous_plaintext = on\n",
+		 key, key);
+	EXPECT_ERROR(text, "t.conf:8: [service q] quic_previous_plaintext: ",
+		     "either encrypted or not");
+	snprintf(text, sizeof(text),
+		 QUIC "quic_key_file = %s\nquic_previous_plaintext = on\n",
+		 key);
+	EXPECT_ERROR(text, "t.conf:6: [service q] quic_previous_plaintext: ",
+		     "needs quic_previous_config_id");
+	EXPECT_ERROR(WEB "quic_previous_plaintext = on\n",
+		     "t.conf:4: [service web] quic_previous_plaintext: ",
+		     "needs cookie = quic");
+	EXPECT_ERROR(QUIC "quic_previous_plaintext = yes\n",
+		     "t.conf:5: [service q] quic_previous_plaintext: ",
+		     "expected on or off");
+	/* A plaintext service keeps a plaintext previous config freely. */
+	EXPECT_LOADED(QUIC "quic_previous_config_id = 1\n");
 	snprintf(text, sizeof(text), WEB "quic_key_file = %s\n", key);
 	EXPECT_ERROR(text, "t.conf:4: [service web] quic_key_file: ",
 		     "quic_key_file needs cookie = quic");
