@@ -6,7 +6,8 @@
 #   the config path turned into /dev/zero, a FIFO without a writer, a
 #   sparse file over the size limit, a file without services, a listen
 #   covering the backends' own addresses, a sticky table over the memory
-#   budget. After each: the reload is refused with its reason, the daemon
+#   budget, 10,000 bad backends with an escape sequence in a name (issue
+#   36: at most 31 lines, shown as \xNN, JSON reply valid). After each: the reload is refused with its reason, the daemon
 #   still answers, real clients still connect to the same backends and the
 #   ring generation has not moved. The daemon runs under an address-space
 #   limit, so a reader that grows without bound fails this test instead of
@@ -135,6 +136,28 @@ write_conf "$OUT/sticky.conf" "sticky_ttl = 60" "sticky_max = 8388608"
 ln -sfn "$OUT/sticky.conf" "$LINK"
 checked sticky "current.conf:9: [service web] sticky_max: needs ~832.7 MiB"
 refused sticky "over memory_max 256 MiB"
+
+echo "# 10,000 bad backends and an escape sequence: a short refusal, no raw bytes"
+write_conf "$OUT/huge.conf"
+{
+	printf '\n[service w\033[31mx\007]\nprotocol = tcp\n'
+	for ((i = 0; i < 10000; i++)); do
+		printf '\n[backend b%s]\nservice = web\naddress = 198.18.0.21:8080\nweight = x\n' "$i"
+	done
+} >>"$OUT/huge.conf"
+ln -sfn "$OUT/huge.conf" "$LINK"
+checked huge "more errors not shown"
+refused huge "more errors not shown"
+e2e_check "huge: --check prints at most 31 lines ($(wc -l <"$OUT/huge.check"))" \
+	test "$(wc -l <"$OUT/huge.check")" -le 31
+e2e_check "huge: the bad name is shown escaped" \
+	grep -qF 'bad service name '"'"'w\x1b[31mx\x07'"'" "$OUT/huge.check"
+for f in "$OUT/huge.check" "$OUT/huge.reload" "$(rs_bg_err daemon)"; do
+	e2e_check "huge: no control byte in $(basename "$f")" \
+		bash -c '! LC_ALL=C grep -q "[[:cntrl:]]" <(tr -d "\n\t" <"$1")' - "$f"
+done
+e2e_check "huge: the reload's JSON reply is valid" \
+	bash -c "build/ringsteer -s '$SOCK' -j reload 2>/dev/null | jq -e '.ok == false' >/dev/null"
 
 echo "# a service without backends: all-out, refused unless forced, and said so"
 printf '[global]\nbpffs = %s\ncontrol_socket = %s\n\n[service web]\nprotocol = tcp\nlisten = 198.18.0.10:80\n' \

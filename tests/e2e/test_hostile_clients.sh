@@ -13,7 +13,11 @@
 # on the configured address only. Then replies larger than the socket
 # buffer arrive whole: `ring show` of a 16384-point ring and `backends`
 # of 800 backends, both parsed as JSON with the right counts; with all
-# 1,024 backend ids in use, `sim add` is a clear error.
+# 1,024 backend ids in use, `sim add` is a clear error. Last (issue 36,
+# item 5), with those 1,024 backends: 16 metrics connections and 4 control
+# connections sending a byte every 400 ms, 12 loops scraping metrics and a
+# busy loop: scrapes from every address succeed, rendering stays cheap,
+# the dribblers are dropped, no backend goes DOWN.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/netns.sh
@@ -184,5 +188,58 @@ e2e_check "sim add with no free id: a clear error ($sim)" \
 	grep -q "no free backend id" <<<"$sim"
 e2e_check "the daemon is still there" kill -0 "$DPID"
 e2e_eq "after all that: 100 clients steered" "$(steer 100 198.18.1.101)" 0
+
+echo "# slow and scraping metrics clients, $((1024 - 7)) backends, a CPU hog"
+# 16 connections (the cap) from 4 addresses (the per-address cap each),
+# each sending one more byte of its request every 400 ms: never idle for
+# client_idle_timeout, never done. Meanwhile uid 65534 scrapes in 12
+# loops from 12 more addresses (rendered each time, 1017 backends stall
+# the loop past the health checks' timeout) and a busy loop takes a core.
+rs_bg_start drip rs_in_client setpriv --reuid=65534 --regid=65534 \
+	--clear-groups "$TOOLDIR/rs_idle" --tcp "$MADDR" --count 16 \
+	--src 198.18.1.201 --sources 4 --step 1 --dribble 400
+rs_bg_wait_ready drip 20
+e2e_eq "16 dribbling connections made" "$(awk '/^connected/ { print $2 }' "$(rs_bg_out drip)")" 16
+rs_bg_start drip_c rs_in_edge "$TOOLDIR/rs_idle" --unix "$SOCK" --count 4 \
+	--dribble 400
+rs_bg_wait_ready drip_c 20
+t0=$(cpu_ticks "$DPID")
+s0=$(date +%s%N)
+for ((i = 1; i <= 12; i++)); do
+	rs_bg_start "scrape$i" rs_in_client setpriv --reuid=65534 \
+		--regid=65534 --clear-groups bash -c \
+		"for ((;;)); do curl -s -m 5 -o /dev/null --interface 198.18.2.$((200 + i)) http://$MADDR/metrics; done"
+done
+rs_bg_start hog bash -c 'for ((;;)); do :; done'
+# scrape NS [CURL-ARGS...]: one scrape into $OUT/scrape; fails if none.
+scrape() {
+	local ns=$1
+	shift
+	$ns curl -sf -m 5 -o "$OUT/scrape" "$@" "http://$MADDR/metrics"
+}
+many_up() { grep -c '^ringsteer_backend_up{service="many",' "$OUT/scrape"; }
+for src in 198.18.1.201 198.18.1.204 198.18.2.250; do
+	e2e_check "a scrape from $src (dribblers on 198.18.1.201-204)" \
+		scrape rs_in_client --interface "$src"
+	e2e_eq "  it shows the $((1024 - 7)) backends of many" "$(many_up)" $((1024 - 7))
+done
+e2e_check "a scrape from the edge's own address" scrape rs_in_edge
+# Rendering 1017 backends' metrics for every scrape would take the loop.
+t1=$(cpu_ticks "$DPID")
+s1=$(date +%s%N)
+cpu=$(((t1 - t0) * 100 * 1000000000 / (hz * (s1 - s0))))
+e2e_check "daemon CPU during the scrape flood under 25% of a core (${cpu}%)" test "$cpu" -lt 25
+e2e_eq "control socket answers: 3 backends UP" \
+	"$(rsctl -j backends web | jq '[.backends[] | select(.state == "UP" and .health == "up")] | length')" 3
+all_closed() { [[ $(last_open drip) == 0 && $(last_open drip_c) == 0 ]]; }
+rs_until $((IDLE_S + 4)) all_closed || true
+e2e_eq "dribbling metrics connections left open after $((IDLE_S + 4))s" "$(last_open drip)" 0
+e2e_eq "dribbling control connections left open" "$(last_open drip_c)" 0
+e2e_eq "after the flood: 100 clients steered" "$(steer 100 198.18.1.1)" 0
+e2e_eq "no backend went DOWN" "$(grep -c 'DOWN, health check failed' "$LOG" || true)" 0
+rs_bg_stop hog
+for ((i = 1; i <= 12; i++)); do rs_bg_stop "scrape$i"; done
+rs_bg_stop drip
+rs_bg_stop drip_c
 
 e2e_summary

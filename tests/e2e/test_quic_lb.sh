@@ -14,7 +14,8 @@
 #   (plaintext, or under its own key) is decoded until a reload removes it;
 #   a new key strands the old CIDs; kill -9 and a restart keep steering
 #   (the kfunc contexts are made again before the program is swapped in);
-#   a key file others can read is refused naming the file and line.
+#   a key file others can read is refused naming the file and line, and
+#   so is a keyless previous config unless quic_previous_plaintext = on.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/netns.sh
@@ -58,6 +59,7 @@ quic_nonce_len = 5
 quic_config_id = 2
 quic_key_file = $KEYS/k2
 ${prev:+quic_previous_config_id = $prev}
+${prev:+quic_previous_plaintext = on}
 
 # Four-pass, server ID (6) longer than half of 10: all four passes.
 [service lbf]
@@ -183,6 +185,13 @@ sed 's/^quic_nonce_len = 5$/quic_nonce_len = 7/' "$CONF" >"$OUT/long.conf"
 out=$(build/ringsteerd --check -c "$OUT/long.conf" 2>&1 || true)
 e2e_check "a nonce longer than the CID holds is refused" \
 	grep -q "quic_nonce_len 7 does not fit: quic_cid_len 9 holds the first octet, a 2-byte server ID and at most 6 bytes of nonce" <<<"$out"
+# Without the word that it is meant, a keyless previous config would be
+# decoded in the clear: clients could write any server ID under it.
+sed '/^quic_previous_plaintext = on$/d' "$CONF" >"$OUT/clear.conf"
+line=$(grep -n '^quic_previous_config_id = 1$' "$OUT/clear.conf" | cut -d: -f1)
+out=$(build/ringsteerd --check -c "$OUT/clear.conf" 2>&1 || true)
+e2e_check "a keyless previous config of an encrypted service is refused at clear.conf:$line" \
+	grep -q "$OUT/clear.conf:$line: \[service lb4\] quic_previous_config_id: quic_previous_config_id 1 has no quic_previous_key_file: it would be decoded in the clear" <<<"$out"
 
 start_daemon d1
 DLOG=$(rs_bg_err d1)

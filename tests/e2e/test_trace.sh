@@ -8,7 +8,9 @@
 #   client prefix of a bounded service: spill for load with load >= bound;
 #   filters (client prefix, backend, reason); a second trace refused;
 #   Ctrl-C and the daemon's exit end a trace and put the filters back;
-#   an overflow (--rate 1) counts its lost events (status, Prometheus).
+#   an overflow (--rate 1) counts its lost events (status, Prometheus);
+#   a user the test creates holds the lock file older versions used in
+#   /run/lock, and root's trace still runs (issue 36), leaving no lock.
 #   steer_sockops: each of 20 new connections established (counted, sticky
 #   entry written) and closed, on the backend the client reached. The
 #   traces of steer_lookup's decisions ask for --hook lookup: a connection
@@ -186,6 +188,33 @@ kill -INT "${RS_BG_PID[t6]}"
 trace_wait t6 10 || true
 e2e_eq "--reason sticky: the 10 returning clients only" \
 	"$(jq -r '"\(.reason) \(.client)"' "$(rs_bg_out t6)" | sort -u | awk '$1 == "sticky" && $2 ~ /^198\.18\.1\./' | wc -l) $(wc -l <"$(rs_bg_out t6)")" "10 10"
+
+echo "# the lock is root's: a user cannot block root's trace (issue 36)"
+USER_NAME=rst$$
+useradd --system --no-create-home --home-dir /nonexistent \
+	--shell /usr/sbin/nologin "$USER_NAME"
+RS_CLEANUP_HOOK+="; userdel '$USER_NAME' 2>/dev/null"
+AS_USER="setpriv --reuid=$(id -u "$USER_NAME") --regid=$(id -g "$USER_NAME") --clear-groups"
+LOCKNAME=$(stat -c '%d %i' "$BPFFS" | awk '{ printf "%x-%x", $1, $2 }')
+# The user holds the file that used to be the lock, in world-writable
+# /run/lock (a stale one from an older version is removed first).
+OLDLOCK=/run/lock/ringsteer-trace-$LOCKNAME.lock
+rm -f "$OLDLOCK"
+RS_CLEANUP_HOOK+="; rm -f '$OLDLOCK'"
+# shellcheck disable=SC2086 # AS_USER is words
+rs_bg_start ulock $AS_USER bash -c \
+	'exec 9>"$1" && flock -n 9 && echo ready && exec sleep 600' - "$OLDLOCK"
+rs_bg_wait_ready ulock
+e2e_check "the user cannot write in /run/ringsteer" \
+	bash -c "! $AS_USER touch /run/ringsteer/x 2>/dev/null"
+trace_start tl --hook lookup web --count 1 -j
+clients cl 198.18.1.1 1
+trace_wait tl 10 && e2e_pass "root's trace runs and ends" || e2e_fail "root's trace runs and ends"
+e2e_eq "  with its event" "$(wc -l <"$(rs_bg_out tl)")" 1
+e2e_check "no lock file left behind" test ! -e "/run/ringsteer/trace-$LOCKNAME.lock"
+e2e_check "/run/ringsteer: root's, writable by root only ($(stat -c '%U %a' /run/ringsteer))" \
+	bash -c '[[ $(stat -c %u /run/ringsteer) == 0 ]] && (((8#$(stat -c %a /run/ringsteer) & 8#022) == 0))'
+rs_bg_stop ulock
 
 echo "# spill for load: one hot /24 on a bounded service"
 hot=198.18.120.1

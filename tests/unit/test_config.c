@@ -1423,7 +1423,8 @@ static void test_quic_lb_keys(void)
 
 	snprintf(text, sizeof(text),
 		 QUIC "quic_cid_len = 9\nquic_key_file = %s\n"
-		      "quic_previous_config_id = 1\nquic_nonce_len = 5\n",
+		      "quic_previous_config_id = 1\nquic_nonce_len = 5\n"
+		      "quic_previous_plaintext = on\n",
 		 key);
 	EXPECT_LOADED(text);
 	s = &cfg.services[0];
@@ -1447,6 +1448,38 @@ static void test_quic_lb_keys(void)
 	snprintf(text, sizeof(text), QUIC "quic_previous_key_file = %s\n", key);
 	EXPECT_ERROR(text, "t.conf:5: [service q] quic_previous_key_file: ",
 		     "needs quic_previous_config_id");
+	/* Issue 36: a keyless previous config of an encrypted service. */
+	snprintf(text, sizeof(text),
+		 QUIC "quic_key_file = %s\nquic_previous_config_id = 1\n", key);
+	EXPECT_ERROR(text, "t.conf:6: [service q] quic_previous_config_id: ",
+		     "quic_previous_config_id 1 has no quic_previous_key_file: "
+		     "it would be decoded in the clear");
+	snprintf(text, sizeof(text),
+		 QUIC "quic_key_file = %s\nquic_previous_config_id = 1\n"
+		      "quic_previous_plaintext = off\n",
+		 key);
+	EXPECT_ERROR(text, "t.conf:6: [service q] quic_previous_config_id: ",
+		     "decoded in the clear");
+	snprintf(text, sizeof(text),
+		 QUIC "quic_key_file = %s\nquic_previous_config_id = 1\n"
+		      "quic_previous_key_file = %s\n"
+		      "quic_previous_plaintext = on\n",
+		 key, key);
+	EXPECT_ERROR(text, "t.conf:8: [service q] quic_previous_plaintext: ",
+		     "either encrypted or not");
+	snprintf(text, sizeof(text),
+		 QUIC "quic_key_file = %s\nquic_previous_plaintext = on\n",
+		 key);
+	EXPECT_ERROR(text, "t.conf:6: [service q] quic_previous_plaintext: ",
+		     "needs quic_previous_config_id");
+	EXPECT_ERROR(WEB "quic_previous_plaintext = on\n",
+		     "t.conf:4: [service web] quic_previous_plaintext: ",
+		     "needs cookie = quic");
+	EXPECT_ERROR(QUIC "quic_previous_plaintext = yes\n",
+		     "t.conf:5: [service q] quic_previous_plaintext: ",
+		     "expected on or off");
+	/* A plaintext service keeps a plaintext previous config freely. */
+	EXPECT_LOADED(QUIC "quic_previous_config_id = 1\n");
 	snprintf(text, sizeof(text), WEB "quic_key_file = %s\n", key);
 	EXPECT_ERROR(text, "t.conf:4: [service web] quic_key_file: ",
 		     "quic_key_file needs cookie = quic");
@@ -1834,12 +1867,22 @@ static void test_bad_health(void)
 	EXPECT_ERROR(WEB_A "check = http\ncheck_path = /a\tb\n",
 		     "t.conf:8: [backend a] check_path: ",
 		     "contains a space or control character");
-	EXPECT_ERROR(WEB_A "check = http\ncheck_path = /a\x7f\n",
-		     "t.conf:8: [backend a] check_path: ",
-		     "contains a space or control character");
+	/* Control characters are refused for the whole line, shown as hex. */
+	EXPECT_ERROR(WEB_A "check = http\ncheck_path = /a\x7f\n", "t.conf:8: ",
+		     "control character 0x7f at column 16: names and values "
+		     "are printable text");
 	EXPECT_ERROR(WEB_A "check = http\ncheck_host = a\x01\n",
-		     "t.conf:8: [backend a] check_host: ",
-		     "contains a space or control character");
+		     "t.conf:8: ", "control character 0x01 at column 15");
+	/* Issue 36: an escape sequence never reaches the terminal raw. */
+	EXPECT_ERROR("[service w\x1b[31mred]\nprotocol = tcp\n", "t.conf:1: ",
+		     "[service w\\x1b[31mred]: bad service name "
+		     "'w\\x1b[31mred'");
+	CU_ASSERT_PTR_NULL(strchr(err, '\x1b'));
+	EXPECT_ERROR(WEB "fallback = \x1b]0;x\x07\n",
+		     "t.conf:4: ", "control character 0x1b at column 12");
+	CU_ASSERT_PTR_NULL(strchr(err, '\x1b'));
+	EXPECT_ERROR(WEB "fallback = caf\xc3\xa9\n",
+		     "t.conf:4: [service web] fallback: ", "'caf\\xc3\\xa9'");
 	EXPECT_ERROR(WEB_A "check = http\ncheck_host = a b\n",
 		     "t.conf:8: [backend a] check_host: ",
 		     "bad check_host 'a b': contains a space or control "
@@ -2226,12 +2269,12 @@ static void test_input_bounds(void)
 {
 	char *text;
 
-	/* One kept error per bad line, up to 100; the rest are counted. */
+	/* One kept error per bad line, up to 30; the rest are counted. */
 	text = repeat(WEB, "bad line %d %d\n", 1000);
 	EXPECT_ERROR(text,
 		     "t.conf:4: [service web]: ", "expected 'key = value'");
-	CU_ASSERT_EQUAL(count_lines(err), 101);
-	CU_ASSERT_PTR_NOT_NULL(strstr(err, "\nt.conf: 900 more errors not "
+	CU_ASSERT_EQUAL(count_lines(err), 31);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "\nt.conf: 970 more errors not "
 					   "shown"));
 	free(text);
 
@@ -2239,17 +2282,18 @@ static void test_input_bounds(void)
 	text = repeat("",
 		      "[service s%d]\nprotocol = tcp\nlisten = 10.1.%d.1:80\n",
 		      RS_MAX_SERVICES + 2);
-	EXPECT_ERROR(text, "t.conf:196: [service s65]: ",
-		     "too many services (max 64)");
-	CU_ASSERT_EQUAL(count_lines(err), 2);
+	EXPECT_ERROR(text, "t.conf:193: [service s64]: ",
+		     "too many services (max 64): this [service] and every "
+		     "later one are refused");
+	CU_ASSERT_EQUAL(count_lines(err), 1);
 	free(text);
 	text = repeat(WEB "vnodes = 1\n",
 		      "[backend b%d]\nservice = web\naddress = 127.0.0.1:%d\n"
 		      "weight = x\n",
 		      RS_MAX_BACKENDS + 1);
-	/* 1024 bad weights are kept to 100, the header error is counted. */
+	/* 1024 bad weights are kept to 30, the header error is counted. */
 	EXPECT_ERROR(text, "t.conf:8: [backend b0] weight: ", "bad weight");
-	CU_ASSERT_PTR_NOT_NULL(strstr(err, "925 more errors not shown"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "995 more errors not shown"));
 	free(text);
 }
 

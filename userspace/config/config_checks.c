@@ -23,6 +23,41 @@ static void section_label(char *buf, size_t len, const char *type,
 }
 
 /*
+ * An encrypted service whose previous config has no key decodes that
+ * config in the clear: any client writes a backend's server ID under its
+ * codepoint and lands where it likes, which encryption was meant to stop.
+ * That is right only while moving a plaintext service to encryption, so
+ * it must be said: quic_previous_plaintext = on.
+ */
+static void check_quic_prev_clear(struct cfg_report *r,
+				  const struct svc_entry *s, const char *label)
+{
+	const struct rs_service_conf *c = &s->conf;
+	int prev = s->key_line[SVC_QUIC_PREV_CONFIG_ID];
+	int clear = s->key_line[SVC_QUIC_PREV_PLAINTEXT];
+
+	if (clear && s->prev_plaintext && !prev)
+		cfg_report(r, clear, label, "quic_previous_plaintext",
+			   "quic_previous_plaintext needs "
+			   "quic_previous_config_id (the config it is about)");
+	else if (clear && s->prev_plaintext && c->quic_prev_key_set)
+		cfg_report(r, clear, label, "quic_previous_plaintext",
+			   "quic_previous_plaintext = on with "
+			   "quic_previous_key_file: the previous config is "
+			   "either encrypted or not");
+	else if (prev && c->quic_key_set && !c->quic_prev_key_set &&
+		 !s->key_line[SVC_QUIC_PREV_KEY_FILE] && !s->prev_plaintext)
+		cfg_report(r, prev, label, "quic_previous_config_id",
+			   "quic_previous_config_id %u has no "
+			   "quic_previous_key_file: it would be decoded in the "
+			   "clear, and any client could pick its backend by "
+			   "writing a server ID under it; give its key, or "
+			   "set quic_previous_plaintext = on if it was "
+			   "plaintext (moving to encryption)",
+			   c->quic_prev_config_id);
+}
+
+/*
  * QUIC-LB encryption and rotation (docs/quic.md "Encrypted CIDs"). An
  * encrypted CID is the first octet, the server ID and a nonce of at least
  * 4 bytes (draft-ietf-quic-load-balancers-21): 16 of them are one AES
@@ -54,8 +89,14 @@ static void check_quic_lb(struct cfg_report *r, const struct svc_entry *s,
 		if (nonce_at)
 			cfg_report(r, nonce_at, label, "quic_nonce_len",
 				   "quic_nonce_len needs cookie = quic");
+		if (s->key_line[SVC_QUIC_PREV_PLAINTEXT])
+			cfg_report(r, s->key_line[SVC_QUIC_PREV_PLAINTEXT],
+				   label, "quic_previous_plaintext",
+				   "quic_previous_plaintext needs cookie = "
+				   "quic");
 		return;
 	}
+	check_quic_prev_clear(r, s, label);
 	if (c->quic_nonce_len && c->quic_nonce_len > room)
 		cfg_report(r, nonce_at, label, "quic_nonce_len",
 			   "quic_nonce_len %u does not fit: quic_cid_len %u "

@@ -16,7 +16,7 @@
 #include "config.h"
 
 #define LABEL_MAX 256
-#define MAX_KEYS  20
+#define MAX_KEYS  21
 
 /*
  * Every section entry has key_line[] (where each key was first set, 0 when
@@ -51,6 +51,8 @@ struct svc_entry {
 	struct rs_service_conf conf;
 	int key_line[MAX_KEYS];
 	bool key_bad[MAX_KEYS];
+	/* quic_previous_plaintext = on: a keyless previous config is meant */
+	bool prev_plaintext;
 };
 
 /* Longest server_id text kept for messages; longer text is cut. */
@@ -98,6 +100,7 @@ enum {
 	SVC_QUIC_PREV_CONFIG_ID,
 	SVC_QUIC_PREV_KEY_FILE,
 	SVC_QUIC_NONCE_LEN,
+	SVC_QUIC_PREV_PLAINTEXT,
 };
 
 enum {

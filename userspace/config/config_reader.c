@@ -115,6 +115,20 @@ static bool is_comment(const char *s)
 	return *s == ';' || *s == '#';
 }
 
+/*
+ * Names, keys and values are printable text: a control character (an
+ * escape sequence, a carriage return) would reach terminals and logs
+ * wherever they are shown. Tabs are blanks. 0 when there is none.
+ */
+static size_t control_at(const char *s)
+{
+	for (size_t i = 0; s[i]; i++)
+		if (((unsigned char)s[i] < 0x20 && s[i] != '\t') ||
+		    s[i] == 0x7f)
+			return i + 1;
+	return 0;
+}
+
 /* A line inih cannot use; the section code says under which section. */
 static void __attribute__((format(printf, 2, 3)))
 bad_line(struct reader *rd, const char *fmt, ...)
@@ -178,6 +192,7 @@ static char *read_line(char *str, int num, void *stream)
 {
 	struct reader *rd = stream;
 	ssize_t n = next_line(rd);
+	size_t col;
 	char *s;
 
 	if (n < 0)
@@ -192,6 +207,14 @@ static char *read_line(char *str, int num, void *stream)
 		s = "";
 	}
 	s = cfg_trim(s);
+	/* A header's name is checked (and quoted escaped) as a name. */
+	if (*s != '[' && !is_comment(s) && (col = control_at(s))) {
+		cfg_report(rd->report, rd->line, NULL, NULL,
+			   "control character 0x%02x at column %zu: names and "
+			   "values are printable text",
+			   (unsigned char)s[col - 1], col);
+		s = "";
+	}
 	if (*s == '[') {
 		emit(rd, CFG_EV_SECTION, s, NULL, NULL);
 		s = "";

@@ -42,6 +42,37 @@ static void push_error(struct cfg_report *r, int line, char *text)
 	r->n_errs++;
 }
 
+/*
+ * Errors quote what the file says (a bad value, a name, a path), and go to
+ * a terminal, the journal and JSON replies: a byte that is not printable
+ * ASCII is shown as \xNN, so no escape sequence reaches a terminal and
+ * the text is always valid UTF-8. NULL when out of memory.
+ */
+static char *escaped(char *text)
+{
+	size_t n = 0, i;
+	char *out, *o;
+
+	for (i = 0; text[i]; i++)
+		n += (unsigned char)text[i] < 0x20 ||
+		     (unsigned char)text[i] >= 0x7f;
+	if (!n)
+		return text;
+	out = malloc(i + 3 * n + 1);
+	for (o = out, i = 0; out && text[i]; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (c < 0x20 || c >= 0x7f)
+			o += sprintf(o, "\\x%02x", c);
+		else
+			*o++ = (char)c;
+	}
+	if (out)
+		*o = '\0';
+	free(text);
+	return out;
+}
+
 void __attribute__((format(printf, 5, 6)))
 cfg_report(struct cfg_report *r, int line, const char *label, const char *key,
 	   const char *fmt, ...)
@@ -71,6 +102,8 @@ cfg_report(struct cfg_report *r, int line, const char *label, const char *key,
 		text = full;
 	}
 	free(msg);
+	if (n >= 0 && !(text = escaped(text)))
+		n = -1;
 	if (n < 0) {
 		r->nomem = true;
 		return;

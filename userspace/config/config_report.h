@@ -13,9 +13,10 @@
 
 /*
  * Errors kept for the report. A file of garbage has one error per line, and
- * each kept error costs memory, so the rest are only counted.
+ * each kept error costs memory and a reader's screen, so the rest are only
+ * counted.
  */
-#define CFG_MAX_ERRORS 100
+#define CFG_MAX_ERRORS 30
 
 struct cfg_error {
 	int line;

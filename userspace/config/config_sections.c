@@ -41,6 +41,7 @@ struct sections {
 	bool *key_bad;
 	const struct key_def *keys;
 	char label[LABEL_MAX];
+	unsigned int over_said; /* 1 << kind: "too many" said for that kind */
 };
 
 /*
@@ -170,8 +171,13 @@ static void *begin_entry(struct sections *p, const struct entry_type *t,
 	 * bound.
 	 */
 	if (*n == t->max) {
-		cfg_report(p->report, p->line, p->label, NULL,
-			   "too many %ss (max %zu)", t->noun, t->max);
+		/* Once: a file of 10,000 backends is one mistake. */
+		if (!(p->over_said & 1u << t->kind))
+			cfg_report(p->report, p->line, p->label, NULL,
+				   "too many %ss (max %zu): this [%s] and "
+				   "every later one are refused",
+				   t->noun, t->max, t->noun);
+		p->over_said |= 1u << t->kind;
 		return NULL;
 	}
 	arr = grow(arr, cap, *n, t->size);

@@ -270,16 +270,25 @@ static void set_balance_factor(const struct cfg_key *k, void *obj,
 		s->conf.balance_milli = 1001;
 }
 
-static void set_fleet(const struct cfg_key *k, void *obj, const char *v)
+static void set_on_off(const struct cfg_key *k, const char *v, bool *out)
 {
-	struct svc_entry *s = obj;
-
 	if (strcmp(v, "on") == 0)
-		s->conf.fleet = true;
+		*out = true;
 	else if (strcmp(v, "off") == 0)
-		s->conf.fleet = false;
+		*out = false;
 	else
 		cfg_bad_value(k, "expected on or off");
+}
+
+static void set_fleet(const struct cfg_key *k, void *obj, const char *v)
+{
+	set_on_off(k, v, &((struct svc_entry *)obj)->conf.fleet);
+}
+
+static void set_quic_previous_plaintext(const struct cfg_key *k, void *obj,
+					const char *v)
+{
+	set_on_off(k, v, &((struct svc_entry *)obj)->prev_plaintext);
 }
 
 const struct key_def cfg_service_keys[] = {
@@ -307,6 +316,9 @@ const struct key_def cfg_service_keys[] = {
 				    set_quic_previous_key_file, false},
 	[SVC_QUIC_NONCE_LEN] = {"quic_nonce_len", "quic_nonce_len",
 				set_quic_nonce_len, false},
+	[SVC_QUIC_PREV_PLAINTEXT] = {"quic_previous_plaintext",
+				     "quic_previous_plaintext",
+				     set_quic_previous_plaintext, false},
 	{"key", "key policy", set_key_policy, false},
 	{"prefix4", "prefix4", set_prefix4, false},
 	{"prefix6", "prefix6", set_prefix6, false},

@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -33,6 +32,7 @@
 #include <ringsteer/abi.h>
 
 #include "cli.h"
+#include "trace_lock.h"
 #include "trace_print.h"
 
 #define DEFAULT_RATE	1000 /* events a second per CPU */
@@ -255,37 +255,6 @@ static int64_t clock_ns(clockid_t c)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/*
- * One trace per pin directory: an flock on a file named after the
- * directory's identity under /run/lock (bpffs holds no regular files, and
- * the daemon holds the directory's own lock). It dies with its holder.
- */
-static int take_lock(const char *bpffs)
-{
-	char path[PATH_MAX];
-	struct stat st;
-	int fd;
-
-	if (stat(bpffs, &st))
-		return fail("%s: %s", bpffs, strerror(errno));
-	snprintf(path, sizeof(path), "%s/ringsteer-trace-%llx-%llx.lock",
-		 access("/run/lock", W_OK) == 0 ? "/run/lock" : "/tmp",
-		 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		fail("%s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		close(fd);
-		return errno == EWOULDBLOCK
-			       ? -2
-			       : (fail("flock %s: %s", path, strerror(errno)),
-				  -1);
-	}
-	return fd;
-}
-
 static int pin_get(const char *bpffs, const char *name)
 {
 	char path[PATH_MAX];
@@ -403,6 +372,7 @@ static int run(struct trace *tr, const struct rs_trace_ctl *want,
 	       const char *bpffs, pid_t pid)
 {
 	int ctl = -1, evfd = -1, cpufd = -1, lock, pidfd, rc = 1;
+	struct trace_lock lk;
 	struct rs_trace_cpu before, after;
 	struct rs_trace_ctl old, set = *want;
 	struct ring_buffer *rb = NULL;
@@ -411,8 +381,8 @@ static int run(struct trace *tr, const struct rs_trace_ctl *want,
 	__u32 zero = 0;
 	const char *why = NULL;
 
-	lock = take_lock(bpffs);
-	if (lock == -2) {
+	lock = trace_lock_take(&lk, bpffs);
+	if (lock == -EWOULDBLOCK) {
 		struct rs_trace_ctl cur = {0};
 
 		ctl = pin_get(bpffs, "rs_trace_ctl");
@@ -505,7 +475,7 @@ out:
 		close(evfd);
 	if (ctl >= 0)
 		close(ctl);
-	close(lock);
+	trace_lock_release(&lk);
 	return rc;
 }
 

@@ -4,7 +4,7 @@
  *
  *   rs_idle (--tcp ADDR:PORT | --unix PATH) --count N [--connect-for S]
  *           [--src IP [--sources K] [--step N]] [--rst] [--ping]
- *           [--serial]
+ *           [--serial] [--dribble MS]
  *
  * Connects N sockets without blocking; a connect refused for a full unix
  * listen queue (EAGAIN) is retried until all N are in or --connect-for
@@ -22,6 +22,9 @@
  * that does not hold it is reset, and counts as closed.
  * --keep leaves a connection the server closed open on this side until
  * SIGTERM (the server's socket stays in FIN_WAIT2), instead of closing it.
+ * --dribble MS sends one more byte of an HTTP request that never ends
+ * on every open connection every MS ms: a client that is never idle for
+ * long, yet never finishes its request.
  * --serial makes connection i+1 only once the server has spoken on
  * connection i (a backend's greeting line): the server has accepted it,
  * so the kernel counted it in its load gauge before the next SYN. Without
@@ -59,7 +62,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: rs_idle (--tcp ADDR:PORT | --unix PATH) --count N "
 	      "[--connect-for S] [--src IP [--sources K] [--step N]] "
-	      "[--rst] [--ping] [--serial] [--keep]\n",
+	      "[--rst] [--ping] [--serial] [--keep] [--dribble MS]\n",
 	      f);
 }
 
@@ -165,6 +168,18 @@ static unsigned long reap(struct pollfd *pfd, unsigned long n)
 	return open;
 }
 
+/* --dribble: byte @k of an endless request on every open connection. */
+static void drip(struct pollfd *pfd, unsigned long n, size_t k)
+{
+	/* No newline: a control request does not end either. */
+	static const char head[] = "GET /metrics?slow=";
+	char c = k < sizeof(head) - 1 ? head[k] : 'a';
+
+	for (unsigned long i = 0; i < n; i++)
+		if (pfd[i].fd >= 0 && pfd[i].events)
+			send(pfd[i].fd, &c, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -179,17 +194,19 @@ int main(int argc, char **argv)
 		{"ping", no_argument, NULL, 'p'},
 		{"serial", no_argument, NULL, 'e'},
 		{"keep", no_argument, NULL, 'K'},
+		{"dribble", required_argument, NULL, 'd'},
 		TOOL_OPTS_END,
 	};
 	struct sockaddr_storage ss = {0};
 	socklen_t len = 0;
 	unsigned long count = 0, secs = 10, i, made = 0, sources = 1,
-		      step = 256;
+		      step = 256, dribble_ms = 0;
 	struct sockaddr_storage src = {0}, from;
 	socklen_t src_len = 0;
 	bool has_src = false, rst = false, ping = false, serial = false;
 	struct pollfd *pfd;
-	double deadline;
+	double deadline, next_drip = 0;
+	size_t dripped = 0;
 	int c;
 
 	while ((c = tool_getopt(argc, argv, opts, usage)) != -1) {
@@ -254,6 +271,11 @@ int main(int argc, char **argv)
 		case 'K':
 			keep = true;
 			break;
+		case 'd':
+			if (tool_parse_ulong("rs_idle", "--dribble", optarg, 1,
+					     60000, &dribble_ms))
+				return 2;
+			break;
 		default:
 			return 2;
 		}
@@ -291,6 +313,10 @@ int main(int argc, char **argv)
 				closed(pfd[i].fd);
 				pfd[i].fd = -1;
 			}
+		if (dribble_ms && now() >= next_drip) {
+			drip(pfd, count, dripped++);
+			next_drip = now() + (double)dribble_ms / 1000;
+		}
 		printf("open %lu\n", reap(pfd, count));
 		fflush(stdout);
 		usleep(200000);

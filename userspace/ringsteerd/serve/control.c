@@ -4,7 +4,8 @@
  * one JSON object (terminated by a newline or by closing its write side),
  * gets one JSON object back and is closed. At most control_clients_max
  * clients at once (the longest idle makes room for a new one), each
- * dropped after client_idle_timeout without progress: idle clients cannot
+ * dropped if its whole request takes over client_idle_timeout, or its
+ * reply makes no progress for as long: idle or dribbling clients cannot
  * take the descriptors the health checks need.
  */
 #include <errno.h>
@@ -95,14 +96,20 @@ static void lru_append(struct control_client *c)
 }
 
 /* @c is in the list: it is appended once accepted, unlinked when closed. */
+static void client_active(struct control_client *c)
+{
+	lru_unlink(c);
+	lru_append(c);
+}
+
+/* Accepted, or its reply moved on: client_idle_timeout from now. */
 static void client_touch(struct control_client *c)
 {
 	struct daemon *d = c->srv->d;
 
 	c->idle.repeat = d->st.cfg.client_idle_ms / 1000.0;
 	ev_timer_again(d->loop, &c->idle);
-	lru_unlink(c);
-	lru_append(c);
+	client_active(c);
 }
 
 static void client_close(struct control_client *c)
@@ -263,7 +270,7 @@ static void on_client_read(struct ev_loop *loop, ev_io *w, int revents)
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
 		if (n > 0)
-			client_touch(c);
+			client_active(c);
 		if (n > 0 && !memchr(sink, '\n', (size_t)n))
 			return;
 		client_finish(c);
@@ -280,7 +287,11 @@ static void on_client_read(struct ev_loop *loop, ev_io *w, int revents)
 		client_finish(c);
 		return;
 	}
-	client_touch(c);
+	/*
+	 * Not a new deadline: a byte every few seconds must not hold the
+	 * connection for ever.
+	 */
+	client_active(c);
 	nl = memchr(c->buf + c->len, '\n', (size_t)n);
 	c->len += (size_t)n;
 	if (nl)

@@ -21,15 +21,28 @@
 #include "notify.h"
 #include "state.h"
 
+/*
+ * Not cut to a fixed size: a refused reload's list of errors (up to 30
+ * lines and a count) arrives whole, and never cut inside a character.
+ */
 json_t *err_reply(const char *fmt, ...)
 {
-	char msg[512];
+	json_t *reply;
 	va_list ap;
+	char *msg;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
-	return json_pack("{s:b, s:s}", "ok", 0, "error", msg);
+	if (n < 0)
+		return json_pack("{s:b, s:s}", "ok", 0, "error",
+				 "out of memory");
+	reply = json_pack("{s:b, s:s}", "ok", 0, "error", msg);
+	free(msg);
+	return reply ? reply
+		     : json_pack("{s:b, s:s}", "ok", 0, "error",
+				 "an error that is not valid UTF-8");
 }
 
 static json_t *ok_reply(void)

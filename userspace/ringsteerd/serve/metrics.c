@@ -2,7 +2,8 @@
 /*
  * The metrics endpoint ([global] metrics): libmicrohttpd inside the
  * daemon's loop, answering GET /metrics with metrics_render()'s text
- * (metrics_render.c).
+ * (metrics_render.c). Its clients' time and number are bounded in
+ * metrics_clients.c.
  */
 #include <errno.h>
 #include <microhttpd.h>
@@ -14,6 +15,17 @@
 #include "addr.h"
 #include "log.h"
 #include "metrics.h"
+#include "metrics_clients.h"
+
+/*
+ * A rendered body is served again until this many times the time it took
+ * to render has passed: however many clients scrape, rendering takes at
+ * most about 1/RENDER_SHARE of the loop (health checks, control, reloads
+ * keep the rest), and a small daemon's scrapes stay fresh.
+ */
+#define RENDER_SHARE 20
+/* However slow the host, a scrape is never older than this (seconds). */
+#define RENDER_REUSE_MAX 5.0
 
 /*
  * libmicrohttpd runs without threads of its own: its epoll fd is watched
@@ -25,7 +37,53 @@ struct metrics_server {
 	ev_io io;
 	ev_timer timer;
 	uint32_t clients_max; /* fixed at start: the library cannot change it */
+	struct metrics_clients clients;
+	struct MHD_Response *body; /* the last render, shared by every reply */
+	ev_tstamp body_until;	   /* served again until then */
 };
+
+/* The exposition, rendered again only once the last one has had its time. */
+static struct MHD_Response *exposition(struct metrics_server *ms)
+{
+	ev_tstamp t0 = ev_time(), took;
+	struct MHD_Response *resp;
+	char *text;
+
+	if (ms->body && t0 < ms->body_until)
+		return ms->body;
+	text = metrics_render(ms->d);
+	if (!text)
+		return NULL;
+	resp = MHD_create_response_from_buffer(strlen(text), text,
+					       MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(text);
+		return NULL;
+	}
+	MHD_add_response_header(resp, "Content-Type",
+				"text/plain; version=0.0.4; charset=utf-8");
+	took = ev_time() - t0;
+	rs_debug("metrics: rendered in %.1f ms", took * 1000);
+	/* Replies still being sent hold their own reference. */
+	if (ms->body)
+		MHD_destroy_response(ms->body);
+	ms->body = resp;
+	ms->body_until = ev_time() + (took * RENDER_SHARE < RENDER_REUSE_MAX
+					      ? took * RENDER_SHARE
+					      : RENDER_REUSE_MAX);
+	return resp;
+}
+
+static struct MHD_Response *plain(const char *text)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+		strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+
+	if (resp)
+		MHD_add_response_header(resp, "Content-Type",
+					"text/plain; charset=utf-8");
+	return resp;
+}
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 				  const char *url, const char *method,
@@ -36,31 +94,41 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 	unsigned int status = MHD_HTTP_OK;
-	char *body;
 
 	(void)version;
 	(void)upload;
 	(void)upload_len;
 	(void)con_cls;
 	rs_debug("metrics: %s %s", method, url);
+	mclients_progress(&ms->clients, conn);
 	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
-		body = strdup("only GET\n");
+		resp = plain("only GET\n");
 		status = MHD_HTTP_METHOD_NOT_ALLOWED;
 	} else if (strcmp(url, "/metrics") && strcmp(url, "/")) {
-		body = strdup("not found; see /metrics\n");
+		resp = plain("not found; see /metrics\n");
 		status = MHD_HTTP_NOT_FOUND;
 	} else {
-		body = metrics_render(ms->d);
+		resp = exposition(ms);
+		if (!resp)
+			return MHD_NO;
+		return MHD_queue_response(conn, status, resp);
 	}
-	if (!body)
+	if (!resp)
 		return MHD_NO;
-	resp = MHD_create_response_from_buffer(strlen(body), body,
-					       MHD_RESPMEM_MUST_FREE);
-	MHD_add_response_header(resp, "Content-Type",
-				"text/plain; version=0.0.4; charset=utf-8");
 	ret = MHD_queue_response(conn, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
+}
+
+/* A reply is out: the connection may start its next request. */
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct metrics_server *ms = cls;
+
+	(void)con_cls;
+	(void)toe;
+	mclients_progress(&ms->clients, conn);
 }
 
 static void metrics_arm_timer(struct metrics_server *ms)
@@ -125,20 +193,22 @@ int metrics_start(struct daemon *d)
 	rs_addr_format(d->st.cfg.metrics_family, d->st.cfg.metrics_addr,
 		       d->st.cfg.metrics_port, where, sizeof(where));
 	/*
-	 * The library's own limits bound the descriptors clients hold: at
-	 * the cap it stops accepting (new clients wait in the listen queue),
-	 * one address gets a quarter of the cap and anything over it is
-	 * closed at once, and a connection idle for the timeout (whole
-	 * seconds only, rounded up) is closed.
+	 * The library's cap bounds the descriptors clients hold (at it, new
+	 * clients wait in the listen queue), and it closes a connection idle
+	 * for the timeout (whole seconds only, rounded up). Who goes at the
+	 * cap, and the time for a whole request: metrics_clients.c. One
+	 * address gets a quarter of the cap.
 	 */
 	per_ip = d->metrics_clients_max / 4 ? d->metrics_clients_max / 4 : 1;
 	idle_s = (d->st.cfg.client_idle_ms + 999) / 1000;
+	mclients_init(&ms->clients, d, d->metrics_clients_max, per_ip);
 	ms->mhd = MHD_start_daemon(
 		flags, d->st.cfg.metrics_port, NULL, NULL, on_request, ms,
 		MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_LIMIT,
 		(unsigned int)d->metrics_clients_max,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
-		MHD_OPTION_CONNECTION_TIMEOUT, idle_s, MHD_OPTION_END);
+		MHD_OPTION_CONNECTION_TIMEOUT, idle_s,
+		MHD_OPTION_NOTIFY_CONNECTION, mclients_notify, &ms->clients,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, ms, MHD_OPTION_END);
 	if (!ms->mhd) {
 		rs_err("metrics: cannot listen on %s", where);
 		free(ms);
@@ -167,6 +237,9 @@ void metrics_stop(struct daemon *d)
 	ev_io_stop(d->loop, &ms->io);
 	ev_timer_stop(d->loop, &ms->timer);
 	MHD_stop_daemon(ms->mhd);
+	mclients_stop(&ms->clients);
+	if (ms->body)
+		MHD_destroy_response(ms->body);
 	free(ms);
 	d->metrics = NULL;
 }
