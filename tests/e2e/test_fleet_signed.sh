@@ -355,6 +355,12 @@ wait "${RS_BG_PID[load-id]}" || true
 e2e_check "connections made through the move and the attacks" \
 	test "$(load_attempts load-id)" -gt 100
 e2e_eq "no failed connection through the move and the attacks" "$(load_failed load-id)" 0
+leaked=""
+for i in 1 2 3; do
+	grep -qF "$(sed -n 2p "$OUT/id$i.key")" "$RS_BG_DIR"/*.err "$RS_BG_DIR"/*.out &&
+		leaked+=" host-$i"
+done
+e2e_eq "no identity key in any daemon's log" "$leaked" ""
 
 # The reverse: fleet mode off at host-3 (a reload) leaves no key words in
 # its map of states.
