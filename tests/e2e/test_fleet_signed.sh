@@ -289,15 +289,31 @@ echo "# moving to identities, one reload per host, under load"
 rs_bg_start load-id rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
 	--src-base 198.18.1.1 --count 200 --concurrency 8 --loop-seconds 600 \
 	--timeout-ms 3000
+# believed_both_ways: host-1's record carries both signatures, and hosts
+# 2 and 3 (the fleet key alone) have read it and believe it.
+believed_both_ways() {
+	local rev i
+	rev=$(etcd_call /v3/kv/range "{\"key\":\"$(b64 "$PREFIX/members/host-1")\"}" |
+		jq -r .header.revision)
+	etcd_get "$PREFIX/members/host-1" | jq -e '.host_sig and .sig' >/dev/null || return 1
+	for i in 2 3; do
+		(($(ctl "$i" -j fleet status | jq .latest_revision) >= rev)) || return 1
+		[[ -z $(rejected_of "$i" host-1) ]] || return 1
+	done
+}
 bad=""
 for i in 1 2 3; do
 	sed -i "s|^key_file = .*|&\nidentity_key = $OUT/id$i.key\nmember_keys = $OUT/members|" "$OUT/h$i.conf"
 	ctl "$i" reload >/dev/null || bad+=" host-$i's reload failed;"
+	if ((i == 1)); then
+		rs_until 5 believed_both_ways ||
+			bad+=" hosts with the fleet key alone rejected host-1's record;"
+	fi
 	# Until every host signs with its key, the others keep its last
 	# valid record: nobody moves.
 	wait_members host-1,host-2,host-3 1 2 3 || bad+=" members changed after host-$i's;"
 done
-e2e_eq "each host reloaded with identity_key and member_keys, members kept" "$bad" ""
+e2e_eq "each host reloaded with identity_key and member_keys, members kept; hosts not moved yet believe the moved ones" "$bad" ""
 e2e_check "identities everywhere: no host's record is rejected anywhere" hosts_ok
 e2e_eq "fleet status says whose signature a record needs" \
 	"$(ctl 3 -j fleet status | jq -c .records)" '{"signed_by":"host","member_keys":3}'
