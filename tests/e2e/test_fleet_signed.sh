@@ -17,6 +17,13 @@
 #     drops a forwarded packet as unauthenticated. Then a second rotation
 #     under the same load with a host's daemon killed (-9) and started
 #     again after each step: the same.
+#   - per-host identities (issue 36): with key_file alone, a fake member
+#     signed with the fleet key (which host-1 holds) gets keys; the PoP
+#     moves to identity_key/member_keys one reload at a time under load
+#     (no connection fails, nobody moves); then fake members and a copy
+#     signed with host-1's keys, and a record for host-2 signed with
+#     host-1's key, are rejected by every host: no table swapped, host-2
+#     keeps its address and place, no connection fails.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/e2e/fleet_lib.sh
@@ -182,7 +189,17 @@ restart_host() {
 # each other member and one per key (one now) for checking each: 2 x 2.
 # The signing ones say wire version 3: every member's record says it
 # takes it (fleet status shows it).
-sip_states() { # sip_states I: host I's states for the table in force
+# sip_states I: host I's states for the table in force; read again when
+# a table swap replaced the inner map between its dump and its lookup.
+sip_states() {
+	local t
+	for ((t = 0; t < 20; t++)); do
+		sip_states_once "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+sip_states_once() {
 	local root="$BPFFS-h$1" inner gen base
 	inner=$(bpftool -j map dump pinned "$root/rs_fleet" |
 		jq -r '.[0].value | map(.[2:]) | reverse | join("")') || return 1
@@ -227,6 +244,140 @@ e2e_check "status names steer_tc on a fleet-only host" \
 	bash -c "build/ringsteer -s '$OUT/h1.sock' -j status | jq -e '[.programs[] | select(.name == \"steer_tc\" and .id > 0)] | length == 1'"
 e2e_eq "members say they take wire version 3" \
 	"$(ctl 1 -j fleet status | jq -c '[.members[].wire]')" "[3,3,3]"
+echo "# per-host identities: what a compromised host-1 can sign"
+: >"$OUT/members"
+for i in 1 2 3; do
+	openssl genpkey -algorithm ed25519 -out "$OUT/id$i.key" 2>/dev/null
+	chmod 600 "$OUT/id$i.key"
+	echo "host-$i $(openssl pkey -in "$OUT/id$i.key" -pubout | sed -n 2p)" >>"$OUT/members"
+done
+FLEET_KEY=$THIRD
+# forge I NAME JSON: JSON as the record PREFIX/members/NAME, signed with
+# what a compromised host-I holds: the fleet key and, for I > 0, its own
+# identity key (docs/fleet.md: host_sig over the record without
+# signatures, sig over it with host_sig). openssl, not our code, signs.
+forge() {
+	local i=$1 key=$PREFIX/members/$2 canon sig mac
+	canon=$(jq -cS 'del(.sig, .host_sig)' <<<"$3")
+	if ((i > 0)); then
+		printf 'ringsteer fleet record ed25519 1\n%s\n%s' "$key" "$canon" >"$OUT/msg"
+		sig=$(openssl pkeyutl -sign -rawin -inkey "$OUT/id$i.key" -in "$OUT/msg" |
+			od -An -v -tx1 | tr -d ' \n')
+		canon=$(jq -cS --arg s "$sig" '.host_sig = $s' <<<"$canon")
+	fi
+	mac=$(printf 'ringsteer fleet record 1\n%s\n%s' "$key" "$canon" |
+		openssl mac -digest SHA256 -macopt "hexkey:$FLEET_KEY" HMAC | tr A-F a-f)
+	jq -cS --arg m "${mac:0:32}" '.sig = $m' <<<"$canon"
+}
+swaps() { # swaps I...: table swaps of hosts I..., summed
+	local i n=0
+	for i in "$@"; do n=$((n + $(metric_of "$i" ringsteer_fleet_table_swaps_total))); done
+	echo "$n"
+}
+fake() { echo "{\"address\":\"198.18.77.$1\",\"services\":{\"web\":{\"capacity\":2}},\"wire\":3}"; }
+lease=$(etcd_call /v3/lease/grant '{"TTL": 600}' | jq -r .ID)
+e2e_eq "fleet status: records need the fleet key" \
+	"$(ctl 1 -j fleet status | jq -r .records.signed_by)" fleet_key
+# The weaker mode first: this is what the attacks below would do today.
+etcd_put "$PREFIX/members/aa-fake" "$(forge 0 aa-fake "$(fake 5)")" "$lease"
+e2e_check "key_file alone (the weaker mode): a fake member signed with the fleet key host-1 holds gets keys" \
+	wait_members aa-fake,host-1,host-2,host-3 1 2 3
+etcd_del_prefix "$PREFIX/members/aa-"
+e2e_check "the fake gone with its key" wait_members host-1,host-2,host-3 1 2 3
+
+echo "# moving to identities, one reload per host, under load"
+rs_bg_start load-id rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
+	--src-base 198.18.1.1 --count 200 --concurrency 8 --loop-seconds 600 \
+	--timeout-ms 3000
+# believed_both_ways: host-1's record carries both signatures, and hosts
+# 2 and 3 (the fleet key alone) have read it and believe it.
+believed_both_ways() {
+	local rev i
+	rev=$(etcd_call /v3/kv/range "{\"key\":\"$(b64 "$PREFIX/members/host-1")\"}" |
+		jq -r .header.revision)
+	etcd_get "$PREFIX/members/host-1" | jq -e '.host_sig and .sig' >/dev/null || return 1
+	for i in 2 3; do
+		(($(ctl "$i" -j fleet status | jq .latest_revision) >= rev)) || return 1
+		[[ -z $(rejected_of "$i" host-1) ]] || return 1
+	done
+}
+bad=""
+for i in 1 2 3; do
+	sed -i "s|^key_file = .*|&\nidentity_key = $OUT/id$i.key\nmember_keys = $OUT/members|" "$OUT/h$i.conf"
+	ctl "$i" reload >/dev/null || bad+=" host-$i's reload failed;"
+	if ((i == 1)); then
+		rs_until 5 believed_both_ways ||
+			bad+=" hosts with the fleet key alone rejected host-1's record;"
+	fi
+	# Until every host signs with its key, the others keep its last
+	# valid record: nobody moves.
+	wait_members host-1,host-2,host-3 1 2 3 || bad+=" members changed after host-$i's;"
+done
+e2e_eq "each host reloaded with identity_key and member_keys, members kept; hosts not moved yet believe the moved ones" "$bad" ""
+e2e_check "identities everywhere: no host's record is rejected anywhere" hosts_ok
+e2e_eq "fleet status says whose signature a record needs" \
+	"$(ctl 3 -j fleet status | jq -c .records)" '{"signed_by":"host","member_keys":3}'
+e2e_check "host-2's record carries its own signature" bash -c \
+	"$(declare -f b64 etcd_call etcd_get); ETCD='$ETCD' RS_NS_EDGE='$RS_NS_EDGE' etcd_get '$PREFIX/members/host-2' | jq -e '.host_sig | length == 128' >/dev/null"
+e2e_check "a host with identities no longer warns that any member can sign for the others" \
+	bash -c "! build/ringsteerd --check -c '$OUT/h1.conf' 2>&1 | grep -q 'has no member_keys'"
+
+echo "# host-1's keys cannot add members"
+sw0=$(swaps 1 2 3)
+for n in 1 2 3; do
+	etcd_put "$PREFIX/members/aa-fake$n" "$(forge 1 "aa-fake$n" "$(fake 1$n)")" "$lease"
+done
+# host-1's own record under another name, its own signatures kept.
+etcd_put "$PREFIX/members/aa-copy" "$(etcd_get "$PREFIX/members/host-1")" "$lease"
+for k in aa-fake1 aa-fake2 aa-fake3 aa-copy; do
+	e2e_check "$k, signed with host-1's keys, rejected by every host" wait_rejected "$k"
+done
+e2e_check "reason: not a member the operator listed" \
+	grep -q "^unknown member: no key for aa-fake2 in member_keys" <<<"$(rejected_of 3 aa-fake2)"
+e2e_check "members unchanged" wait_members host-1,host-2,host-3 1 2 3
+e2e_eq "no host swapped its table for them" "$(swaps 1 2 3)" "$sw0"
+e2e_eq "host-3 logged the fake once" \
+	"$(grep -c "record $PREFIX/members/aa-fake1 rejected" "$(rs_bg_err "${DNAME[3]}")")" 1
+etcd_del_prefix "$PREFIX/members/aa-"
+
+echo "# host-1's keys cannot change host-2's record"
+# host-2's daemon stopped meanwhile (its data plane steers on), or it
+# would put its own record back at once (docs/fleet.md: a host guards its
+# own record) and the others might never read the forged one. Shorter
+# than its lease (5 s): nothing here waits more than 3 s.
+pid2=${RS_BG_PID[${DNAME[2]}]}
+rec2=$(etcd_get "$PREFIX/members/host-2")
+forged=$(forge 1 host-2 "$(jq -c '.address = "198.18.77.9"' <<<"$rec2")")
+seen_forged() { [[ $(rejected_of 1 host-2) == *"signature is not host-2's own"* && $(rejected_of 3 host-2) == *"signature is not host-2's own"* ]]; }
+addr_of_2() { ctl "$1" -j fleet status | jq -r '.members[] | select(.name == "host-2") | .address'; }
+# Nothing here may end the script before host-2 runs again.
+rc=0 addr1="" addr3="" members13=""
+kill -STOP "$pid2"
+{ etcd_put "$PREFIX/members/host-2" "$forged" "$lease" && rs_until 3 seen_forged; } || rc=$?
+addr1=$(addr_of_2 1) || true
+addr3=$(addr_of_2 3) || true
+members13=$(members 1)/$(members 3) || true
+kill -CONT "$pid2"
+e2e_eq "a record for host-2 signed with host-1's key: rejected by hosts 1 and 3" "$rc" 0
+e2e_eq "they keep host-2's own address" "$addr1 $addr3" "198.18.12.2 198.18.12.2"
+e2e_eq "and its place" "$members13" "host-1,host-2,host-3/host-1,host-2,host-3"
+e2e_check "host-2 puts its own record back" rs_until 5 bash -c \
+	"$(declare -f b64 etcd_call etcd_get); ETCD='$ETCD' RS_NS_EDGE='$RS_NS_EDGE' etcd_get '$PREFIX/members/host-2' | jq -e '.address == \"198.18.12.2\"' >/dev/null"
+e2e_check "then no host rejects anything of a member" hosts_ok
+e2e_eq "no host swapped its table" "$(swaps 1 2 3)" "$sw0"
+etcd_call /v3/lease/revoke "{\"ID\":\"$lease\"}" >/dev/null
+kill -USR1 "${RS_BG_PID[load-id]}"
+wait "${RS_BG_PID[load-id]}" || true
+e2e_check "connections made through the move and the attacks" \
+	test "$(load_attempts load-id)" -gt 100
+e2e_eq "no failed connection through the move and the attacks" "$(load_failed load-id)" 0
+leaked=""
+for i in 1 2 3; do
+	grep -qF "$(sed -n 2p "$OUT/id$i.key")" "$RS_BG_DIR"/*.err "$RS_BG_DIR"/*.out &&
+		leaked+=" host-$i"
+done
+e2e_eq "no identity key in any daemon's log" "$leaked" ""
+
 # The reverse: fleet mode off at host-3 (a reload) leaves no key words in
 # its map of states.
 sed -i 's/^fleet = on$/fleet = off/' "$OUT/h3.conf"

@@ -5,13 +5,16 @@
 # certificates and RBAC users (issue 20), all made here: an openssl CA,
 # etcd's server certificate, CN-less host certificates (etcd 3.4's JSON
 # gateway refuses a request whose certificate has a CN while
-# --client-cert-auth is on), a role with readwrite on the fleet prefix
-# only, one user per host.
+# --client-cert-auth is on), a role and a user per host: read on the
+# fleet prefix, write on its own record and drain key only.
 #   - three hosts authenticate, agree, and keep 200 clients on their
 #     backends; when etcd restarts (its tokens are gone) they
 #     authenticate again;
-#   - a host's user cannot write outside the prefix; a client without a
-#     certificate is refused at TLS;
+#   - a host's user cannot write outside the prefix, nor another host's
+#     record, a new member or another host's drain key, nor revoke or use
+#     another host's lease (issue 36); fleet drain of another host is
+#     refused with etcd's answer; a client without a certificate is
+#     refused at TLS;
 #   - --check refuses a key or password file that group or others can
 #     read, naming the key, and a certificate without its key;
 #   - a wrong password shows as etcd down with the reason, and the host
@@ -91,14 +94,20 @@ tls_etcd() {
 }
 e2e_fleet_setup fts tls_etcd
 
-echo "# RBAC: a role on the fleet prefix, one user per host"
+echo "# RBAC: a role per host, as docs/fleet.md sets it up"
 etcd_as admin /v3/auth/user/add '{"name":"root","password":"root-pw"}' >/dev/null
 etcd_as admin /v3/auth/user/grant '{"user":"root","role":"root"}' >/dev/null
-etcd_as admin /v3/auth/role/add '{"name":"fleet"}' >/dev/null
-etcd_as admin /v3/auth/role/grant "{\"name\":\"fleet\",\"perm\":{\"permType\":\"READWRITE\",\"key\":\"$(b64 "$PREFIX/")\",\"range_end\":\"$(b64 "${PREFIX}0")\"}}" >/dev/null
+# grant ROLE TYPE KEY [RANGE_END]: a permission on KEY (a range with END).
+grant() {
+	etcd_as admin /v3/auth/role/grant "{\"name\":\"$1\",\"perm\":{\"permType\":\"$2\",\"key\":\"$(b64 "$3")\"${4:+,\"range_end\":\"$(b64 "$4")\"}}}" >/dev/null
+}
 for i in 1 2 3; do
+	etcd_as admin /v3/auth/role/add "{\"name\":\"host-$i\"}" >/dev/null
+	grant "host-$i" READ "$PREFIX/" "${PREFIX}0"
+	grant "host-$i" READWRITE "$PREFIX/members/host-$i"
+	grant "host-$i" READWRITE "$PREFIX/drain/host-$i"
 	etcd_as admin /v3/auth/user/add "{\"name\":\"host-$i\",\"password\":\"pw-host-$i\"}" >/dev/null
-	etcd_as admin /v3/auth/user/grant "{\"user\":\"host-$i\",\"role\":\"fleet\"}" >/dev/null
+	etcd_as admin /v3/auth/user/grant "{\"user\":\"host-$i\",\"role\":\"host-$i\"}" >/dev/null
 	printf 'pw-host-%s\n' "$i" >"$PKI/host-$i.pw"
 	chmod 600 "$PKI/host-$i.pw"
 done
@@ -139,8 +148,22 @@ e2e_eq "etcd up everywhere" \
 
 echo "# what a host's user and a certificate-less client can do"
 tok=$(etcd_as host-1 /v3/auth/authenticate '{"name":"host-1","password":"pw-host-1"}' | jq -r .token)
-e2e_check "host-1's user writes inside the prefix" etcd_as_says header host-1 /v3/kv/put \
-	"{\"key\":\"$(b64 "$PREFIX/test")\",\"value\":\"$(b64 x)\"}" "$tok"
+e2e_check "host-1's user reads host-2's record" etcd_as_says '"kvs"' host-1 /v3/kv/range \
+	"{\"key\":\"$(b64 "$PREFIX/members/host-2")\"}" "$tok"
+lease2=$(etcd_as host-1 /v3/kv/range "{\"key\":\"$(b64 "$PREFIX/members/host-2")\"}" "$tok" |
+	jq -r '.kvs[0].lease')
+for k in members/host-2 members/aa-fake drain/host-2; do
+	e2e_check "host-1's user cannot write $k" etcd_as_says 'permission denied' host-1 \
+		/v3/kv/put "{\"key\":\"$(b64 "$PREFIX/$k")\",\"value\":\"$(b64 x)\"}" "$tok"
+done
+e2e_check "host-1's user cannot revoke host-2's lease" etcd_as_says 'permission denied' \
+	host-1 /v3/lease/revoke "{\"ID\":\"$lease2\"}" "$tok"
+e2e_check "nor put its own key under host-2's lease" etcd_as_says 'permission denied' \
+	host-1 /v3/kv/put "{\"key\":\"$(b64 "$PREFIX/members/host-1")\",\"value\":\"$(b64 x)\",\"lease\":\"$lease2\"}" "$tok"
+out=$(ctl 1 fleet drain host-2 2>&1) && rc=0 || rc=$?
+e2e_check "fleet drain host-2 at host-1 fails with etcd's answer ($out)" \
+	test "$rc" -ne 0 -a -n "$(grep 'permission denied' <<<"$out")"
+e2e_check "host-2 kept its lease and its place" wait_members host-1,host-2,host-3 1 2 3
 e2e_check "host-1's user cannot write outside it" etcd_as_says 'permission denied' host-1 /v3/kv/put \
 	"{\"key\":\"$(b64 /elsewhere)\",\"value\":\"$(b64 x)\"}" "$tok"
 e2e_check "a client without a certificate is refused at TLS" bash -c \

@@ -613,9 +613,11 @@ static void run(const struct input *in, struct verdict *v)
 	}
 	kv.value = value;
 	memset(v, 0, sizeof(*v));
-	v->ok = fleet_member_parse(&conf, &local,
-				   in->signed_fleet ? &keys : &nokeys, in->name,
-				   &kv, &v->m, v->why, WHY_LEN);
+	v->ok = fleet_member_parse(
+		&conf, &local,
+		&(struct fleet_trust){.keys = in->signed_fleet ? &keys
+							       : &nokeys},
+		in->name, &kv, &v->m, v->why, WHY_LEN);
 	free(value);
 }
 

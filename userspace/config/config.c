@@ -303,6 +303,12 @@ void rs_config_fleet_ipv6_notes(const struct rs_config *cfg,
 		    "etcd user: it trusts the network, and whoever reaches "
 		    "etcd can change this PoP's membership (docs/fleet.md, "
 		    "\"etcd over TLS\")");
+	if (cfg->fleet.enabled && !cfg->fleet.member_keys[0])
+		say("[fleet] has no member_keys: every member's record is "
+		    "believed on the shared key_file (or on nothing), so one "
+		    "compromised host can write records for the others and "
+		    "add members; give each host an identity_key "
+		    "(docs/fleet.md, \"Per-host identities\")");
 	if (!cfg->fleet.enabled || cfg->fleet.has_addr6)
 		return;
 	for (size_t s = 0; s < cfg->n_services; s++) {

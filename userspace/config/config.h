@@ -176,6 +176,13 @@ struct rs_fleet_conf {
 	 * reload; only the path is kept here.
 	 */
 	char key_file[PATH_MAX];
+	/*
+	 * Per-host identities (docs/fleet.md, "Per-host identities"): this
+	 * host's Ed25519 private key and every member's public keys, "" when
+	 * not set (both or neither). Read at start and at each reload.
+	 */
+	char identity_key[PATH_MAX];
+	char member_keys[PATH_MAX];
 };
 
 struct rs_config {
@@ -278,7 +285,8 @@ void rs_config_empty_services(const struct rs_config *cfg,
  * Fleet services of @cfg that listen on IPv6 while [fleet] has no
  * address6: their IPv6 clients whose key another host owns are steered
  * here instead (docs/fleet.md). Legal, said through @say. So is a [fleet]
- * that reaches etcd with neither a client certificate nor a user.
+ * that reaches etcd with neither a client certificate nor a user, and one
+ * without member_keys (records believed on a key every member holds).
  */
 void rs_config_fleet_ipv6_notes(const struct rs_config *cfg,
 				void (*say)(const char *line));

@@ -14,6 +14,7 @@
 
 #include "secret_file.h"
 #include "config_keys.h"
+#include "fleet_ident.h"
 #include "fleet_keys.h"
 
 static bool printable_token(const char *s, size_t n)
@@ -249,6 +250,41 @@ static void set_key_file(const struct cfg_key *k, void *obj, const char *v)
 	OPENSSL_cleanse(&keys, sizeof(keys));
 }
 
+/* Owner-only, and an Ed25519 private key (checked, then forgotten). */
+static void set_identity_key(const struct cfg_key *k, void *obj, const char *v)
+{
+	struct fleet_entry *f = obj;
+	uint8_t priv[RS_FLEET_ID_KEY_LEN], pub[RS_FLEET_ID_KEY_LEN];
+	char why[PATH_MAX + 128];
+
+	set_file(k, f->conf.identity_key, sizeof(f->conf.identity_key), v,
+		 true);
+	if (!f->conf.identity_key[0])
+		return;
+	if (rs_fleet_identity_read(v, priv, pub, why, sizeof(why))) {
+		cfg_key_error(k, "%s", why);
+		f->conf.identity_key[0] = '\0';
+	}
+	OPENSSL_cleanse(priv, sizeof(priv));
+}
+
+/* Public keys: anyone may read them, only their owner write them. */
+static void set_member_keys(const struct cfg_key *k, void *obj, const char *v)
+{
+	struct fleet_entry *f = obj;
+	struct rs_fleet_pubkeys keys;
+	char why[PATH_MAX + 160];
+
+	set_file(k, f->conf.member_keys, sizeof(f->conf.member_keys), v, false);
+	if (!f->conf.member_keys[0])
+		return;
+	if (rs_fleet_pubkeys_read(v, &keys, why, sizeof(why))) {
+		cfg_key_error(k, "%s", why);
+		f->conf.member_keys[0] = '\0';
+	}
+	rs_fleet_pubkeys_free(&keys);
+}
+
 static void set_etcd_user(const struct cfg_key *k, void *obj, const char *v)
 {
 	struct fleet_entry *f = obj;
@@ -276,6 +312,8 @@ const struct key_def cfg_fleet_keys[] = {
 	[FL_ETCD_PASSWORD_FILE] = {"etcd_password_file", "path",
 				   set_etcd_password_file, false},
 	[FL_KEY_FILE] = {"key_file", "path", set_key_file, false},
+	[FL_IDENTITY_KEY] = {"identity_key", "path", set_identity_key, false},
+	[FL_MEMBER_KEYS] = {"member_keys", "path", set_member_keys, false},
 	{NULL, NULL, NULL, false},
 };
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +13,12 @@
 #include "hex.h"
 #include "secret_file.h"
 
-int rs_secret_file_read(const char *path, size_t max, char **out, size_t *len,
-			char *why, size_t why_len)
+/*
+ * @secret: group and others may neither read nor write it; otherwise
+ * (a list of public keys) they may read it, never write it.
+ */
+static int file_read(const char *path, size_t max, bool secret, char **out,
+		     size_t *len, char *why, size_t why_len)
 {
 	/* O_NONBLOCK: opening a FIFO with no writer must not wait. */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -35,11 +40,18 @@ int rs_secret_file_read(const char *path, size_t max, char **out, size_t *len,
 	} else if (!S_ISREG(st.st_mode)) {
 		err = -EINVAL;
 		snprintf(why, why_len, "%s: not a regular file", path);
-	} else if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+	} else if (secret && (st.st_mode & (S_IRWXG | S_IRWXO))) {
 		err = -EACCES;
 		snprintf(why, why_len,
 			 "%s can be read or written by group or others (mode "
 			 "%04o): a secret is refused unless only its owner can",
+			 path, (unsigned)(st.st_mode & 07777));
+	} else if (!secret && (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		err = -EACCES;
+		snprintf(why, why_len,
+			 "%s can be written by group or others (mode %04o): "
+			 "a list of trusted keys is refused unless only its "
+			 "owner can write it",
 			 path, (unsigned)(st.st_mode & 07777));
 	} else if (st.st_uid != 0 && st.st_uid != geteuid()) {
 		/*
@@ -48,9 +60,10 @@ int rs_secret_file_read(const char *path, size_t max, char **out, size_t *len,
 		 */
 		err = -EACCES;
 		snprintf(why, why_len,
-			 "%s is owned by uid %u: a secret is refused unless "
+			 "%s is owned by uid %u: a %s is refused unless "
 			 "root or the daemon's own user owns it",
-			 path, (unsigned)st.st_uid);
+			 path, (unsigned)st.st_uid,
+			 secret ? "secret" : "list of trusted keys");
 	} else if ((unsigned long long)st.st_size > max) {
 		err = -EFBIG;
 		snprintf(why, why_len,
@@ -100,6 +113,18 @@ int rs_secret_file_read(const char *path, size_t max, char **out, size_t *len,
 	*out = buf;
 	*len = got;
 	return 0;
+}
+
+int rs_secret_file_read(const char *path, size_t max, char **out, size_t *len,
+			char *why, size_t why_len)
+{
+	return file_read(path, max, true, out, len, why, why_len);
+}
+
+int rs_trusted_file_read(const char *path, size_t max, char **out, size_t *len,
+			 char *why, size_t why_len)
+{
+	return file_read(path, max, false, out, len, why, why_len);
 }
 
 int rs_secret_keys_read(const char *path, uint8_t (*keys)[RS_SECRET_KEY_LEN],

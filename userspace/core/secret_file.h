@@ -27,6 +27,14 @@
 int rs_secret_file_read(const char *path, size_t max, char **out, size_t *len,
 			char *why, size_t why_len);
 
+/*
+ * As rs_secret_file_read(), for a file that is no secret but decides whom
+ * the daemon trusts (the fleet's member_keys): group and others may read
+ * it, not write it, and root or this process's user owns it.
+ */
+int rs_trusted_file_read(const char *path, size_t max, char **out, size_t *len,
+			 char *why, size_t why_len);
+
 /* One key of a key file: 128 bits, written as 32 hex digits. */
 #define RS_SECRET_KEY_LEN 16
 

@@ -190,11 +190,15 @@ static int keepalive_due(struct fleet_rt *f, struct etcd_round *r)
 }
 
 /* The loop's inputs to the record checks, copied out from under mu. */
-static void checks_inputs(struct fleet_rt *f, struct fleet_local *local,
-			  struct rs_fleet_keys *keys)
+static int checks_inputs(struct fleet_rt *f, struct fleet_local *local,
+			 struct rs_fleet_keys *keys,
+			 struct rs_fleet_pubkeys *ids)
 {
+	int err;
+
 	pthread_mutex_lock(&f->mu);
 	*keys = f->sh.keys;
+	err = rs_fleet_pubkeys_copy(ids, &f->sh.ident.members);
 	if (f->sh.local.n) {
 		local->listens =
 			malloc(f->sh.local.n * sizeof(*local->listens));
@@ -205,6 +209,8 @@ static void checks_inputs(struct fleet_rt *f, struct fleet_local *local,
 		}
 	}
 	pthread_mutex_unlock(&f->mu);
+	/* Without the members' keys every record would be believed. */
+	return err;
 }
 
 /*
@@ -291,6 +297,7 @@ static int read_members(struct fleet_rt *f, struct etcd_round *r)
 	struct rs_etcd_kv *kvs = NULL;
 	struct fleet_local local = {0};
 	struct rs_fleet_keys keys;
+	struct rs_fleet_pubkeys ids;
 	struct fleet_snap s;
 	bool over_cap = false, ok;
 	size_t n = 0;
@@ -305,10 +312,11 @@ static int read_members(struct fleet_rt *f, struct etcd_round *r)
 		hand_over(f, r, NULL);
 		return 0;
 	}
-	checks_inputs(f, &local, &keys);
-	ok = fleet_snap_from_kvs(&f->conf, &local, &keys, kvs, n, r->rev,
+	ok = !checks_inputs(f, &local, &keys, &ids) &&
+	     fleet_snap_from_kvs(&f->conf, &local, &keys, &ids, kvs, n, r->rev,
 				 &r->prev, &s);
 	OPENSSL_cleanse(&keys, sizeof(keys));
+	rs_fleet_pubkeys_free(&ids);
 	free(local.listens);
 	etcd_kvs_free(kvs, n);
 	if (!ok)

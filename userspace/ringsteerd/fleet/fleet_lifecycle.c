@@ -121,6 +121,7 @@ static void fleet_free(struct daemon *d, struct fleet_rt *f)
 	free(f->published_local);
 	free(f->sh.local.listens);
 	OPENSSL_cleanse(&f->sh.keys, sizeof(f->sh.keys));
+	fleet_ident_free(&f->sh.ident);
 	fleet_quic_state_free(&f->quic);
 	free(f);
 }
@@ -163,13 +164,15 @@ void daemon_fleet_stop(struct daemon *d)
 	d->fleet = NULL;
 }
 
-/* [fleet] as it was but for the key file, whose keys change in place. */
+/* [fleet] as it was but for the key files, whose keys change in place. */
 static bool fleet_conf_same(const struct rs_fleet_conf *a,
 			    const struct rs_fleet_conf *b)
 {
 	struct rs_fleet_conf x = *a;
 
 	memcpy(x.key_file, b->key_file, sizeof(x.key_file));
+	memcpy(x.identity_key, b->identity_key, sizeof(x.identity_key));
+	memcpy(x.member_keys, b->member_keys, sizeof(x.member_keys));
 	return !memcmp(&x, b, sizeof(x));
 }
 
@@ -177,7 +180,7 @@ static bool fleet_conf_same(const struct rs_fleet_conf *a,
 static void fleet_refresh(struct daemon *d, struct fleet_rt *f)
 {
 	local_listens_set(d, f);
-	fleet_keys_load(f, d->st.cfg.fleet.key_file);
+	fleet_keys_load(f, &d->st.cfg.fleet);
 	fleet_publish_capacity(d, f);
 }
 

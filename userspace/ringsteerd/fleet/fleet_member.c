@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* A member record from etcd, checked and parsed: fleet_member.h. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,16 +46,68 @@ static bool is_local_listen(const struct fleet_local *l, int family,
 }
 
 /*
+ * With per-host identities, @j must carry "host_sig", a signature by one
+ * of member @name's own keys over its etcd key and its JSON without
+ * "sig" and "host_sig" (both taken out of @j): a fleet key every member
+ * holds vouches for nothing here.
+ */
+static bool record_signed_by_host(const struct rs_fleet_pubkeys *ids,
+				  const char *name, const char *key, json_t *j,
+				  char *why, size_t len)
+{
+	char sig[RS_FLEET_ID_SIG_HEX], *canon;
+	const char *v = json_string_value(json_object_get(j, "host_sig"));
+	int err;
+
+	if (!v) {
+		snprintf(why, len,
+			 "not signed by its host (this fleet's members sign "
+			 "with identity_key)");
+		return false;
+	}
+	/* Copied whole, never cut to fit (as "sig" below). */
+	if (strlen(v) != RS_FLEET_ID_SIG_HEX - 1) {
+		snprintf(why, len, "\"host_sig\" is not %d hex digits",
+			 RS_FLEET_ID_SIG_HEX - 1);
+		return false;
+	}
+	memcpy(sig, v, sizeof(sig));
+	json_object_del(j, "host_sig");
+	json_object_del(j, "sig");
+	canon = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+	err = canon ? rs_fleet_record_check(ids, name, key, canon, sig)
+		    : -ENOMEM;
+	free(canon);
+	if (err == -ENOKEY)
+		snprintf(why, len,
+			 "unknown member: no key for %s in member_keys", name);
+	else if (err == -EINVAL)
+		snprintf(why, len, "\"host_sig\" is not %d hex digits",
+			 RS_FLEET_ID_SIG_HEX - 1);
+	else if (err)
+		snprintf(why, len,
+			 "signature is not %s's own (signed with another "
+			 "member's key, altered, or copied under another "
+			 "name)",
+			 name);
+	return !err;
+}
+
+/*
  * With fleet keys, @j must carry "sig", the MAC of one of them over its
  * etcd key and its JSON without "sig" (which is taken out of @j).
  */
-static bool record_verified(const struct rs_fleet_keys *keys, const char *key,
-			    json_t *j, char *why, size_t len)
+static bool record_verified(const struct fleet_trust *trust, const char *name,
+			    const char *key, json_t *j, char *why, size_t len)
 {
+	const struct rs_fleet_keys *keys = trust->keys;
 	char mac[RS_FLEET_MAC_HEX], *canon;
 	const char *sig;
 	int k;
 
+	if (trust->ids && trust->ids->n)
+		return record_signed_by_host(trust->ids, name, key, j, why,
+					     len);
 	if (!keys->n)
 		return true;
 	sig = json_string_value(json_object_get(j, "sig"));
@@ -88,7 +141,7 @@ static bool record_verified(const struct rs_fleet_keys *keys, const char *key,
  * The record's value as a JSON object, with a name, a lease, a size and
  * (with fleet keys) a signature that pass; NULL with @why otherwise.
  */
-static json_t *record_load(const struct rs_fleet_keys *keys, const char *name,
+static json_t *record_load(const struct fleet_trust *trust, const char *name,
 			   const struct rs_etcd_kv *kv, char *why, size_t len)
 {
 	const char *problem;
@@ -128,7 +181,7 @@ static json_t *record_load(const struct rs_fleet_keys *keys, const char *name,
 		json_decref(j);
 		return NULL;
 	}
-	if (!record_verified(keys, kv->key, j, why, len)) {
+	if (!record_verified(trust, name, kv->key, j, why, len)) {
 		json_decref(j);
 		return NULL;
 	}
@@ -258,7 +311,7 @@ static bool services_parse(json_t *j, struct rs_fleet_member_info *m, char *why,
 /* One PREFIX/members/NAME record into @m: fleet_member.h. */
 bool fleet_member_parse(const struct rs_fleet_conf *c,
 			const struct fleet_local *local,
-			const struct rs_fleet_keys *keys, const char *name,
+			const struct fleet_trust *trust, const char *name,
 			const struct rs_etcd_kv *kv,
 			struct rs_fleet_member_info *m, char *why, size_t len)
 {
@@ -266,7 +319,7 @@ bool fleet_member_parse(const struct rs_fleet_conf *c,
 	bool ok;
 
 	memset(m, 0, sizeof(*m));
-	j = record_load(keys, name, kv, why, len);
+	j = record_load(trust, name, kv, why, len);
 	if (!j)
 		return false;
 	snprintf(m->name, sizeof(m->name), "%s", name);

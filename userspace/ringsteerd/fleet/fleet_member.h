@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "etcd.h"
+#include "fleet_ident.h"
 #include "fleet_keys.h"
 #include "fleet_table.h"
 
@@ -23,15 +24,25 @@ struct fleet_local {
 };
 
 /*
+ * What a record must be signed with: with members' public keys (ids->n,
+ * per-host identities), its own host's "host_sig"; else, with fleet keys
+ * (keys->n), the shared key's "sig"; else nothing.
+ */
+struct fleet_trust {
+	const struct rs_fleet_keys *keys;
+	const struct rs_fleet_pubkeys *ids; /* NULL: none */
+};
+
+/*
  * Record @kv of member @name (its key's last part) into @m, for this
- * host's [fleet] @c, listens @local and fleet keys @keys (n = 0: records
- * are not signed). Everything in it is checked: false with a reason in
+ * host's [fleet] @c, listens @local and keys @trust. Everything in it is
+ * checked: false with a reason in
  * @why (@len bytes, never empty) when any of it is wrong, so that no
  * half-believed record gets keys; true leaves @why as it was.
  */
 bool fleet_member_parse(const struct rs_fleet_conf *c,
 			const struct fleet_local *local,
-			const struct rs_fleet_keys *keys, const char *name,
+			const struct fleet_trust *trust, const char *name,
 			const struct rs_etcd_kv *kv,
 			struct rs_fleet_member_info *m, char *why, size_t len);
 

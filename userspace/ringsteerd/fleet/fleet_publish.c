@@ -2,17 +2,15 @@
 /*
  * What this host publishes (docs/fleet.md): its record, with the capacity
  * of each fleet service (the weights of its UP backends with a socket),
- * their QUIC server IDs and, with a fleet key, a signature. Built on the
- * event loop every half second; handed to the etcd thread through
- * fleet_shared.publish when it changed. The fleet key file is read here.
+ * their QUIC server IDs and its signatures (identity key, fleet key).
+ * Built on the event loop every half second; handed to the etcd thread
+ * through fleet_shared.publish when it changed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <openssl/crypto.h>
 
 #include "fleet_record.h"
 #include "fleet_rt.h"
@@ -43,56 +41,55 @@ static void own_key(const struct fleet_rt *f, char *buf, size_t len)
 }
 
 /*
- * With a fleet key, the record @j gets "sig": the MAC of the first key
- * over the record's etcd key and its canonical JSON (docs/fleet.md).
+ * @j gets, under mu, "host_sig" with this host's identity key (over the
+ * record without any signature), then "sig" with the first fleet key
+ * (over the record with host_sig): hosts that check identities take the
+ * first, hosts that know only the fleet key the second, so a PoP moves
+ * to identities one host at a time (docs/fleet.md).
  */
+static int sign_locked(struct fleet_rt *f, const char *key, json_t *j)
+{
+	char mac[RS_FLEET_MAC_HEX], sig[RS_FLEET_ID_SIG_HEX];
+	char *canon = NULL;
+	int err = 0;
+
+	if (f->sh.ident.on) {
+		canon = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+		err = canon ? rs_fleet_record_sign(f->sh.ident.priv, key, canon,
+						   sig)
+			    : -ENOMEM;
+		if (!err &&
+		    json_object_set_new(j, "host_sig", json_string(sig)))
+			err = -ENOMEM;
+		free(canon);
+		canon = NULL;
+	}
+	if (!err && f->sh.keys.n) {
+		canon = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+		err = canon ? rs_fleet_record_mac(f->sh.keys.key[0], key, canon,
+						  mac)
+			    : -ENOMEM;
+		if (!err && json_object_set_new(j, "sig", json_string(mac)))
+			err = -ENOMEM;
+	}
+	free(canon);
+	return err;
+}
+
+/* This host's record @j signed (docs/fleet.md, "Signed member records"). */
 static int record_sign(struct fleet_rt *f, json_t *j)
 {
-	char key[FLEET_KEY_MAX], mac[RS_FLEET_MAC_HEX];
-	char *canon;
+	char key[FLEET_KEY_MAX];
 	int err;
 
-	pthread_mutex_lock(&f->mu);
-	if (!f->sh.keys.n) {
-		pthread_mutex_unlock(&f->mu);
-		return 0;
-	}
 	own_key(f, key, sizeof(key));
-	canon = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
-	err = canon ? rs_fleet_record_mac(f->sh.keys.key[0], key, canon, mac)
-		    : -ENOMEM;
+	pthread_mutex_lock(&f->mu);
+	err = sign_locked(f, key, j);
 	pthread_mutex_unlock(&f->mu);
-	free(canon);
-	if (!err)
-		err = json_object_set_new(j, "sig", json_string(mac)) ? -ENOMEM
-								      : 0;
 	if (err)
 		rs_err("fleet: cannot sign this host's record: %s",
 		       strerror(-err));
 	return err;
-}
-
-/*
- * The fleet key file, read again at every start and reload: the keys
- * change in place, so a rotation moves nobody. A file that cannot be read
- * now (it was when the configuration was checked) keeps the keys in force.
- */
-void fleet_keys_load(struct fleet_rt *f, const char *key_file)
-{
-	struct rs_fleet_keys k = {0};
-	char why[PATH_MAX + 128];
-
-	if (key_file[0] && rs_fleet_keys_read(key_file, &k, why, sizeof(why))) {
-		rs_err("fleet: %s; the fleet keys stay as they were", why);
-		return;
-	}
-	pthread_mutex_lock(&f->mu);
-	if (k.n != f->sh.keys.n)
-		rs_info("fleet: %zu fleet key%s (the first signs)", k.n,
-			k.n == 1 ? "" : "s");
-	f->sh.keys = k;
-	pthread_mutex_unlock(&f->mu);
-	OPENSSL_cleanse(&k, sizeof(k));
 }
 
 /* The record's "services": capacity and server IDs per fleet service. */

@@ -10,7 +10,9 @@
  *   fleet_install.c      a snapshot into fleet table slots (the pure build
  *                        is userspace/core/fleet/fleet_table.c) and the swap
  *   fleet_publish.c      this host's record: capacity, server IDs, its
- *                        signature; the fleet key file
+ *                        signatures
+ *   fleet_trust.c        the keys it signs with and believes: key_file,
+ *                        identity_key, member_keys
  *   fleet_lifecycle.c    start, restart, stop; the loop's end of the
  *                        handoff (on_async)
  *   fleet_drain.c        operator drains, each on a short-lived thread
@@ -38,6 +40,7 @@
 #include "daemon.h"
 #include "etcd.h"
 #include "fleet.h"
+#include "fleet_ident.h"
 #include "fleet_keys.h"
 #include "fleet_member.h"
 #include "fleet_quic.h"
@@ -82,6 +85,17 @@ struct fleet_snap {
 };
 
 /*
+ * Per-host identities ([fleet] identity_key, member_keys): this host's
+ * private key, and every member's public keys; members.n = 0: none, and
+ * records are believed on the fleet key as before.
+ */
+struct fleet_ident {
+	bool on;
+	uint8_t priv[RS_FLEET_ID_KEY_LEN];
+	struct rs_fleet_pubkeys members;
+};
+
+/*
  * Everything the loop and the threads share, and nothing else: each
  * member is read and written only with fleet_rt.mu held.
  */
@@ -107,6 +121,7 @@ struct fleet_shared {
 	uint64_t publish_gen;
 	struct fleet_local local;  /* this host's listens */
 	struct rs_fleet_keys keys; /* n = 0: no key_file (the loop too) */
+	struct fleet_ident ident;  /* per-host identities (the loop too) */
 	/* drain threads -> loop */
 	struct drain_job *jobs_done; /* finished, for the loop to answer */
 	unsigned int jobs_running;
@@ -115,8 +130,8 @@ struct fleet_shared {
 struct fleet_rt {
 	/*
 	 * Set before any thread starts, read-only while one runs. conf's
-	 * key_file is the one at start and unused: keys come from the
-	 * configuration's (fleet_keys_load()).
+	 * key_file, identity_key and member_keys are the ones at start and
+	 * unused: keys come from the configuration's (fleet_keys_load()).
 	 */
 	struct rs_fleet_conf conf;
 	size_t keys_max; /* keys read per range (fleet_keys_max()) */
@@ -147,11 +162,13 @@ struct fleet_rt {
 void fleet_snap_free(struct fleet_snap *s);
 /*
  * The range's keys as a snapshot for [fleet] @c, this host's listens
- * @local and fleet keys @keys (see the function). False: out of memory.
+ * @local, fleet keys @keys and members' public keys @ids (see the
+ * function). False: out of memory.
  */
 bool fleet_snap_from_kvs(const struct rs_fleet_conf *c,
 			 const struct fleet_local *local,
 			 const struct rs_fleet_keys *keys,
+			 const struct rs_fleet_pubkeys *ids,
 			 const struct rs_etcd_kv *kvs, size_t n, int64_t rev,
 			 const struct fleet_snap *prev, struct fleet_snap *out);
 /* The members of @s, copied into @prev (the thread's last snapshot). */
@@ -174,8 +191,11 @@ void fleet_rebuild(struct daemon *d, struct fleet_rt *f);
 
 /* fleet_publish.c */
 void fleet_publish_capacity(struct daemon *d, struct fleet_rt *f);
-void fleet_keys_load(struct fleet_rt *f, const char *key_file);
 void fleet_on_cap_timer(struct ev_loop *loop, ev_timer *w, int revents);
+
+/* fleet_trust.c: key_file, identity_key and member_keys, in place. */
+void fleet_keys_load(struct fleet_rt *f, const struct rs_fleet_conf *c);
+void fleet_ident_free(struct fleet_ident *id);
 
 /* fleet_drain.c: answer the finished jobs @j (a list), freeing them. */
 void fleet_jobs_answer(struct fleet_rt *f, struct drain_job *j);

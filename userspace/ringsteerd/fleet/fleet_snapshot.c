@@ -89,7 +89,7 @@ static void candidate_add(struct candidates *c, bool was_member,
  */
 static void check_records(const struct rs_fleet_conf *conf,
 			  const struct fleet_local *local,
-			  const struct rs_fleet_keys *keys,
+			  const struct fleet_trust *trust,
 			  const struct rs_etcd_kv *kvs, size_t n,
 			  const char *members, const struct fleet_snap *prev,
 			  struct candidates *c, struct fleet_snap *out)
@@ -104,7 +104,7 @@ static void check_records(const struct rs_fleet_conf *conf,
 		why[0] = 0;
 		if (strncmp(kvs[i].key, members, lm))
 			continue;
-		if (fleet_member_parse(conf, local, keys, name, &kvs[i],
+		if (fleet_member_parse(conf, local, trust, name, &kvs[i],
 				       &c->valid[c->n], why, sizeof(why)) &&
 		    (last = snap_addr_owner(prev, c->valid[c->n].addr, name))) {
 			/* An address of the table in force stays its owner's.
@@ -186,9 +186,11 @@ static void mark_drains(const struct rs_etcd_kv *kvs, size_t n,
 bool fleet_snap_from_kvs(const struct rs_fleet_conf *c,
 			 const struct fleet_local *local,
 			 const struct rs_fleet_keys *keys,
+			 const struct rs_fleet_pubkeys *ids,
 			 const struct rs_etcd_kv *kvs, size_t n, int64_t rev,
 			 const struct fleet_snap *prev, struct fleet_snap *out)
 {
+	const struct fleet_trust trust = {.keys = keys, .ids = ids};
 	char members[RS_FLEET_PREFIX_MAX + 16], drain[RS_FLEET_PREFIX_MAX + 16];
 	struct candidates cand = {0};
 
@@ -206,7 +208,7 @@ bool fleet_snap_from_kvs(const struct rs_fleet_conf *c,
 		fleet_snap_free(out);
 		return false;
 	}
-	check_records(c, local, keys, kvs, n, members, prev, &cand, out);
+	check_records(c, local, &trust, kvs, n, members, prev, &cand, out);
 	take_chosen(&cand, members, out);
 	free(cand.valid);
 	free(cand.cand);
@@ -228,9 +230,17 @@ void fleet_snap_keep_members(struct fleet_snap *prev,
 	prev->n = s->n;
 }
 
+/*
+ * New rejections logged per snapshot: a writer who floods the prefix with
+ * fake members gets a few lines and a count, not a line per key.
+ */
+#define LOG_REJECTED_MAX 16
+
 void fleet_snap_log_rejections(const struct fleet_snap *cur,
 			       const struct fleet_snap *next)
 {
+	size_t logged = 0, more = 0;
+
 	for (size_t i = 0; i < next->n_rejected; i++) {
 		const struct fleet_rejected *r = &next->rejected[i];
 		bool known = false;
@@ -238,10 +248,18 @@ void fleet_snap_log_rejections(const struct fleet_snap *cur,
 		for (size_t k = 0; k < cur->n_rejected && !known; k++)
 			known = !strcmp(cur->rejected[k].key, r->key) &&
 				!strcmp(cur->rejected[k].reason, r->reason);
-		if (!known)
+		if (known)
+			continue;
+		if (logged++ < LOG_REJECTED_MAX)
 			rs_warn("fleet: record %s rejected: %s", r->key,
 				r->reason);
+		else
+			more++;
 	}
+	if (more)
+		rs_warn("fleet: %zu more records rejected (%zu in all; "
+			"ringsteer fleet status lists them)",
+			more, next->rejected_total);
 	if (next->left_out && next->left_out != cur->left_out)
 		rs_warn("fleet: %zu valid members left out: the table holds "
 			"%d (members already in it and the oldest keys first)",

@@ -221,6 +221,25 @@ static void status_details(struct daemon *d, const struct fleet_rt *f,
 		lease_set(v, out);
 }
 
+/*
+ * What a member record must carry here to be believed (docs/fleet.md):
+ * "host" (per-host identities), "fleet_key" (key_file alone), "none".
+ */
+static json_t *record_trust_json(struct fleet_rt *f)
+{
+	size_t ids, keys;
+
+	pthread_mutex_lock(&f->mu);
+	ids = f->sh.ident.members.n;
+	keys = f->sh.keys.n;
+	pthread_mutex_unlock(&f->mu);
+	return json_pack("{s:s, s:I}", "signed_by",
+			 ids	? "host"
+			 : keys ? "fleet_key"
+				: "none",
+			 "member_keys", (json_int_t)ids);
+}
+
 json_t *fleet_status_json(struct daemon *d)
 {
 	struct fleet_rt *f = (struct fleet_rt *)d->fleet;
@@ -243,8 +262,10 @@ json_t *fleet_status_json(struct daemon *d)
 			v.etcd_ok && current, "name", f->conf.name, "etcd",
 			v.etcd_ok ? "up" : "down", "member",
 			fleet_self_index(f) >= 0);
-	if (out)
+	if (out) {
 		status_details(d, f, &v, current, with6, out);
+		json_object_set_new(out, "records", record_trust_json(f));
+	}
 	return out;
 }
 
