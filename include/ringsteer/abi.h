@@ -13,6 +13,11 @@
 /* "No backend" (and no service, no owner) wherever an id is expected. */
 #define RS_NONE 0xffffffffu
 
+/*
+ * Every change of what a pinned value means (a size, an offset, a flag, a
+ * limit) is a new ABI: tests/unit/test_abi.c fails until the new layout is
+ * recorded (docs/architecture.md "The ABI").
+ */
 #define RS_ABI_VERSION 8
 
 #define RS_NAME_MAX	64
