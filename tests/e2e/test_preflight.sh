@@ -15,7 +15,9 @@
 #     value size, and a map of another size under this ABI's stamp: the
 #     start refuses with the documented ABI message naming the command
 #     (never libbpf's "parameter mismatch" alone), --check exits 1 saying
-#     the same, and status says a start refuses.
+#     the same, and status says a start refuses;
+#   - limits: 256 services start and the last one (id 255) steers; a
+#     257th is refused with its file:line and the limit.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/netns.sh
@@ -39,7 +41,7 @@ check() { # NAME CONF: --check in the edge netns; its exit status in $OUT/NAME.r
 	local rc=0
 	rs_in_edge build/ringsteerd --check -c "$2" >"$OUT/$1.out" 2>"$OUT/$1.err" || rc=$?
 	echo "$rc" >"$OUT/$1.rc"
-	sed "s/^/#   $1: /" "$OUT/$1.out" "$OUT/$1.err" | grep -v 'not local' || true
+	sed "s/^/#   $1: /" "$OUT/$1.out" "$OUT/$1.err" | grep -v -e 'not local' -e 'has no backends' || true
 }
 started_or_gone() { e2e_gone "$1" || grep -q "control socket" "$2"; }
 # refused NAME CONF: a start that must refuse; it is stopped if it did not.
@@ -150,4 +152,35 @@ build/ringsteer -c "$CONF" status >"$OUT/stamp-status.out" 2>/dev/null || rc=$?
 e2e_check "status says a start refuses" grep -q "Starting this ringsteer's daemon refuses: the maps pinned under $BPFFS are of another layout" "$OUT/stamp-status.out"
 refused stamp "$CONF"
 e2e_check "not libbpf's parameter mismatch" bash -c "! grep -q 'parameter mismatch' '$(rs_bg_err stamp)'"
+build/ringsteerd -q --detach -c "$CONF"
+
+echo "# 256 services (ABI 9): a start steers the last one; a 257th is refused"
+many() { # N: $OUT/many.conf with services s0..sN-1, web-1 in the last
+	{
+		printf '[global]\nbpffs = %s\ncontrol_socket = %s\n\n' "$BPFFS" "$SOCK"
+		for ((i = 0; i < $1; i++)); do
+			printf '[service s%d]\nprotocol = tcp\nlisten = 198.18.0.10:%d\nvnodes = 8\n\n' \
+				"$i" $((1000 + i))
+		done
+		printf '[backend web-1]\nservice = s%d\naddress = 127.0.0.1:8081\ncheck = none\n' $(($1 - 1))
+	} >"$OUT/many.conf"
+}
+many 256
+check many "$OUT/many.conf"
+e2e_eq "--check of 256 services passes" "$(cat "$OUT/many.rc")" 0
+e2e_check "and states the limits" grep -qx "limits: 256 of 256 services, 1 of 1024 backends (the data plane's maps: ringsteer.conf(5) LIMITS)" "$OUT/many.out"
+rs_bg_start many rs_in_edge build/ringsteerd -c "$OUT/many.conf"
+e2e_wait_for "$(rs_bg_err many)" "control socket" 10
+e2e_check "the start says 256 services" grep -q "256 services, 1/1 backends with a socket" "$(rs_bg_err many)"
+rs_in_client build/tools/rs_client --target 198.18.0.10:1255 --src-base 198.18.1.1 \
+	--count 10 2>/dev/null >"$OUT/many.clients"
+e2e_eq "service s255 (id 255) steers: 10 clients on web-1" "$(grep -c ' web-1$' "$OUT/many.clients")" 10
+rs_bg_stop many
+many 257
+line=$(grep -n '^\[service s256\]' "$OUT/many.conf" | cut -d: -f1)
+check many257 "$OUT/many.conf"
+e2e_eq "--check of 257 services exits 1" "$(cat "$OUT/many257.rc")" 1
+e2e_check "naming the 257th's file:line and the limit" \
+	grep -q "^$OUT/many.conf:$line: \[service s256\]: too many services (max 256)" "$OUT/many257.err"
+build/ringsteerd -q --detach -c "$CONF"
 e2e_summary
