@@ -13,10 +13,20 @@
 /* "No backend" (and no service, no owner) wherever an id is expected. */
 #define RS_NONE 0xffffffffu
 
-#define RS_ABI_VERSION 8
+/*
+ * Every change of what a pinned value means (a size, an offset, a flag, a
+ * limit) is a new ABI: tests/unit/test_abi.c fails until the new layout is
+ * recorded (docs/architecture.md "The ABI").
+ */
+#define RS_ABI_VERSION 9
 
-#define RS_NAME_MAX	64
-#define RS_MAX_SERVICES 64
+#define RS_NAME_MAX 64
+/*
+ * Service ids and backend ids: entries of the maps indexed by them. ABI 9
+ * raised services from 64 (issue 37). Backends stay at 1,024: a flat
+ * table entry packs a backend id into RS_FLAT_BACKEND_MASK's 10 bits.
+ */
+#define RS_MAX_SERVICES 256
 /*
  * Address families as the structs below carry them: Linux's AF_INET and
  * AF_INET6, named here for the BPF side, which has no <sys/socket.h>.

@@ -13,8 +13,8 @@
 #   the `ringsteerd --check` sample of configs/ringsteer.conf has the
 #   real output's lines, in its format, with the same ring sizes;
 #   the tables of `status`, `services` and `backends` samples have the
-#   real headers, and a whole `status` sample has its kernel and trace
-#   lines; the JSON keys shown for `-j backend` and for `-j status` with
+#   real headers, and a whole `status` sample has its kernel, trace and
+#   sk_lookup programs lines; the JSON keys shown for `-j backend` and for `-j status` with
 #   the daemon down are the real ones.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -129,17 +129,20 @@ done
 # A status sample shown whole (no "..." left out) has the kernel and
 # trace lines the daemon prints.
 awk -F: '
-	$0 == "--" { if (on && !cut) print f "\t" k + t; on = cut = k = t = 0; next }
+	$0 == "--" { if (on && !cut) print f "\t" k + t + l; on = cut = k = t = l = 0; next }
 	{ line = $0; sub(/^[^:]*:[0-9]+:/, "", line) }
 	line ~ /^ringsteerd [0-9.]+, pid / { on = 1; f = $1 ":" $2 }
 	on && line == "..." { cut = 1 }
 	on && line ~ /^kernel .* sk_lookup / { k = 1 }
-	on && line ~ /^trace (off|on)/ { t = 1 }' "$OUT/status.doc" >"$OUT/status.whole"
+	on && line ~ /^trace (off|on)/ { t = 1 }
+	on && line ~ /^sk_lookup programs in this netns: / { l = 1 }' "$OUT/status.doc" >"$OUT/status.whole"
 rsctl status >"$OUT/status.real"
 e2e_check "real status has a kernel line" grep -q '^kernel .* sk_lookup ' "$OUT/status.real"
 e2e_check "real status has a trace line" grep -qE '^trace (off|on)' "$OUT/status.real"
+e2e_check "real status lists the netns' sk_lookup programs" \
+	grep -qE '^sk_lookup programs in this netns: 1 ' "$OUT/status.real"
 while IFS=$'\t' read -r where n; do
-	e2e_eq "$where: whole status sample has the kernel and trace lines" "$n" 2
+	e2e_eq "$where: whole status sample has the kernel, trace and sk_lookup lines" "$n" 3
 done <"$OUT/status.whole"
 
 echo "# JSON keys"

@@ -1252,17 +1252,19 @@ static void test_limits(void)
 {
 	char *text;
 
+	/* 256 services (ABI 9; 64 before): the 257th is refused. */
+	CU_ASSERT_EQUAL(RS_MAX_SERVICES, 256);
 	text = repeat("",
-		      "[service s%d]\nprotocol = tcp\nlisten = 10.0.%d.1:80\n",
+		      "[service s%d]\nprotocol = tcp\nlisten = 10.0.0.1:%d\n",
 		      RS_MAX_SERVICES);
 	EXPECT_OK(text);
 	CU_ASSERT_EQUAL(cfg.n_services, RS_MAX_SERVICES);
 	free(text);
 	text = repeat("",
-		      "[service s%d]\nprotocol = tcp\nlisten = 10.0.%d.1:80\n",
+		      "[service s%d]\nprotocol = tcp\nlisten = 10.0.0.1:%d\n",
 		      RS_MAX_SERVICES + 1);
-	EXPECT_ERROR(text, "t.conf:193: [service s64]: ",
-		     "too many services (max 64)");
+	EXPECT_ERROR(text, "t.conf:769: [service s256]: ",
+		     "too many services (max 256)");
 	free(text);
 
 	text = repeat(WEB "vnodes = 1\n",
@@ -2280,10 +2282,10 @@ static void test_input_bounds(void)
 
 	/* Sections past the limit are refused at their header, unread. */
 	text = repeat("",
-		      "[service s%d]\nprotocol = tcp\nlisten = 10.1.%d.1:80\n",
+		      "[service s%d]\nprotocol = tcp\nlisten = 10.1.0.1:%d\n",
 		      RS_MAX_SERVICES + 2);
-	EXPECT_ERROR(text, "t.conf:193: [service s64]: ",
-		     "too many services (max 64): this [service] and every "
+	EXPECT_ERROR(text, "t.conf:769: [service s256]: ",
+		     "too many services (max 256): this [service] and every "
 		     "later one are refused");
 	CU_ASSERT_EQUAL(count_lines(err), 1);
 	free(text);

@@ -157,7 +157,8 @@ static const char *const seeds[] = {
 	"\"address\" : \"8.8.8.8\" }",
 };
 #define N_SEEDS (sizeof(seeds) / sizeof(seeds[0]))
-static char seed64[4096]; /* 64 services: the most a record may have */
+static char
+	seed64[RS_MAX_SERVICES * 24]; /* the most services a record may have */
 
 /* Records with a hole (%s) for a field's raw JSON text. */
 static const char *const templates[] = {

@@ -215,7 +215,7 @@ struct rs_config {
 
 /*
  * Largest configuration file read: far above any real one (a file at every
- * limit, 64 services and 1,024 backends with every key, is under 1 MiB),
+ * limit, 256 services and 1,024 backends with every key, is about 1 MiB),
  * and small enough that reading it never threatens the daemon.
  */
 #define RS_CONFIG_MAX_BYTES (16u << 20)

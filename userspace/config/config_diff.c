@@ -76,12 +76,12 @@ static bool service_changed(const struct rs_service_conf *a,
 	       a->balance_milli != b->balance_milli;
 }
 
-/* Services already counted in d->rebuilds, by index (RS_MAX_SERVICES). */
+/* Services already counted in d->rebuilds, one bit each by index. */
 static void mark_rebuild(struct rs_config_diff *d, uint64_t *marked, size_t s)
 {
-	if (!(*marked & (1ull << s)))
+	if (!(marked[s / 64] & (1ull << (s % 64))))
 		d->rebuilds++;
-	*marked |= 1ull << s;
+	marked[s / 64] |= 1ull << (s % 64);
 }
 
 static void diff_backends(const struct rs_config *old,
@@ -134,9 +134,8 @@ static void diff_backends(const struct rs_config *old,
 int rs_config_diff(const struct rs_config *old, const struct rs_config *cur,
 		   struct rs_config_diff *d)
 {
-	uint64_t rebuilt = 0, *marked = &rebuilt;
+	uint64_t marked[(RS_MAX_SERVICES + 63) / 64] = {0};
 
-	_Static_assert(RS_MAX_SERVICES <= 64, "one bit per service");
 	memset(d, 0, sizeof(*d));
 	for (size_t s = 0; s < cur->n_services; s++) {
 		const struct rs_service_conf *sc = &cur->services[s];

@@ -23,6 +23,7 @@
 
 #include "dataplane_internal.h"
 #include "log.h"
+#include "pins_found.h"
 
 int dp_mkdir_p(const char *path)
 {
@@ -72,27 +73,74 @@ int dp_prepare_root(const char *root)
 	return err;
 }
 
-/* Refuse pinned maps of another ABI; stamp ours on fresh ones. */
+/*
+ * Stamp our ABI on fresh maps. Pins of another ABI were refused before
+ * loading (refuse_other_pins); this catches a stamp written since.
+ */
 static int check_abi(struct rs_dataplane *dp)
 {
 	int fd = bpf_map__fd(dp->skel->maps.rs_meta);
+	struct dp_pins_found f = {.kind = DP_PINS_OTHER};
 	struct rs_meta meta = {0};
+	char why[PATH_MAX + 512];
 	__u32 zero = 0;
 
 	if (bpf_map_lookup_elem(fd, &zero, &meta))
 		return -errno;
 	if (meta.abi_version && meta.abi_version != RS_ABI_VERSION) {
-		rs_err("bpf: the maps pinned under %s are of ABI %u, this "
-		       "build is ABI %u: refusing to mix them. `ringsteerd "
-		       "--detach` removes them (steering stops until the new "
-		       "daemon starts)",
-		       dp->root, meta.abi_version, RS_ABI_VERSION);
+		f.abi = meta.abi_version;
+		dp_pins_refusal(&f, dp->root, dp_pins_config_path(), why,
+				sizeof(why));
+		rs_err("bpf: %s", why);
 		return -EPROTO;
 	}
 	meta.abi_version = RS_ABI_VERSION;
 	if (bpf_map_update_elem(fd, &zero, &meta, BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+/*
+ * Before libbpf sees the pins: its own refusal of another layout says
+ * only "couldn't reuse pinned map ... parameter mismatch", which names
+ * neither the ABI nor the way out.
+ */
+static int refuse_other_pins(const char *root)
+{
+	struct dp_pins_found f;
+	char why[PATH_MAX + 512];
+
+	if (dp_pins_probe(root, &f) != DP_PINS_OTHER)
+		return 0;
+	dp_pins_refusal(&f, root, dp_pins_config_path(), why, sizeof(why));
+	rs_err("bpf: %s", why);
+	return -EPROTO;
+}
+
+/*
+ * One data plane per netns: checked before anything is pinned, so a
+ * refused start leaves nothing behind. Not finding out (no
+ * CAP_SYS_ADMIN) is said, not fatal: attaching would fail the same way.
+ */
+static int refuse_other_dataplanes(const char *root)
+{
+	struct rs_sk_lookup_link l;
+	char why[2 * PATH_MAX + 512];
+	size_t n;
+	int err = dp_foreign_links(root, &l, 1, &n);
+
+	if (err) {
+		rs_warn("bpf: cannot list the sk_lookup programs of this "
+			"network namespace (%s): another data plane attached "
+			"here would not be seen",
+			strerror(-err));
+		return 0;
+	}
+	if (!n)
+		return 0;
+	dp_foreign_refusal(&l, why, sizeof(why));
+	rs_err("bpf: %s", why);
+	return -EEXIST;
 }
 
 int dp_open(struct rs_dataplane *dp, const char *root)
@@ -107,6 +155,10 @@ int dp_open(struct rs_dataplane *dp, const char *root)
 	if (root) {
 		snprintf(dp->root, sizeof(dp->root), "%s", root);
 		err = dp_prepare_root(root);
+		if (!err)
+			err = refuse_other_pins(root);
+		if (!err)
+			err = refuse_other_dataplanes(root);
 		if (err)
 			return err;
 	}

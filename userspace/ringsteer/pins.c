@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -12,6 +13,8 @@
 
 #include <ringsteer/abi.h>
 
+#include "cli.h"
+#include "links.h"
 #include "pins.h"
 
 /*
@@ -59,8 +62,9 @@ static json_t *link_info(const char *bpffs)
 	if (fd < 0)
 		return o;
 	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
-		o = json_pack("{s:I, s:I}", "prog_id", (json_int_t)info.prog_id,
-			      "netns_ino", (json_int_t)info.netns.netns_ino);
+		o = json_pack("{s:I, s:I, s:I}", "link_id", (json_int_t)info.id,
+			      "prog_id", (json_int_t)info.prog_id, "netns_ino",
+			      (json_int_t)info.netns.netns_ino);
 	close(fd);
 	return o;
 }
@@ -166,10 +170,70 @@ static json_t *sockets_of(const char *bpffs)
 	return json_integer(n);
 }
 
-json_t *pins_read(const char *bpffs)
+/* Whether @name is pinned under @bpffs with another value size or count. */
+static bool layout_differs(const char *bpffs, const char *name,
+			   __u32 value_size, __u32 entries)
+{
+	int fd = pin_fd(bpffs, name);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	fd = array_fd(bpffs, name, value_size, entries);
+	if (fd < 0)
+		return true;
+	close(fd);
+	return false;
+}
+
+/*
+ * What a start of this ringsteer's daemon over these pins does, as its
+ * own pre-flight (pins_found.h, beyond the CLI's reach) says it: adopt,
+ * or refuse and why, with the command that removes them.
+ */
+static json_t *start_of(const char *bpffs, json_t *abi, json_t *links,
+			const char *config)
+{
+	char why[2 * PATH_MAX + 512], cmd[PATH_MAX + 40];
+	json_t *other = links_foreign(links);
+
+	snprintf(cmd, sizeof(cmd), "`ringsteerd --detach -c %s`", config);
+	if (json_is_integer(abi) && json_integer_value(abi) != RS_ABI_VERSION)
+		snprintf(why, sizeof(why),
+			 "the maps pinned under %s are of ABI %lld, this "
+			 "build is ABI %d: a start refuses to mix them. %s "
+			 "removes them (steering stops until the new daemon "
+			 "starts)",
+			 bpffs, json_integer_value(abi), RS_ABI_VERSION, cmd);
+	else if (layout_differs(bpffs, "rs_meta", sizeof(struct rs_meta), 1) ||
+		 layout_differs(bpffs, "rs_services", sizeof(struct rs_service),
+				RS_MAX_SERVICES) ||
+		 layout_differs(bpffs, "rs_backends", sizeof(struct rs_backend),
+				RS_MAX_BACKENDS))
+		snprintf(why, sizeof(why),
+			 "the maps pinned under %s are of another layout than "
+			 "this build's (ABI %d): a start refuses to mix them. "
+			 "%s removes them (steering stops until the new daemon "
+			 "starts)",
+			 bpffs, RS_ABI_VERSION, cmd);
+	else if (other)
+		snprintf(why, sizeof(why),
+			 "another ringsteer data plane is attached to this "
+			 "network namespace (link %lld): a start refuses to "
+			 "run a second one beside it. Remove it with "
+			 "`ringsteerd --detach -c FILE` (FILE with its bpffs) "
+			 "or `bpftool link detach id %lld`",
+			 jint(other, "link_id"), jint(other, "link_id"));
+	else
+		return json_pack("{s:s, s:s}", "action", "adopt", "why",
+				 "the pins are of this build's ABI and layout");
+	return json_pack("{s:s, s:s}", "action", "refuse", "why", why);
+}
+
+json_t *pins_read(const char *bpffs, const char *config)
 {
 	bool enabled[RS_MAX_SERVICES] = {false};
-	json_t *names = pin_names(bpffs), *p;
+	json_t *names = pin_names(bpffs), *p, *link, *links;
 	int fd;
 
 	if (!names)
@@ -192,6 +256,14 @@ json_t *pins_read(const char *bpffs)
 	json_object_set_new(p, "services", services_of(bpffs, enabled));
 	json_object_set_new(p, "backends", backends_of(bpffs, enabled));
 	json_object_set_new(p, "sockets", sockets_of(bpffs));
+	link = json_object_get(p, "link");
+	links = links_json(
+		json_integer_value(json_object_get(link, "netns_ino")),
+		(uint32_t)json_integer_value(json_object_get(link, "link_id")));
+	json_object_set_new(p, "sk_lookup", links);
+	json_object_set_new(
+		p, "start",
+		start_of(bpffs, json_object_get(p, "abi"), links, config));
 	return p;
 }
 
@@ -201,6 +273,7 @@ void pins_print(const json_t *p)
 	const json_t *svcs = json_object_get(p, "services");
 	const json_t *bes = json_object_get(p, "backends");
 	const json_t *abi = json_object_get(p, "abi"), *v;
+	json_t *start = json_object_get(p, "start");
 	const char *bpffs = json_string_value(json_object_get(p, "bpffs"));
 	size_t i;
 
@@ -238,9 +311,15 @@ void pins_print(const json_t *p)
 	json_array_foreach(json_object_get(p, "pins"), i, v)
 		printf(" %s", json_string_value(v));
 	putchar('\n');
+	links_print(json_object_get(p, "sk_lookup"));
 	printf("Without the daemon there are no health checks, reloads or "
 	       "socket re-acquisition: a backend restarted meanwhile gets no "
-	       "new client until ringsteerd runs again. Starting it "
-	       "(systemctl start ringsteerd) adopts this state and moves no "
-	       "client; `ringsteerd --detach` removes it.\n");
+	       "new client until ringsteerd runs again. ");
+	if (!strcmp(jstr(start, "action"), "adopt"))
+		printf("Starting it (systemctl start ringsteerd) adopts this "
+		       "state and moves no client; `ringsteerd --detach` "
+		       "removes it.\n");
+	else
+		printf("Starting this ringsteer's daemon refuses: %s.\n",
+		       jstr(start, "why"));
 }

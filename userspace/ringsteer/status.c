@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "links.h"
 #include "pins.h"
 
 /* "program steer_tc id 9 at tc ingress (pref 1 handle 0x5253) on ..." */
@@ -134,6 +135,8 @@ static void status_table(json_t *r)
 	printf("pins %s, reloads %lld (%lld refused)\n", jstr(r, "bpffs"),
 	       jint(r, "reloads"), jint(r, "reload_failures"));
 	program_lines(r);
+	if (json_object_get(r, "sk_lookup"))
+		links_print(json_object_get(r, "sk_lookup"));
 	kernel_lines(json_object_get(r, "kernel"));
 	v = json_object_get(r, "trace");
 	if (v)
@@ -176,9 +179,21 @@ static void no_pins(const char *bpffs, int err)
 		putchar('\n');
 		json_decref(p);
 	} else if (err == ENOENT) {
-		printf("ringsteerd is not running and nothing is "
-		       "pinned under %s: nothing steers\n",
-		       bpffs);
+		json_t *links = links_json(0, 0);
+
+		/* Not "nothing steers" while another data plane does. */
+		if (links_foreign(links))
+			printf("ringsteerd is not running and nothing is "
+			       "pinned under %s, but another ringsteer data "
+			       "plane steers in this netns:\n",
+			       bpffs);
+		else
+			printf("ringsteerd is not running and nothing is "
+			       "pinned under %s: nothing steers\n",
+			       bpffs);
+		if (json_array_size(links) || json_is_string(links))
+			links_print(links);
+		json_decref(links);
 	} else {
 		printf("ringsteerd is not running; the pins under %s "
 		       "cannot be read (%s): run as root to see "
@@ -198,7 +213,8 @@ static int status_from_pins(void)
 	json_t *p;
 
 	config_bpffs(bpffs, sizeof(bpffs));
-	p = pins_read(bpffs);
+	p = pins_read(bpffs,
+		      cli_config_file ? cli_config_file : RS_DEFAULT_CONFIG);
 	if (!p) {
 		no_pins(bpffs, errno);
 		return 1;
@@ -217,6 +233,27 @@ static int status_from_pins(void)
 	return 1;
 }
 
+/*
+ * Every sk_lookup program of the netns the daemon's steer_lookup is
+ * attached in (which need not be ours), the daemon's marked "ours".
+ */
+static json_t *daemon_links(json_t *r)
+{
+	json_int_t id = 0;
+	json_t *v, *links;
+	size_t i;
+
+	json_array_foreach(json_object_get(r, "programs"), i, v)
+	{
+		if (!strcmp(jstr(v, "attach"), "sk_lookup"))
+			id = jint(v, "id");
+	}
+	links = links_json(links_netns_of_prog((uint32_t)id), 0);
+	json_array_foreach(links, i, v) json_object_set_new(
+		v, "ours", json_boolean(jint(v, "prog_id") == id));
+	return links;
+}
+
 int cmd_status(int argc, char **argv)
 {
 	json_t *reply;
@@ -226,6 +263,8 @@ int cmd_status(int argc, char **argv)
 	reply = call(json_pack("{s:s}", "cmd", "status"));
 	if (!reply && call_unreachable)
 		return status_from_pins();
+	if (json_is_true(json_object_get(reply, "ok")))
+		json_object_set_new(reply, "sk_lookup", daemon_links(reply));
 	return print_reply(reply, status_table);
 }
 

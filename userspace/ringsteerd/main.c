@@ -22,6 +22,8 @@
 #include "upgrade.h"
 #include "log.h"
 #include "listen_check.h"
+#include "pins_found.h"
+#include "preflight.h"
 #include "local_route.h"
 #include "metrics.h"
 #include "notify.h"
@@ -314,10 +316,13 @@ int main(int argc, char **argv)
 		rs_config_fleet_ipv6_notes(&d.st.cfg, print_warning);
 		rs_listen_not_local(&d.st.cfg, print_warning_arg, NULL);
 		check_running_vnodes(&d.st.cfg);
-		printf("ringsteerd: configuration file %s test is successful\n",
-		       d.config_path);
+		err = preflight_report(&d.st.cfg, d.config_path);
+		if (!err)
+			printf("ringsteerd: configuration file %s test is "
+			       "successful\n",
+			       d.config_path);
 		rs_config_free(&d.st.cfg);
-		return 0;
+		return err ? 1 : 0;
 	}
 	libbpf_set_print(libbpf_log);
 	if (detach) {
@@ -339,6 +344,7 @@ int main(int argc, char **argv)
 		rs_config_free(&d.st.cfg);
 		return err || tc_err ? 1 : 0;
 	}
+	dp_pins_config(d.config_path); /* named in a refusal of the pins */
 	err = run(&d);
 	rs_config_free(&d.st.cfg);
 	return err ? 1 : 0;
