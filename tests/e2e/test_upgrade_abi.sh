@@ -194,6 +194,9 @@ upgrade() { # NAME SIGNAL [OLD-DAEMON [NEW-BINARY]]
 	e2e_eq "$ld-q: every one answered by q-2" "$(awk '$3 != "q-2"' "$(rs_bg_out "$ld-q")" | wc -l)" 0
 }
 
+out=$(rs_in_edge build/ringsteerd --check -c "$CONF" 2>&1 || true)
+e2e_check "--check: a start upgrades, no gap" grep -q "holds a data plane of ABI 7.*a start builds its own beside it" <<<"$out"
+
 echo "# $(date +%T) SIGTERM $FROM, start this build: no --detach"
 upgrade up TERM
 err=$(rs_bg_err up-d)

@@ -106,11 +106,11 @@ int dp_read_pinned_backends(const char *root, struct rs_backend *words);
 /* ---- pins of another ABI (dataplane_migrate.c) ---- */
 
 /*
- * The ABI of the maps pinned under @root (rs_meta), without loading
- * anything: 0 in *@abi for pins older than rs_meta. -ENOENT when nothing
- * is pinned there.
+ * Whether the words of the maps pinned under @root can be read by field
+ * name (their BTF is there): 0, -EPROTO (no BTF) or another negative
+ * errno (-ENOENT: not pinned).
  */
-int dp_pins_abi(const char *root, uint32_t *abi);
+int dp_migrate_readable(const char *root);
 
 /*
  * @n values of the map @map pinned under @root, whatever its build, read

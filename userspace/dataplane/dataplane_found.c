@@ -198,11 +198,19 @@ void dp_pins_refusal(const struct dp_pins_found *f, const char *pin_dir,
 			 : "");
 }
 
+/* The data plane an upgrade is retiring (upgrade.c), or "". */
+static char retiring[PATH_MAX];
+
+void dp_pins_retiring(const char *dir)
+{
+	snprintf(retiring, sizeof(retiring), "%s", dir ? dir : "");
+}
+
 int dp_foreign_links(const char *pin_dir, struct rs_sk_lookup_link *out,
 		     size_t max, size_t *n)
 {
 	struct rs_sk_lookup_link all[16];
-	struct dp_pins_found own = {0};
+	struct dp_pins_found own = {0}, going = {0};
 	size_t found;
 	int err;
 
@@ -211,8 +219,11 @@ int dp_foreign_links(const char *pin_dir, struct rs_sk_lookup_link *out,
 	if (err)
 		return err;
 	probe_link(pin_dir, &own);
+	if (retiring[0])
+		probe_link(retiring, &going);
 	for (size_t i = 0; i < found && i < 16; i++) {
-		if (!all[i].ringsteer || all[i].link_id == own.link_id)
+		if (!all[i].ringsteer || all[i].link_id == own.link_id ||
+		    (going.link && all[i].link_id == going.link_id))
 			continue;
 		if (*n < max)
 			out[*n] = all[i];

@@ -42,36 +42,6 @@ static int pinned_map(const char *root, const char *name,
 	return 0;
 }
 
-int dp_pins_abi(const char *root, uint32_t *abi)
-{
-	struct bpf_map_info info;
-	__u32 zero = 0;
-	uint8_t *val;
-	int fd, err;
-
-	*abi = 0;
-	err = pinned_map(root, "rs_meta", &info, &fd);
-	if (err == -ENOENT) {
-		/* No meta: nothing pinned, or a build from before it. */
-		err = pinned_map(root, "rs_backends", &info, &fd);
-		if (!err)
-			close(fd);
-		return err;
-	}
-	if (err)
-		return err;
-	val = calloc(1, info.value_size > 4 ? info.value_size : 4);
-	if (!val)
-		err = -ENOMEM;
-	else if (bpf_map_lookup_elem(fd, &zero, val))
-		err = -errno;
-	else
-		memcpy(abi, val, sizeof(*abi));
-	free(val);
-	close(fd);
-	return err;
-}
-
 /* A member of @btf's struct @type_id named @name: its offset and size. */
 static int find_member(const struct btf *btf, __u32 type_id, const char *name,
 		       size_t *off, size_t *size)
@@ -181,6 +151,23 @@ static struct btf *map_btf(const struct bpf_map_info *info, const char *what)
 		rs_err("bpf: %s has no BTF: its values cannot be read by name",
 		       what);
 	return btf;
+}
+
+int dp_migrate_readable(const char *root)
+{
+	static const char *const maps[] = {"rs_services", "rs_backends"};
+
+	for (size_t i = 0; i < 2; i++) {
+		struct bpf_map_info info;
+		int fd, err = pinned_map(root, maps[i], &info, &fd);
+
+		if (err)
+			return err;
+		close(fd);
+		if (!info.btf_id || !info.btf_value_type_id)
+			return -EPROTO;
+	}
+	return 0;
 }
 
 int dp_migrate_read(const char *root, const char *map, const char *type,

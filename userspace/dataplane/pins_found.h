@@ -76,6 +76,11 @@ const char *dp_pins_config_path(void);
  */
 int dp_foreign_links(const char *pin_dir, struct rs_sk_lookup_link *out,
 		     size_t max, size_t *n);
+/*
+ * The data plane under @dir is being retired by an upgrade (upgrade.c):
+ * it decides until ours is attached, and is not another one. NULL: none.
+ */
+void dp_pins_retiring(const char *dir);
 
 /* The sentence that refuses a start beside @l and says how to remove it. */
 void dp_foreign_refusal(const struct rs_sk_lookup_link *l, char *buf,

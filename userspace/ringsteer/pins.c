@@ -191,14 +191,44 @@ static bool layout_differs(const char *bpffs, const char *name,
  * own pre-flight (pins_found.h, beyond the CLI's reach) says it: adopt,
  * or refuse and why, with the command that removes them.
  */
+/* Whether @name is pinned with BTF (its words readable by field name). */
+static bool has_btf(const char *bpffs, const char *name)
+{
+	struct bpf_map_info info = {0};
+	__u32 len = sizeof(info);
+	int fd = pin_fd(bpffs, name);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = !bpf_obj_get_info_by_fd(fd, &info, &len) && info.btf_id &&
+	     info.btf_value_type_id;
+	close(fd);
+	return ok;
+}
+
 static json_t *start_of(const char *bpffs, json_t *abi, json_t *links,
 			const char *config)
 {
 	char why[2 * PATH_MAX + 512], cmd[PATH_MAX + 40];
 	json_t *other = links_foreign(links);
+	bool other_abi = json_is_integer(abi) &&
+			 json_integer_value(abi) != RS_ABI_VERSION;
 
 	snprintf(cmd, sizeof(cmd), "`ringsteerd --detach -c %s`", config);
-	if (json_is_integer(abi) && json_integer_value(abi) != RS_ABI_VERSION)
+	/* What the daemon's upgrade needs (upgrade.c): the words' BTF. */
+	if (other_abi && has_btf(bpffs, "rs_services") &&
+	    has_btf(bpffs, "rs_backends")) {
+		snprintf(why, sizeof(why),
+			 "the maps pinned under %s are of ABI %lld, this build "
+			 "is ABI %d: a start builds its own data plane beside "
+			 "them, carries their operator state and sticky "
+			 "entries over, attaches, then retires them (no gap, "
+			 "no client moved)",
+			 bpffs, json_integer_value(abi), RS_ABI_VERSION);
+		return json_pack("{s:s, s:s}", "action", "upgrade", "why", why);
+	}
+	if (other_abi)
 		snprintf(why, sizeof(why),
 			 "the maps pinned under %s are of ABI %lld, this "
 			 "build is ABI %d: a start refuses to mix them. %s "
@@ -319,6 +349,9 @@ void pins_print(const json_t *p)
 		printf("Starting it (systemctl start ringsteerd) adopts this "
 		       "state and moves no client; `ringsteerd --detach` "
 		       "removes it.\n");
+	else if (!strcmp(jstr(start, "action"), "upgrade"))
+		printf("Starting this ringsteer's daemon upgrades: %s.\n",
+		       jstr(start, "why"));
 	else
 		printf("Starting this ringsteer's daemon refuses: %s.\n",
 		       jstr(start, "why"));

@@ -5,6 +5,7 @@
 
 #include <ringsteer/abi.h>
 
+#include "dataplane.h"
 #include "log.h"
 #include "pins_found.h"
 #include "preflight.h"
@@ -38,6 +39,17 @@ static int report_pins(const struct rs_config *cfg, const char *config_path)
 		       cfg->bpffs, strerror(f.err));
 		return 0;
 	case DP_PINS_OTHER:
+		if (!dp_migrate_readable(cfg->bpffs)) {
+			printf("pins: %s holds a data plane of ABI %u%s%s%s, "
+			       "this build is ABI %d: a start builds its own "
+			       "beside it, carries its operator state and "
+			       "sticky entries over, attaches, then retires "
+			       "it: no gap, no client moved (docs/operations.md"
+			       ", \"Upgrades across an ABI change\")\n",
+			       cfg->bpffs, f.abi, f.map[0] ? " (" : "", f.map,
+			       f.map[0] ? " differs)" : "", RS_ABI_VERSION);
+			return 0;
+		}
 		dp_pins_refusal(&f, cfg->bpffs, config_path, line,
 				sizeof(line));
 		say_error(line);

@@ -19,6 +19,7 @@
 #include "daemon.h"
 #include "guard.h"
 #include "log.h"
+#include "pins_found.h"
 #include "state.h"
 #include "tc_attach.h"
 #include "upgrade.h"
@@ -66,21 +67,24 @@ static int read_words(const char *root, struct upgrade *u)
 int upgrade_prepare(struct daemon *d, struct upgrade *u)
 {
 	const char *root = d->st.cfg.bpffs;
+	struct dp_pins_found f;
 	uint32_t abi;
 	int err;
 
 	memset(u, 0, sizeof(*u));
-	err = dp_pins_abi(root, &abi);
-	if (err || abi == RS_ABI_VERSION)
-		return 0; /* nothing pinned, ours, or dp_open says why not */
+	/* Nothing pinned, ours, or not ours to read: dp_open says so. */
+	if (dp_pins_probe(root, &f) != DP_PINS_OTHER)
+		return 0;
+	abi = f.abi;
 	err = read_words(root, u);
 	if (err) {
-		rs_err("bpf: the maps pinned under %s are of ABI %u, this "
-		       "build is ABI %u, and their state cannot be read (%s): "
-		       "not starting. `ringsteerd --detach -c %s` removes them "
-		       "(steering stops until the new daemon starts)",
-		       root, abi, RS_ABI_VERSION, strerror(-err),
-		       d->config_path);
+		char why[2 * PATH_MAX + 512];
+
+		dp_pins_refusal(&f, root, dp_pins_config_path(), why,
+				sizeof(why));
+		rs_err("bpf: %s (their state cannot be read by field name, "
+		       "for an upgrade without a gap: %s)",
+		       why, strerror(-err));
 		upgrade_free(u);
 		return err;
 	}
@@ -93,6 +97,7 @@ int upgrade_prepare(struct daemon *d, struct upgrade *u)
 	}
 	u->from_abi = abi;
 	d->tc.retiring_map_id = dp_pinned_sockets_map_id(u->aside);
+	dp_pins_retiring(u->aside);
 	rs_info("upgrade: the maps pinned under %s are of ABI %u, this build "
 		"is ABI %u: building ours beside them; theirs, moved to %s, "
 		"decide until ours is attached (operator state of %zu "
@@ -202,6 +207,7 @@ void upgrade_retire(struct daemon *d, struct upgrade *u)
 	if (!u->aside[0])
 		return;
 	retiring_tc_programs(d, false);
+	dp_pins_retiring(NULL);
 	carry_sticky(d, u);
 	retire_tc(d, u->aside);
 	err = dp_detach(u->aside);
@@ -228,6 +234,7 @@ void upgrade_abort(struct daemon *d, struct upgrade *u)
 	if (!u->aside[0])
 		return;
 	retiring_tc_programs(d, true);
+	dp_pins_retiring(NULL);
 	dp_pins_unlock(&d->pins_lock);
 	err = dp_detach(root);
 	if (!err && rename(u->aside, root))
