@@ -66,13 +66,14 @@ echo "# version, status, services, backends"
 # The release of debian/changelog's top entry, the commit the build saw.
 VERSION=$(scripts/version.sh --version)
 COMMIT=$(sed -n 's/^#define RS_COMMIT "\(.*\)"/\1/p' build/gen/ringsteer/version_gen.h)
+ABI=$(sed -n 's/^#define RS_ABI_VERSION \([0-9]*\).*/\1/p' include/ringsteer/abi.h)
 rsctl version >"$OUT/version.txt"
 e2e_eq "version (table): the CLI's and the daemon's, with commit and abi" \
 	"$(cat "$OUT/version.txt")" \
-	"ringsteer $VERSION (commit $COMMIT, abi 8)
-ringsteerd $VERSION (commit $COMMIT, abi 8)"
+	"ringsteer $VERSION (commit $COMMIT, abi $ABI)
+ringsteerd $VERSION (commit $COMMIT, abi $ABI)"
 e2e_eq "version (json)" "$(rsjson version | jq -c '[.version, .commit, .abi]')" \
-	"[\"$VERSION\",\"$COMMIT\",8]"
+	"[\"$VERSION\",\"$COMMIT\",$ABI]"
 rsjson status >"$OUT/status.json"
 e2e_eq "status: service web" "$(jq -r '.services[0].name' "$OUT/status.json")" web
 e2e_check "status: program id and generation" \
@@ -111,7 +112,7 @@ e2e_check "exposition parses (HELP/TYPE/sample lines only)" awk '
 	{ print "bad line: " $0; bad = 1 }
 	END { exit bad || n < 20 }' "$OUT/m1"
 e2e_check "build_info: version, commit, abi" grep -qxF \
-	"ringsteer_build_info{version=\"$VERSION\",commit=\"$COMMIT\",abi=\"8\"} 1" "$OUT/m1"
+	"ringsteer_build_info{version=\"$VERSION\",commit=\"$COMMIT\",abi=\"$ABI\"} 1" "$OUT/m1"
 e2e_check "build_info: HELP and TYPE" bash -c "grep -q '^# HELP ringsteer_build_info ' '$OUT/m1' &&
 	grep -qx '# TYPE ringsteer_build_info gauge' '$OUT/m1'"
 sent=$(($(metric_sum "$OUT/m1" ringsteer_backend_assigned_total) - $(metric_sum "$OUT/m0" ringsteer_backend_assigned_total)))

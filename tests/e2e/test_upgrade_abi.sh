@@ -3,19 +3,20 @@
 #
 # End to end, an upgrade across an ABI change as the field runs it: an
 # earlier release built from git (RS_UPGRADE_FROM, 5d702b9: ABI 7) steers
-# TCP over IPv4 and IPv6 under a continuous load, with held connections,
-# an operator's drain and weights, sticky clients, and a backend in its
-# slow start. It is
-# stopped (SIGTERM, then a second round with kill -9) and this build is
-# started, with no --detach: this build makes its data plane beside the
-# earlier one and retires it once attached. Asserted: no connection
-# failed, no client moved (sticky ones included), drain, weight and slow
-# start kept, the gauges
-# equal ss, one sk_lookup program left in the netns, nothing left pinned
-# aside. Then a start that fails puts the earlier data plane back. Last,
-# the way back: this build upgraded to a later release (this tree with the
-# ABI bumped and a field added to the backend words) and rolled back to
-# this build, under load: 0 failed, 0 moved, drain and weight kept.
+# TCP over IPv4 and IPv6 and a QUIC connection under a continuous load,
+# with held connections, an operator's drain and weights, sticky clients,
+# and a backend in its slow start. It is stopped (SIGTERM; then, from the
+# previous release v0.2.0, ABI 8, with kill -9) and this build is started,
+# with no --detach: this build makes its data plane beside the earlier
+# one and retires it once attached. Asserted: no connection failed, no
+# client moved (sticky ones included), every QUIC datagram on its
+# backend, drain, weights and slow start kept, the gauges equal ss, one
+# sk_lookup program left in the netns, nothing left pinned aside. Then a
+# start that fails puts the earlier data plane back (sk_lookup and TC).
+# Last, the way back: this build upgraded to a later release (this tree
+# with the ABI bumped and a field added to the backend words) and rolled
+# back to this build, under load: 0 failed, 0 moved, drain and weight
+# kept.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/netns.sh
@@ -23,6 +24,10 @@ cd "$(dirname "$0")/../.."
 
 FROM=${RS_UPGRADE_FROM:-5d702b9}
 OLD=$(scripts/build-release.sh "$FROM")
+# The previous release (ABI 8), upgraded from in the kill -9 round.
+PREV_TAG=${RS_UPGRADE_PREVIOUS:-v0.2.0}
+PREV=$(scripts/build-release.sh "$PREV_TAG")
+CTL=$OLD/ringsteer
 e2e_setup upa
 # --detach where the TC filter is: in the edge namespace.
 # shellcheck disable=SC2034 # read by the exit trap of rs_install_cleanup (scripts/netns.sh)
@@ -83,7 +88,7 @@ slow_start = 600s
 CONF
 }
 
-old_ctl() { "$OLD/ringsteer" -s "$SOCK" "$@"; }
+old_ctl() { "$CTL" -s "$SOCK" "$@"; }
 # The netns's sk_lookup programs, by link: one per data plane.
 lookup_progs() {
 	local ino
@@ -216,14 +221,21 @@ e2e_eq "the 40 held connections are open" "$(tail -n 1 "$(rs_bg_out held)")" "op
 e2e_check "held connections counted: gauges equal ss" settles gauge_matches
 e2e_eq "the service's gauge: the 40" "$(rsjson services | jq '.services[] | select(.name == "web") | .active')" 40
 
-echo "# $(date +%T) the same again from a fresh $FROM data plane, with kill -9"
+echo "# $(date +%T) the same from the previous release, $PREV_TAG, with kill -9"
 rs_bg_stop up-d
 rs_in_edge build/ringsteerd -q --detach -c "$CONF"
-rs_bg_start d2 rs_in_edge "$OLD/ringsteerd" -c "$CONF"
+CTL=$PREV/ringsteer
+rs_bg_start d2 rs_in_edge "$PREV/ringsteerd" -c "$CONF"
 e2e_wait_for "$(rs_bg_err d2)" "sk_lookup link" 10
 operator_state
+mapping prev4 198.18.0.10:80 198.18.1.1
 upgrade k9 KILL d2
+CTL=$OLD/ringsteer
+e2e_check "from ABI 8" grep -q "are of ABI 8, this build is ABI" "$(rs_bg_err k9-d)"
 e2e_eq "drain kept" "$(rsjson backends | jq -r '.backends[] | select(.name == "web-2") | .op')" drain
+e2e_eq "operator weight kept" "$(rsjson backends | jq -c '.backends[] | select(.name == "web-3") | [.weight, .weight_override]')" "[4,true]"
+mapping k94 198.18.0.10:80 198.18.1.1
+e2e_eq "no client moved" "$(moved prev4 k94)" 0
 e2e_eq "one sk_lookup program in the netns" "$(lookup_links)" 1
 
 echo "# $(date +%T) a start that fails puts the earlier data plane back"
