@@ -12,7 +12,9 @@
 # client moved (sticky ones included), every QUIC datagram on its
 # backend, drain, weights and slow start kept, the gauges equal ss, one
 # sk_lookup program left in the netns, nothing left pinned aside. Then a
-# start that fails puts the earlier data plane back (sk_lookup and TC).
+# start that fails puts the earlier data plane back (sk_lookup and TC),
+# and an upgrade killed half-way (before or after ours was made) is
+# finished by the next start.
 # Last, the way back: this build upgraded to a later release (this tree
 # with the ABI bumped and a field added to the backend words) and rolled
 # back to this build, under load: 0 failed, 0 moved, drain and weight
@@ -32,7 +34,7 @@ e2e_setup upa
 # --detach where the TC filter is: in the edge namespace.
 # shellcheck disable=SC2034 # read by the exit trap of rs_install_cleanup (scripts/netns.sh)
 # shellcheck disable=SC2016 # expanded when the hook runs
-RS_CLEANUP_HOOK='[[ -f $CONF ]] && rs_in_edge build/ringsteerd -q --detach -c "$CONF"; rm -rf "$BPFFS"'
+RS_CLEANUP_HOOK='[[ -f $CONF ]] && rs_in_edge build/ringsteerd -q --detach -c "$CONF"; rm -rf "$BPFFS" "$BPFFS"-abi*'
 LOAD_SECONDS=${E2E_LOAD_SECONDS:-8}
 
 write_conf() {
@@ -265,6 +267,38 @@ mapping back4 198.18.0.10:80 198.18.1.1
 e2e_eq "and no client moved" "$(moved before4 back4)" 0
 rs_bg_stop squat
 rm -f "$SOCK"
+rs_in_edge build/ringsteerd -q --detach -c "$CONF"
+
+echo "# $(date +%T) an upgrade killed half-way is finished by the next start"
+# Killed after the earlier data plane was set aside, before ours was made.
+rs_bg_start d5 rs_in_edge "$OLD/ringsteerd" -c "$CONF"
+e2e_wait_for "$(rs_bg_err d5)" "sk_lookup link" 10
+operator_state
+rs_bg_stop d5
+mv "$BPFFS" "$BPFFS-abi7-retiring"
+rs_bg_start r1 rs_in_edge build/ringsteerd -c "$CONF"
+e2e_wait_for "$(rs_bg_err r1)" "upgrade: from ABI 7 done" 20
+e2e_check "it starts over" grep -q "is back under $BPFFS, and the upgrade starts over" "$(rs_bg_err r1)"
+e2e_eq "drain kept" "$(rsjson backends | jq -r '.backends[] | select(.name == "web-2") | .op')" drain
+e2e_eq "one sk_lookup program in the netns" "$(lookup_links)" 1
+mapping r14 198.18.0.10:80 198.18.1.1
+e2e_eq "no client moved" "$(moved before4 r14)" 0
+# Killed after ours was made, before the earlier one was retired: here an
+# earlier release started on the aside directory beside ours.
+rs_bg_stop r1
+sed -e "s|^bpffs = .*|bpffs = $BPFFS-abi7-retiring|" \
+	-e "s|^control_socket = .*|control_socket = $OUT/aside.sock|" "$CONF" >"$OUT/aside.conf"
+rs_bg_start d6 rs_in_edge "$OLD/ringsteerd" -c "$OUT/aside.conf"
+e2e_wait_for "$(rs_bg_err d6)" "sk_lookup link" 10
+rs_bg_stop d6
+e2e_eq "two data planes attached" "$(lookup_links)" 2
+rs_bg_start r2 rs_in_edge build/ringsteerd -c "$CONF"
+e2e_wait_for "$(rs_bg_err r2)" "upgrade: from ABI 7 done" 20
+e2e_check "it retires the one left aside" grep -q "stopped before it retired $BPFFS-abi7-retiring" "$(rs_bg_err r2)"
+e2e_eq "one sk_lookup program in the netns" "$(lookup_links)" 1
+e2e_check "nothing left pinned aside" bash -c "! compgen -G '$BPFFS-abi*'"
+e2e_eq "drain kept" "$(rsjson backends | jq -r '.backends[] | select(.name == "web-2") | .op')" drain
+rs_bg_stop r2
 rs_in_edge build/ringsteerd -q --detach -c "$CONF"
 
 # A later release: this tree with the ABI bumped and a field added to the

@@ -11,6 +11,7 @@
  * and, as both decide from the same state, nothing moves.
  */
 #include <errno.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,14 +65,81 @@ static int read_words(const char *root, struct upgrade *u)
 	return 0;
 }
 
+/* The earlier data plane an interrupted upgrade left aside, if any. */
+static bool find_aside(const char *root, char *out, size_t len)
+{
+	char pattern[PATH_MAX + 32];
+	glob_t g;
+	bool found;
+
+	snprintf(pattern, sizeof(pattern), "%s-abi*-retiring*", root);
+	if (glob(pattern, GLOB_ONLYDIR, NULL, &g))
+		return false;
+	found = g.gl_pathc > 0 &&
+		(size_t)snprintf(out, len, "%s", g.gl_pathv[0]) < len;
+	globfree(&g);
+	return found;
+}
+
+/*
+ * An upgrade killed half-way left the earlier data plane aside, still
+ * deciding. Before ours was made (nothing under @root): it goes back by
+ * name and the upgrade starts over. After: ours is adopted as any
+ * restart does, and the earlier one retired once ours is up.
+ */
+static int resume(struct daemon *d, struct upgrade *u, const char *left)
+{
+	const char *root = d->st.cfg.bpffs;
+	struct dp_pins_found f, theirs;
+	int kind = dp_pins_probe(root, &f), err;
+
+	if (kind == DP_PINS_NONE) {
+		/* @root is the empty directory our lock made. */
+		dp_pins_unlock(&d->pins_lock);
+		if (rename(left, root)) {
+			err = -errno;
+			rs_err("upgrade: an earlier upgrade left %s; it cannot "
+			       "go back under %s: %s",
+			       left, root, strerror(-err));
+			return err;
+		}
+		rs_info("upgrade: an earlier upgrade stopped before its data "
+			"plane was made: %s is back under %s, and the upgrade "
+			"starts over",
+			left, root);
+		return guard_lock(d, false);
+	}
+	if (kind != DP_PINS_SAME)
+		return 0;
+	dp_pins_probe(left, &theirs);
+	/* For its sticky entries; without them, the ring decides. */
+	if (read_words(left, u))
+		upgrade_free(u);
+	snprintf(u->aside, sizeof(u->aside), "%s", left);
+	u->from_abi = theirs.abi;
+	d->tc.retiring_map_id = dp_pinned_sockets_map_id(u->aside);
+	dp_pins_retiring(u->aside);
+	rs_info("upgrade: an earlier upgrade from ABI %u stopped before it "
+		"retired %s: ours under %s is adopted, and that one retired "
+		"once ours is up",
+		theirs.abi, left, root);
+	return 0;
+}
+
 int upgrade_prepare(struct daemon *d, struct upgrade *u)
 {
 	const char *root = d->st.cfg.bpffs;
+	char left[PATH_MAX];
 	struct dp_pins_found f;
 	uint32_t abi;
 	int err;
 
 	memset(u, 0, sizeof(*u));
+	if (find_aside(root, left, sizeof(left))) {
+		err = resume(d, u, left);
+		if (err || u->aside[0])
+			return err;
+	}
 	/* Nothing pinned, ours, or not ours to read: dp_open says so. */
 	if (dp_pins_probe(root, &f) != DP_PINS_OTHER)
 		return 0;
@@ -96,6 +164,7 @@ int upgrade_prepare(struct daemon *d, struct upgrade *u)
 		return err;
 	}
 	u->from_abi = abi;
+	u->moved = true;
 	d->tc.retiring_map_id = dp_pinned_sockets_map_id(u->aside);
 	dp_pins_retiring(u->aside);
 	rs_info("upgrade: the maps pinned under %s are of ABI %u, this build "
@@ -115,7 +184,7 @@ int upgrade_seed(struct daemon *d, const struct upgrade *u)
 {
 	int err = 0;
 
-	if (!u || !u->aside[0])
+	if (!u || !u->moved)
 		return 0;
 	for (uint32_t id = 0; id < RS_MAX_SERVICES && !err; id++)
 		if (u->svcs[id].name[0])
@@ -173,6 +242,8 @@ static void retire_tc(struct daemon *d, const char *aside)
  */
 static void carry_sticky(struct daemon *d, const struct upgrade *u)
 {
+	if (!u->svcs)
+		return;
 	for (size_t s = 0; s < d->st.cfg.n_services; s++) {
 		const char *name = d->st.cfg.services[s].name;
 		int fd = dp_sticky_fd(&d->dp, d->st.svcs[s].id), n = -ENOENT;
@@ -235,6 +306,11 @@ void upgrade_abort(struct daemon *d, struct upgrade *u)
 		return;
 	retiring_tc_programs(d, true);
 	dp_pins_retiring(NULL);
+	if (!u->moved) {
+		/* Resumed: nothing of it was moved, it stays where it is. */
+		upgrade_free(u);
+		return;
+	}
 	dp_pins_unlock(&d->pins_lock);
 	err = dp_detach(root);
 	if (!err && rename(u->aside, root))

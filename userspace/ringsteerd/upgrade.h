@@ -8,6 +8,7 @@
 #define RS_UPGRADE_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,7 @@ struct daemon;
 struct upgrade {
 	char aside[PATH_MAX]; /* the earlier data plane; "" = none */
 	uint32_t from_abi;
+	bool moved;		 /* renamed aside by this start (not resumed) */
 	size_t carried;		 /* backends whose words were read */
 	struct rs_service *svcs; /* RS_MAX_SERVICES, by id */
 	struct rs_backend *bes;	 /* RS_MAX_BACKENDS, by id */
