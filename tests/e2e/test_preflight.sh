@@ -28,6 +28,7 @@ ABI=$(awk '$1 == "#define" && $2 == "RS_ABI_VERSION" { print $3 }' include/rings
 CONF_B=$OUT/b.conf
 BPFFS_B=$BPFFS-b
 # shellcheck disable=SC2016 # expanded when the hook runs
+# shellcheck disable=SC2034 # read by the exit trap of rs_install_cleanup (scripts/netns.sh)
 RS_CLEANUP_HOOK='for c in "$CONF" "$CONF_B"; do [[ -f $c ]] && build/ringsteerd -q --detach -c "$c"; done; rm -rf "$BPFFS" "$BPFFS_B"'
 
 e2e_conf_global

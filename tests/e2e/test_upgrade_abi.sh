@@ -167,8 +167,12 @@ e2e_check "weight web-1 3 (old CLI)" old_ctl backend weight web-1 3
 mapping sticky4 198.18.0.10:80 198.18.1.1
 e2e_eq "before: sticky clients stayed through the weight change" "$(moved before4 sticky4)" 0
 
+# Connections the running daemon's backends were given, in all.
+assigned_sum() { old_ctl -j backends | jq '[.backends[].assigned] | add'; }
+load_flowing() { (($(assigned_sum) - A0 >= 2000)); }
 upgrade() { # NAME SIGNAL [OLD-DAEMON [NEW-BINARY]]
 	local ld=$1 sig=$2 old=${3:-d1} new=${4:-build/ringsteerd}
+	A0=$(assigned_sum)
 	rs_bg_start "$ld-4" rs_in_client build/tools/rs_client \
 		--target 198.18.0.10:80 --src-base 198.18.2.1 --count 100 \
 		--concurrency 8 --loop-seconds "$LOAD_SECONDS"
@@ -182,8 +186,9 @@ upgrade() { # NAME SIGNAL [OLD-DAEMON [NEW-BINARY]]
 				--src-base 198.18.2.200 --count 20 --dcid $QCID \
 				--timeout-ms 2000 || true
 		done 2>/dev/null"
-	# Some of the load before the switch, some after.
-	sleep 2
+	# Some of the load before the switch (2,000 connections), some after.
+	rs_until 20 load_flowing ||
+		e2e_fail "$ld: the load did not reach the earlier data plane"
 	kill "-$sig" "${RS_BG_PID[$old]}"
 	rs_until 10 e2e_gone "${RS_BG_PID[$old]}"
 	rs_bg_start "$ld-d" rs_in_edge "$new" -c "$CONF"

@@ -146,6 +146,11 @@ void daemon_tc_stop(struct daemon *d);
  * filter uses the maps pinned under cfg->bpffs. Before the pins go.
  */
 int daemon_tc_detach(const struct rs_config *cfg);
+/*
+ * Our filter removed from every interface @cfg does not configure where
+ * its program uses the sockets map @map_id (0: nothing is done).
+ */
+void daemon_tc_detach_elsewhere(const struct rs_config *cfg, uint32_t map_id);
 
 const char *rs_op_state_name(enum rs_op_state op);
 const char *rs_backend_state_name(uint32_t state);

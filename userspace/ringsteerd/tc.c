@@ -383,7 +383,6 @@ void daemon_tc_stop(struct daemon *d)
 int daemon_tc_detach(const struct rs_config *cfg)
 {
 	uint32_t map_id = dp_pinned_sockets_map_id(cfg->bpffs);
-	struct if_nameindex *all, *p;
 	int rc = 0;
 
 	for (size_t i = 0; i < cfg->n_interfaces; i++) {
@@ -410,8 +409,16 @@ int daemon_tc_detach(const struct rs_config *cfg)
 		}
 	}
 	/* Elsewhere only what provably uses our maps. */
+	daemon_tc_detach_elsewhere(cfg, map_id);
+	return rc;
+}
+
+void daemon_tc_detach_elsewhere(const struct rs_config *cfg, uint32_t map_id)
+{
+	struct if_nameindex *all, *p;
+
 	if (!map_id)
-		return rc;
+		return;
 	all = if_nameindex();
 	for (p = all; p && p->if_index; p++) {
 		struct rs_tc_filter f;
@@ -425,5 +432,4 @@ int daemon_tc_detach(const struct rs_config *cfg)
 	}
 	if (all)
 		if_freenameindex(all);
-	return rc;
 }

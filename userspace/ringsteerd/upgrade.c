@@ -221,20 +221,6 @@ static void retiring_tc_programs(struct daemon *d, bool put_back)
 	d->tc.retiring_map_id = 0;
 }
 
-/* TC filters elsewhere whose program still uses the earlier maps. */
-static void retire_tc(struct daemon *d, const char *aside)
-{
-	struct rs_config *c = malloc(sizeof(*c));
-
-	if (!c)
-		return;
-	*c = d->st.cfg;
-	c->n_interfaces = 0; /* ours there: replaced in place already */
-	snprintf(c->bpffs, sizeof(c->bpffs), "%s", aside);
-	daemon_tc_detach(c);
-	free(c);
-}
-
 /*
  * Sticky clients stay where they are: each service's sticky entries copied
  * from the earlier table (ids are kept by name, so the backends they name
@@ -280,7 +266,9 @@ void upgrade_retire(struct daemon *d, struct upgrade *u)
 	retiring_tc_programs(d, false);
 	dp_pins_retiring(NULL);
 	carry_sticky(d, u);
-	retire_tc(d, u->aside);
+	/* Filters elsewhere still running the earlier program. */
+	daemon_tc_detach_elsewhere(&d->st.cfg,
+				   dp_pinned_sockets_map_id(u->aside));
 	err = dp_detach(u->aside);
 	if (err)
 		rs_err("upgrade: cannot remove the ABI %u data plane under "
