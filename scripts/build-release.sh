@@ -4,10 +4,17 @@
 # build-release.sh COMMIT: builds ringsteerd and the ringsteer CLI of an
 # earlier commit of this repository (an earlier release, for the upgrade
 # and rollback suites) under build/releases/COMMIT/, from `git archive`,
-# so the work tree is not touched. Prints the directory. A build already
+# so the work tree is not touched. COMMIT may name a release of
+# scripts/releases.list. Prints the directory. A build already
 # there is reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A release's name is resolved through scripts/releases.list when this
+# clone lacks its tag.
+if ! git rev-parse --verify --quiet "$1^{commit}" >/dev/null; then
+	named=$(awk -v n="$1" '$1 == n { print $2 }' scripts/releases.list)
+	[ -n "$named" ] && set -- "$named"
+fi
 # A shallow clone lacks the earlier commits: fetch them from its origin.
 if ! git rev-parse --verify --quiet "$1^{commit}" >/dev/null &&
 	[ "$(git rev-parse --is-shallow-repository)" = true ]; then
