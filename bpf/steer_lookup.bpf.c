@@ -138,7 +138,9 @@ static __always_inline void count_assigned(__u32 backend, int spill)
 
 /*
  * Try one backend: it must hold a socket for the client's family. Returns 0
- * when the connection was assigned to it.
+ * when the connection was assigned to it, 1 when it has no socket for the
+ * family (rs_restart_holds() may then hold the flow for it), -1 when the
+ * kernel refused the socket.
  */
 static __always_inline int try_assign(struct bpf_sk_lookup *ctx, __u32 backend,
 				      struct rs_service_stats *sst)
@@ -149,7 +151,7 @@ static __always_inline int try_assign(struct bpf_sk_lookup *ctx, __u32 backend,
 
 	sk = bpf_map_lookup_elem(&rs_sockets, &slot);
 	if (!sk)
-		return -1;
+		return 1;
 	err = bpf_sk_assign(ctx, sk, 0);
 	bpf_sk_release(sk);
 	if (err && sst)
@@ -163,6 +165,7 @@ struct sticky_io {
 	__u32 named; /* out: backend of a live entry, else RS_NONE */
 	__u32 over;  /* out: 1 if that backend was at its bound */
 	__u32 kept;  /* out: 1 if the entry stands (rs_sticky_stands()) */
+	__u32 held;  /* out: 1 if its backend restarts: the flow waits */
 };
 
 static __always_inline __s64 backend_load(__u32 backend)
@@ -221,6 +224,7 @@ static __attribute__((noinline)) int steer_sticky(
 	struct rs_sticky_entry *e;
 	struct rs_backend *be;
 	__u64 now;
+	int r;
 
 	e = bpf_map_lookup_elem(sticky, key);
 	if (!e)
@@ -250,7 +254,11 @@ static __attribute__((noinline)) int steer_sticky(
 		count_load_spill(b);
 		return -1;
 	}
-	if (try_assign(ctx, b, sst))
+	r = try_assign(ctx, b, sst);
+	if (r == 1 &&
+	    rs_restart_holds(be, ctx->family == RS_AF_INET6, ctx->protocol))
+		io->held = 1;
+	if (r)
 		return -1;
 	if (rs_sticky_refresh_due(e->last_seen_ns, now, ttl))
 		e->last_seen_ns = now;
@@ -339,6 +347,7 @@ struct walk_state {
 	__u32 rejected;
 	__u32 chosen;
 	__u32 stop;
+	__u32 held; /* the owner restarts: the flow waits (rs_restart_holds) */
 };
 
 /*
@@ -349,6 +358,7 @@ static __always_inline void walk_consider(struct walk_state *w, __u32 b,
 					  __u32 ordinal)
 {
 	struct rs_backend *be;
+	int r;
 
 	if (b == w->rejected)
 		return;
@@ -359,8 +369,18 @@ static __always_inline void walk_consider(struct walk_state *w, __u32 b,
 		w->primary = b;
 	/* The bound's word in line: without a bound, no call (~5 ns). */
 	if (be->state != RS_BACKEND_UP ||
-	    (be->balance_milli && walk_at_bound(b, be)) ||
-	    try_assign(w->ctx, b, w->sst)) {
+	    (be->balance_milli && walk_at_bound(b, be))) {
+		w->rejected = b;
+		return;
+	}
+	r = try_assign(w->ctx, b, w->sst);
+	if (r == 1 && rs_restart_holds(be, w->ctx->family == RS_AF_INET6,
+				       w->ctx->protocol)) {
+		w->held = 1;
+		w->stop = 1;
+		return;
+	}
+	if (r) {
 		w->rejected = b;
 		return;
 	}
@@ -499,14 +519,15 @@ static __attribute__((noinline)) void count_primary(__u32 primary)
  * Clockwise from @idx; returns the backend assigned, or RS_NONE, and
  * leaves the ring's owner in @dec->primary (and whether the least-loaded
  * pass chose in @dec->least). @known: the flat table named the first
- * point's @b and @ordinal, so it is not read.
+ * point's @b and @ordinal, so it is not read. *@held set: the backend
+ * the flow goes to restarts, and the flow waits for it (RS_NONE).
  */
 static __always_inline __u32 ring_walk(struct bpf_sk_lookup *ctx, void *ring,
 				       __u32 npoints, __u32 idx, int known,
 				       __u32 b, __u32 ordinal,
 				       struct rs_service_stats *sst,
 				       __u32 svc_id,
-				       struct rs_trace_decision *dec)
+				       struct rs_trace_decision *dec, int *held)
 {
 	struct walk_state w = {
 		.ctx = ctx,
@@ -537,6 +558,11 @@ static __always_inline __u32 ring_walk(struct bpf_sk_lookup *ctx, void *ring,
 	/* Slow, not wrong: the daemon rebuilds rings to keep this at 0. */
 	if (steps > RS_WALK_MAX && sst)
 		sst->walk_limit++;
+	dec->primary = w.primary;
+	if (w.held) {
+		*held = 1;
+		return RS_NONE;
+	}
 	if (w.chosen == RS_NONE) {
 		best = least_loaded(ctx, ring, npoints, idx, svc_id);
 		if (best != RS_NONE && try_assign(ctx, best, sst) == 0) {
@@ -544,7 +570,6 @@ static __always_inline __u32 ring_walk(struct bpf_sk_lookup *ctx, void *ring,
 			dec->least = 1;
 		}
 	}
-	dec->primary = w.primary;
 	if (w.chosen == RS_NONE)
 		return RS_NONE;
 	if (w.chosen != w.primary && w.primary != RS_NONE)
@@ -555,7 +580,9 @@ static __always_inline __u32 ring_walk(struct bpf_sk_lookup *ctx, void *ring,
 
 /*
  * The decision for a connection to service @svc_id; what it found goes to
- * @dec (the trace event's material; its key is the affinity key).
+ * @dec (the trace event's material; its key is the affinity key). 0:
+ * assigned; 1: held for a restarting backend (dropped: the client's next
+ * datagram reaches it); -1: no backend (the fallback applies).
  */
 static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 				 struct rs_service_stats *sst,
@@ -569,7 +596,7 @@ static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 	void *ring, *sticky = NULL;
 	__u64 hash;
 	__u32 npoints;
-	int known;
+	int known, held = 0;
 
 	svc = bpf_map_lookup_elem(&rs_services, &svc_id);
 	if (!svc || !svc->enabled)
@@ -593,6 +620,10 @@ static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 		dec->sticky_hit = 1;
 		return 0;
 	}
+	if (io.held) {
+		dec->held = 1;
+		return 1;
+	}
 	dec->named = io.named;
 	dec->over = io.over;
 
@@ -608,7 +639,11 @@ static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 
 	dec->point = idx;
 	chosen = ring_walk(ctx, ring, npoints, idx, known, b, ordinal, sst,
-			   svc_id, dec);
+			   svc_id, dec, &held);
+	if (held) {
+		dec->held = 1;
+		return 1;
+	}
 	if (chosen == RS_NONE)
 		return -1;
 	dec->chosen = chosen;
@@ -635,7 +670,7 @@ int steer_lookup(struct bpf_sk_lookup *ctx)
 	struct rs_service *svc;
 	struct rs_bind *bind;
 	__u32 svc_id;
-	int verdict = SK_PASS;
+	int verdict = SK_PASS, err;
 
 	/* Another program in the chain already chose: leave it be. */
 	if (ctx->sk)
@@ -647,7 +682,13 @@ int steer_lookup(struct bpf_sk_lookup *ctx)
 	sst = service_stats(svc_id);
 	if (sst)
 		sst->lookups++;
-	if (steer(ctx, svc_id, sst, &dec)) {
+	err = steer(ctx, svc_id, sst, &dec);
+	if (err > 0) {
+		if (sst)
+			sst->held++;
+		dec.chosen = RS_NONE;
+		verdict = SK_DROP;
+	} else if (err) {
 		if (sst)
 			sst->no_backend++;
 		dec.chosen = RS_NONE;

@@ -43,6 +43,7 @@ enum tc_outcome {
 	TC_DOWN,
 	TC_MALFORMED,
 	TC_ERROR, /* bad service config or a socket that must not be used */
+	TC_HELD,  /* the ID's backend restarts: dropped, the flow waits */
 };
 
 struct udp_flow {
@@ -236,7 +237,10 @@ decoded:
 		return TC_DOWN;
 	sk = backend_socket(*backend, f->family);
 	if (!sk)
-		return TC_DOWN;
+		return rs_restart_holds(be, f->family == RS_AF_INET6,
+					IPPROTO_UDP)
+			       ? TC_HELD
+			       : TC_DOWN;
 	/*
 	 * bpf_sk_assign at TC does not check the protocol (unlike the
 	 * sk_lookup flavour): a TCP socket would be handed a UDP datagram.
@@ -296,6 +300,9 @@ static __always_inline void count(__u32 svc_id, enum tc_outcome outcome,
 	case TC_MALFORMED:
 		sst->cookie_malformed++;
 		break;
+	case TC_HELD:
+		sst->held++;
+		break;
 	default:
 		sst->errors++;
 		break;
@@ -319,6 +326,10 @@ static __always_inline void note_cookie(struct __sk_buff *skb,
 		break;
 	case TC_DOWN:
 		n->cookie = RS_TRACE_COOKIE_DOWN;
+		n->backend = backend;
+		break;
+	case TC_HELD:
+		n->cookie = RS_TRACE_HELD;
 		n->backend = backend;
 		break;
 	case TC_UNKNOWN:
@@ -357,7 +368,7 @@ static __always_inline int steer(struct __sk_buff *skb)
 	outcome = steer_cookie(skb, &f, svc_id, svc, &backend);
 	count(svc_id, outcome, backend);
 	note_cookie(skb, outcome, svc_id, backend);
-	return TC_ACT_UNSPEC;
+	return outcome == TC_HELD ? TC_ACT_SHOT : TC_ACT_UNSPEC;
 }
 
 /*

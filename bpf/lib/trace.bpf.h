@@ -31,7 +31,8 @@ struct rs_trace_decision {
 	__u8 over;		    /* that entry's backend was at its bound */
 	__u8 least;		    /* the least-loaded pass chose */
 	__u8 verdict;		    /* SK_PASS or SK_DROP */
-	__u32 pad;
+	__u8 held;		    /* dropped for a restarting backend */
+	__u8 pad[3];
 };
 
 /*
@@ -167,7 +168,9 @@ __attribute__((noinline)) int rs_trace_lookup(struct bpf_sk_lookup *ctx,
 							: RS_NONE;
 	if (skipped != RS_NONE)
 		skip = rs_trace_skip_of(ctx, skipped, &sl);
-	if (d->chosen == RS_NONE)
+	if (d->held)
+		reason = RS_TRACE_HELD;
+	else if (d->chosen == RS_NONE)
 		reason = RS_TRACE_NO_BACKEND;
 	else if (d->sticky_hit)
 		reason = RS_TRACE_STICKY;

@@ -18,7 +18,7 @@
  * limit) is a new ABI: tests/unit/test_abi.c fails until the new layout is
  * recorded (docs/architecture.md "The ABI").
  */
-#define RS_ABI_VERSION 9
+#define RS_ABI_VERSION 10
 
 #define RS_NAME_MAX 64
 /*
@@ -291,6 +291,17 @@ struct rs_backend {
 	 * how much of the gauge is its own to take back as they close.
 	 */
 	__u32 uncounted;
+	/*
+	 * Socket slots (bit 0: IPv4, bit 1: IPv6, as rs_socket_slot()) whose
+	 * UDP flows wait for this backend while the slot is empty: its
+	 * socket is gone for a moment (a restart, the service's
+	 * restart_grace). A datagram that would go to it is dropped, not
+	 * sent to another backend; the client's next one reaches the
+	 * backend's new socket (rs_restart_holds(), rules.h). The daemon
+	 * sets a bit once the slot held a socket and clears it when the
+	 * grace ends without one: then the flows go on as to a DOWN one.
+	 */
+	__u32 held_slots;
 	char name[RS_NAME_MAX];
 };
 
@@ -491,6 +502,8 @@ struct rs_service_stats {
 	 * over lookups.
 	 */
 	__u64 reassigned;
+	/* Datagrams dropped while their backend's socket was gone (held). */
+	__u64 held;
 };
 
 /*
@@ -921,7 +934,9 @@ enum rs_trace_reason {
 	/* steer_sockops, connections steer_lookup steered */
 	RS_TRACE_ESTABLISHED = 16, /* handshake done; flags say what followed */
 	RS_TRACE_CLOSED = 17,	   /* a counted connection reached TCP_CLOSE */
-	RS_TRACE_REASONS = 18, /* one past the last (reason_mask: 32 bits) */
+	/* dropped: its backend restarts, the flow waits (restart_grace) */
+	RS_TRACE_HELD = 18,
+	RS_TRACE_REASONS = 19, /* one past the last (reason_mask: 32 bits) */
 };
 
 /* Why the backend the client's affinity named did not take it. */
@@ -1051,7 +1066,7 @@ RS_ABI_OFFSET(rs_cookie_key, server_id, 5);
 RS_ABI_SIZE(rs_cookie, 4);
 RS_ABI_SIZE(rs_quic_lb, 360);
 RS_ABI_SIZE(rs_quic_lb_key_args, 24);
-RS_ABI_SIZE(rs_backend, 108);
+RS_ABI_SIZE(rs_backend, 112);
 /* The state word and bound: the 16 bytes of rs_backends the data plane reads.
  */
 RS_ABI_OFFSET(rs_backend, state, 0);
@@ -1078,7 +1093,7 @@ _Static_assert(RS_MAX_BUCKET_BITS <= RS_RING_BITS_MASK, "bits fit the mask");
 RS_ABI_SIZE(rs_point, 16);
 RS_ABI_SIZE(rs_ring_slot, 16);
 RS_ABI_SIZE(rs_backend_stats, 40);
-RS_ABI_SIZE(rs_service_stats, 72);
+RS_ABI_SIZE(rs_service_stats, 80);
 RS_ABI_SIZE(rs_meta, 24);
 RS_ABI_SIZE(rs_hash_probe, 40);
 RS_ABI_SIZE(rs_clock_probe, 24);

@@ -105,6 +105,22 @@ static inline int rs_sticky_state_honours(__u32 state)
 }
 
 /*
+ * Whether a UDP datagram for @be, whose socket slot for @v6 is empty,
+ * waits for it (dropped) instead of going to another backend: the slot is
+ * one the backend is restarting on (held_slots, set by the daemon within
+ * the service's restart_grace), and the backend takes that flow: UP, or
+ * DRAIN for a flow it already has (a sticky entry, a QUIC cookie). A TCP
+ * connection is never held: the next backend serves it at once, and its
+ * sticky entry stands (rs_sticky_stands()).
+ */
+static inline int rs_restart_holds(const struct rs_backend *be, int v6,
+				   __u8 protocol)
+{
+	return protocol == 17 && ((be->held_slots >> (v6 ? 1 : 0)) & 1) &&
+	       (be->state == RS_BACKEND_UP || be->state == RS_BACKEND_DRAIN);
+}
+
+/*
  * A sticky entry that stands: live, naming a backend of its service in a
  * state that honours it. No other decision overwrites it: a client spilled
  * off it for load, or sent elsewhere while its backend's socket is gone

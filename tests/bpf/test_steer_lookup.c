@@ -721,6 +721,115 @@ static void test_counters(void)
 	CU_ASSERT(sticky > 0);
 }
 
+enum hold_want { WALKS_ON, WAITS };
+
+/*
+ * restart_grace: a UDP flow waits for its backend (dropped, counted as
+ * held) while a slot the daemon holds for it (held_slots) is empty, and
+ * only then (rs_restart_holds()); a TCP connection never waits.
+ */
+static void test_restart_holds_udp_flows(void)
+{
+	static const struct {
+		const char *what;
+		uint32_t state, held_slots;
+		enum hold_want want;
+	} cases[] = {
+		{"empty slot, nothing held", RS_BACKEND_UP, 0, WALKS_ON},
+		{"IPv4 slot held", RS_BACKEND_UP, 1, WAITS},
+		{"both slots held", RS_BACKEND_UP, 3, WAITS},
+		{"only the IPv6 slot held", RS_BACKEND_UP, 2, WALKS_ON},
+		{"DOWN, IPv4 slot held", RS_BACKEND_DOWN, 1, WALKS_ON},
+	};
+	struct rs_ring_member m[2] = {
+		{.name = "dns-a", .backend = 4, .points = 160},
+		{.name = "dns-b", .backend = 5, .points = 160}};
+	int ss_fd = bpf_map__fd(dp.skel->maps.rs_service_stats), fds[2];
+	struct rs_ring ring = {0}, none = {0};
+	struct rs_service_stats before, after;
+	bool owned[200];
+	uint64_t uc[2];
+	int mine = 0;
+	char src[32];
+
+	for (int i = 0; i < 2; i++) {
+		fds[i] = fixture_loopback_socket(AF_INET, SOCK_DGRAM, &uc[i]);
+		CU_ASSERT_FATAL(fds[i] >= 0);
+		CU_ASSERT_EQUAL_FATAL(
+			dp_set_socket(&dp, rs_socket_slot(4 + i, 0), fds[i]),
+			0);
+		backends[4 + i] = (struct rs_backend){
+			.state = RS_BACKEND_UP,
+			.active_points = 160,
+			.max_points = 160,
+			.service = SVC_UDP,
+		};
+		CU_ASSERT_EQUAL_FATAL(
+			dp_set_backend(&dp, 4 + i, &backends[4 + i]), 0);
+	}
+	CU_ASSERT_EQUAL_FATAL(ring_build(m, 2, services[SVC_UDP].seed, &ring),
+			      0);
+	CU_ASSERT_FATAL(dp_swap_ring(&dp, SVC_UDP, &ring) >= 0);
+	for (int i = 0; i < 200; i++) {
+		client_addr(src, sizeof(src), i);
+		owned[i] = run4(IPPROTO_UDP, src, 5000, "198.18.0.10", 53)
+				   .cookie == uc[0];
+		mine += owned[i];
+	}
+	CU_ASSERT_FATAL(mine > 0 && mine < 200);
+	CU_ASSERT_EQUAL_FATAL(dp_clear_socket(&dp, rs_socket_slot(4, 0)), 0);
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		int bad = 0;
+
+		backends[4].state = cases[c].state;
+		backends[4].held_slots = cases[c].held_slots;
+		CU_ASSERT_EQUAL_FATAL(dp_set_backend(&dp, 4, &backends[4]), 0);
+		fixture_percpu_sum(ss_fd, SVC_UDP, &before, sizeof(before));
+		for (int i = 0; i < 200; i++) {
+			struct verdict v;
+			bool waits = owned[i] && cases[c].want == WAITS;
+
+			client_addr(src, sizeof(src), i);
+			v = run4(IPPROTO_UDP, src, 5000, "198.18.0.10", 53);
+			bad += waits ? v.retval != SK_DROP || v.cookie != 0
+				     : v.retval != SK_PASS || v.cookie != uc[1];
+		}
+		fixture_percpu_sum(ss_fd, SVC_UDP, &after, sizeof(after));
+		if (bad ||
+		    after.held - before.held !=
+			    (cases[c].want == WAITS ? (uint64_t)mine : 0))
+			fprintf(stderr, "  %s: %d wrong, %llu held of %d\n",
+				cases[c].what, bad,
+				(unsigned long long)(after.held - before.held),
+				mine);
+		CU_ASSERT_EQUAL(bad, 0);
+		CU_ASSERT_EQUAL(after.held - before.held,
+				cases[c].want == WAITS ? (uint64_t)mine : 0);
+		CU_ASSERT_EQUAL(after.no_backend, before.no_backend);
+	}
+	/* TCP: the slot held and empty, the next backend takes it. */
+	backends[0].held_slots = 3;
+	CU_ASSERT_EQUAL_FATAL(dp_set_backend(&dp, 0, &backends[0]), 0);
+	CU_ASSERT_EQUAL_FATAL(dp_clear_socket(&dp, rs_socket_slot(0, 0)), 0);
+	{
+		int not_served = 0;
+
+		for (int i = 0; i < 200; i++) {
+			client_addr(src, sizeof(src), i);
+			not_served += web_backend(src) < 0;
+		}
+		CU_ASSERT_EQUAL(not_served, 0);
+	}
+	backends[0].held_slots = 0;
+	CU_ASSERT_EQUAL(dp_set_backend(&dp, 0, &backends[0]), 0);
+	CU_ASSERT_EQUAL(dp_set_socket(&dp, rs_socket_slot(0, 0), tcp_fds[0]),
+			0);
+	CU_ASSERT(dp_swap_ring(&dp, SVC_UDP, &none) >= 0);
+	ring_free(&ring);
+	for (int i = 0; i < 2; i++)
+		close(fds[i]);
+}
+
 static void teardown(void)
 {
 	ring_free(&ring_web);
@@ -751,6 +860,8 @@ static const struct fixture_test tests[] = {
 	 test_sticky_survives_restart},
 	{"sticky table full: the ring decides", test_sticky_table_full},
 	{"per-service and per-backend counters", test_counters},
+	{"restart_grace: UDP flows wait, TCP goes on",
+	 test_restart_holds_udp_flows},
 };
 
 int main(void)

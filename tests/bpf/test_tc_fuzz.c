@@ -50,7 +50,7 @@ static const char *const kind_names[TC_NOUTCOMES] = {
 	[TC_NOTHING] = "not ours", [TC_HIT] = "hits",
 	[TC_NONE] = "none",	   [TC_UNKNOWN] = "unknown",
 	[TC_DOWN] = "down",	   [TC_MALFORMED] = "malformed",
-	[TC_ERROR] = "errors",
+	[TC_ERROR] = "errors",	   [TC_HELD] = "held",
 };
 
 struct backend_def {
@@ -694,8 +694,11 @@ static void test_fuzz(void)
 	CU_ASSERT_EQUAL(memcmp(&got.svc[SVC_C], &(struct rs_service_stats){0},
 			       sizeof(got.svc[SVC_C])),
 			0);
-	/* The generator reaches every outcome, on both cookie services. */
-	for (int k = 0; k < TC_NOUTCOMES && total >= 100000; k++)
+	/*
+	 * The generator reaches every outcome, on both cookie services, but
+	 * held: no backend here restarts (test_steer_tc holds one).
+	 */
+	for (int k = 0; k < TC_HELD && total >= 100000; k++)
 		CU_ASSERT(kinds[k] > 0);
 	if (total >= 100000) {
 		CU_ASSERT(got.svc[SVC_A].cookie_malformed > 0 &&

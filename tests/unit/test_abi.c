@@ -39,6 +39,7 @@ static const struct {
 } abi_rows[] = {
 	{8, 0x942440b4d05b9311ull},
 	{9, 0x8e62fa2c24efee14ull},
+	{10, 0x49c14ccc254a6e6cull},
 };
 
 /* Every object-like macro of abi.h but RS_ABI_VERSION (the row's key). */

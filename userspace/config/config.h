@@ -104,6 +104,12 @@ struct rs_service_conf {
 	uint8_t quic_prev_key[16];
 	uint32_t balance_milli; /* balance_factor x 1000; 0 = no bound */
 	bool fleet;		/* steered fleet-wide ([fleet], fleet = on) */
+	/*
+	 * UDP only: how long a backend that lost its socket (a restart)
+	 * keeps its flows, which wait for it (dropped) rather than going to
+	 * another backend; 0 = off (they go on at once).
+	 */
+	uint32_t restart_grace_ms;
 };
 
 /*

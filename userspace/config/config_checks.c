@@ -189,6 +189,19 @@ static void check_services(const struct cfg_entries *e, struct cfg_report *r)
 				   "sticky_ttl: a UDP backend's load is its "
 				   "flows, the live entries of the sticky "
 				   "table");
+		/*
+		 * A TCP SYN in a backend's restart is better served by the
+		 * next backend at once than held for a retransmission a
+		 * second later: a new connection has no state to lose, and
+		 * its sticky entry stands (docs/operations.md).
+		 */
+		if (s->conf.restart_grace_ms && s->conf.protocol == IPPROTO_TCP)
+			cfg_report(r, s->key_line[SVC_RESTART_GRACE], label,
+				   "restart_grace",
+				   "restart_grace is for UDP services: a TCP "
+				   "connection in a backend's restart goes to "
+				   "the next backend, and its sticky entry "
+				   "stands");
 	}
 }
 

@@ -73,7 +73,8 @@ static bool service_changed(const struct rs_service_conf *a,
 	       a->quic_prev_key_set != b->quic_prev_key_set ||
 	       memcmp(a->quic_prev_key, b->quic_prev_key,
 		      sizeof(a->quic_prev_key)) ||
-	       a->balance_milli != b->balance_milli;
+	       a->balance_milli != b->balance_milli ||
+	       a->restart_grace_ms != b->restart_grace_ms;
 }
 
 /* Services already counted in d->rebuilds, one bit each by index. */

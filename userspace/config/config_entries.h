@@ -16,7 +16,7 @@
 #include "config.h"
 
 #define LABEL_MAX 256
-#define MAX_KEYS  21
+#define MAX_KEYS  22
 
 /*
  * Every section entry has key_line[] (where each key was first set, 0 when
@@ -101,6 +101,7 @@ enum {
 	SVC_QUIC_PREV_KEY_FILE,
 	SVC_QUIC_NONCE_LEN,
 	SVC_QUIC_PREV_PLAINTEXT,
+	SVC_RESTART_GRACE,
 };
 
 enum {

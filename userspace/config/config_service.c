@@ -291,6 +291,12 @@ static void set_quic_previous_plaintext(const struct cfg_key *k, void *obj,
 	set_on_off(k, v, &((struct svc_entry *)obj)->prev_plaintext);
 }
 
+static void set_restart_grace(const struct cfg_key *k, void *obj, const char *v)
+{
+	cfg_parse_ranged_duration(
+		k, v, 0, &((struct svc_entry *)obj)->conf.restart_grace_ms);
+}
+
 const struct key_def cfg_service_keys[] = {
 	[SVC_PROTOCOL] = {"protocol", "protocol", set_protocol, false},
 	[SVC_LISTEN] = {"listen", "listen address", set_listen, true},
@@ -319,6 +325,8 @@ const struct key_def cfg_service_keys[] = {
 	[SVC_QUIC_PREV_PLAINTEXT] = {"quic_previous_plaintext",
 				     "quic_previous_plaintext",
 				     set_quic_previous_plaintext, false},
+	[SVC_RESTART_GRACE] = {"restart_grace", "restart_grace",
+			       set_restart_grace, false},
 	{"key", "key policy", set_key_policy, false},
 	{"prefix4", "prefix4", set_prefix4, false},
 	{"prefix6", "prefix6", set_prefix6, false},

@@ -65,6 +65,10 @@ static void backends_table(json_t *r)
 				 " (no socket: uid %lld's refused, not the "
 				 "owner's)",
 				 jint(owner, "refused_uid"));
+		else if (!sock &&
+			 json_is_true(json_object_get(v, "restarting")))
+			snprintf(note, sizeof(note),
+				 " (restarting: its flows wait for it)");
 		else if (!sock)
 			snprintf(note, sizeof(note),
 				 " (no socket: not serving)");

@@ -34,6 +34,7 @@ static const char *const reason_names[RS_TRACE_REASONS] = {
 	[RS_TRACE_FLEET_HOP_LIMIT] = "fleet-hop-limit",
 	[RS_TRACE_ESTABLISHED] = "established",
 	[RS_TRACE_CLOSED] = "closed",
+	[RS_TRACE_HELD] = "held",
 };
 
 static const char *const skip_names[] = {

@@ -421,6 +421,7 @@ static void start_timers(struct daemon *d)
 	ev_timer_start(d->loop, &d->ramp);
 	load_check_start(d);
 	load_flows_start(d);
+	restart_watch_start(d);
 }
 
 void log_warning(const char *line)
@@ -544,6 +545,26 @@ out:
 	return err;
 }
 
+/*
+ * No daemon, nothing ends a restart_grace: a flow must not wait for a
+ * socket that may never come back. The pins keep steering as without the
+ * grace until the next start holds again.
+ */
+static void release_held(struct daemon *d)
+{
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+		struct be_rt *be = &d->st.bes[i];
+		struct rs_backend w;
+
+		if (!be->pushed_valid || !be->pushed.held_slots)
+			continue;
+		w = be->pushed;
+		w.held_slots = 0;
+		if (!dp_set_backend(&d->dp, be->id, &w))
+			be->pushed = w;
+	}
+}
+
 void daemon_stop(struct daemon *d)
 {
 	if (!d->st.bes)
@@ -555,7 +576,9 @@ void daemon_stop(struct daemon *d)
 	ev_timer_stop(d->loop, &d->ramp);
 	ev_timer_stop(d->loop, &d->load_check);
 	ev_timer_stop(d->loop, &d->load_flows);
+	ev_timer_stop(d->loop, &d->restart_watch);
 	checker_fini(&d->checker);
+	release_held(d);
 	dp_close(&d->dp);
 	for (size_t s = 0; s < d->st.cfg.n_services; s++)
 		ring_free(&d->st.svcs[s].ring);

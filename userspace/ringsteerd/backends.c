@@ -157,7 +157,10 @@ int daemon_ring_view(const struct daemon *d, struct rs_backend **backends,
 		const struct be_rt *be = &d->st.bes[i];
 
 		daemon_backend_word(d, be, &(*backends)[be->id]);
-		(*has_socket)[be->id] = be->has_socket;
+		/* Its flows wait for it: the ring keeps its points. */
+		(*has_socket)[be->id] =
+			be->has_socket ||
+			view_restarting(&d->st, be, ev_now(d->loop));
 	}
 	*n = RS_MAX_BACKENDS;
 	return 0;

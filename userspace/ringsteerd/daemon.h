@@ -60,8 +60,9 @@ struct daemon {
 	struct ev_loop *loop;
 	ev_timer reconcile;
 	ev_timer ramp;
-	ev_timer load_check; /* load_reconcile.c */
-	ev_timer load_flows; /* load_flows.c */
+	ev_timer load_check;	/* load_reconcile.c */
+	ev_timer load_flows;	/* load_flows.c */
+	ev_timer restart_watch; /* restart_watch.c */
 	struct load_report {
 		uint64_t passes;
 		uint32_t uncounted;    /* predating connections attributed */

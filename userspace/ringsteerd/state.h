@@ -62,5 +62,7 @@ void load_check_soon(struct daemon *d);
 /* load_flows.c: UDP gauges set to live flows, every second. */
 void load_flows_recount(struct daemon *d);
 void load_flows_start(struct daemon *d);
+/* restart_watch.c: sockets of restart_grace services, every 50 ms. */
+void restart_watch_start(struct daemon *d);
 
 #endif /* RS_STATE_H */

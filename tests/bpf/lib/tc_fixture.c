@@ -177,7 +177,14 @@ int tc_add_bind_proto(struct steer_tc_bpf *skel, int proto, int family,
 int tc_set_backend(struct steer_tc_bpf *skel, uint32_t id, uint32_t svc,
 		   uint32_t state)
 {
-	struct rs_backend be = {.state = state, .service = svc};
+	return tc_set_backend_held(skel, id, svc, state, 0);
+}
+
+int tc_set_backend_held(struct steer_tc_bpf *skel, uint32_t id, uint32_t svc,
+			uint32_t state, uint32_t held)
+{
+	struct rs_backend be = {
+		.state = state, .service = svc, .held_slots = held};
 
 	snprintf(be.name, sizeof(be.name), "quic-%u", id);
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.rs_backends), &id,
@@ -246,6 +253,9 @@ void tc_count(struct rs_service_stats *svc, struct rs_backend_stats *be,
 		break;
 	case TC_ERROR:
 		svc->errors++;
+		break;
+	case TC_HELD:
+		svc->held++;
 		break;
 	default:
 		break;

@@ -64,6 +64,9 @@ int tc_add_bind_proto(struct steer_tc_bpf *skel, int proto, int family,
 		      const char *addr, int plen, uint16_t port, uint32_t svc);
 int tc_set_backend(struct steer_tc_bpf *skel, uint32_t id, uint32_t svc,
 		   uint32_t state);
+/* tc_set_backend() with held_slots (restart_grace) set to @held. */
+int tc_set_backend_held(struct steer_tc_bpf *skel, uint32_t id, uint32_t svc,
+			uint32_t state, uint32_t held);
 int tc_set_socket(struct steer_tc_bpf *skel, uint32_t slot, int fd);
 
 /* rs_cookies entries of @svc, keyed by its server ID length. */
@@ -81,6 +84,7 @@ enum tc_outcome {
 	TC_DOWN,      /* cookie_down */
 	TC_MALFORMED, /* cookie_malformed */
 	TC_ERROR,     /* errors */
+	TC_HELD,      /* held: dropped for a restarting backend */
 	TC_NOUTCOMES
 };
 

@@ -10,6 +10,7 @@
 #include "addr.h"
 #include "control_cmds_internal.h"
 #include "ring_stats.h"
+#include "view.h"
 
 static json_t *addr_json(uint8_t family, const uint8_t *addr, uint16_t port)
 {
@@ -146,6 +147,10 @@ static json_t *backend_json(struct daemon *d, size_t i, const double *shares)
 		(json_int_t)be->health.checks);
 	json_object_set_new(o, "server_id", server_id_json(d, i));
 	json_object_set_new(o, "serving", json_boolean(v.serving));
+	/* Its socket is gone, its flows wait for it (restart_grace). */
+	json_object_set_new(
+		o, "restarting",
+		json_boolean(view_restarting(&d->st, be, ev_now(d->loop))));
 	json_object_set_new(o, "active", json_integer((json_int_t)v.active));
 	/* Of which predate the counting, found by the daemon (sock_diag). */
 	json_object_set_new(o, "uncounted", json_integer(be->uncounted));

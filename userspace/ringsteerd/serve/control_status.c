@@ -241,6 +241,10 @@ static json_t *service_json(struct daemon *d, size_t s)
 				    json_real(sc->balance_milli / 1000.0));
 		json_object_set_new(json_object_get(o, "stats"), "reassigned",
 				    json_integer((json_int_t)st.reassigned));
+		json_object_set_new(json_object_get(o, "stats"), "held",
+				    json_integer((json_int_t)st.held));
+		json_object_set_new(o, "restart_grace_ms",
+				    json_integer(sc->restart_grace_ms));
 	}
 	if (sc->cookie == RS_COOKIE_QUIC) {
 		json_object_set_new(o, "quic_server_id_len",

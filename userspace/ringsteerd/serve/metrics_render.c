@@ -265,6 +265,7 @@ static void service_metrics(struct daemon *d, struct buf *b)
 		"lookups",     "no_backend",	   "errors",
 		"walk_limit",  "cookie_none",	   "cookie_unknown",
 		"cookie_down", "cookie_malformed", "reassigned",
+		"held",
 	};
 	static const char *const helps[] = {
 		"sk_lookup runs that matched the service.",
@@ -279,6 +280,8 @@ static void service_metrics(struct daemon *d, struct buf *b)
 		"Connections not sent where the client's affinity named (live "
 		"sticky entry, else ring owner): the reassignment rate is "
 		"rate(this) / rate(lookups).",
+		"Datagrams dropped while their backend's socket was gone, "
+		"within restart_grace (held for it, not sent elsewhere).",
 	};
 
 	struct rs_service_stats *st;

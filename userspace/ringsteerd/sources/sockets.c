@@ -72,6 +72,16 @@ static bool slots_hold(struct rs_dataplane *dp, const uint32_t *slots, size_t n,
 	return true;
 }
 
+/* The slots @slots fill, as held_slots: bit 0 IPv4, bit 1 IPv6. */
+static uint32_t slot_mask(const uint32_t *slots, size_t n)
+{
+	uint32_t mask = 0;
+
+	for (size_t i = 0; i < n; i++)
+		mask |= 1u << (slots[i] & 1);
+	return mask;
+}
+
 static bool has_reuseport(int fd)
 {
 	socklen_t len = sizeof(int);
@@ -243,9 +253,17 @@ static void refuse_socket(struct rs_dataplane *dp,
 			      : " (the user it was first taken from)");
 }
 
+/* No socket on this address now: when it went, for restart_grace. */
+static void gone(struct rs_addr_rt *rt, double now)
+{
+	if (rt->held_mask && rt->gone_since == 0)
+		rt->gone_since = now;
+	rt->has_socket = false;
+}
+
 static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 			   size_t idx, uint32_t id, uint32_t svc_id, size_t a,
-			   struct rs_addr_rt *rt)
+			   struct rs_addr_rt *rt, double now)
 {
 	const struct rs_backend_conf *bc = &cfg->backends[idx];
 	const struct rs_backend_addr *ba = &bc->addrs[a];
@@ -273,6 +291,7 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 	err = sock_diag_find(&sa, &found);
 	if (err == 0 && owner_expected(bc, rt, &want) && found.uid != want) {
 		refuse_socket(dp, bc, ba, id, &found, want, rt);
+		gone(rt, now);
 		return;
 	}
 	if (err == 0) {
@@ -300,6 +319,8 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 			rt->uid = found.uid;
 			rt->nslots = n;
 			memcpy(rt->slots, slots, sizeof(rt->slots));
+			rt->held_mask = slot_mask(slots, n);
+			rt->gone_since = 0;
 			return;
 		}
 	}
@@ -316,6 +337,7 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 	/* install_socket() looks again: the socket may have changed hands. */
 	if (err == 0 && owner_expected(bc, rt, &want) && found.uid != want) {
 		refuse_socket(dp, bc, ba, id, &found, want, rt);
+		gone(rt, now);
 		return;
 	}
 	if (err == 0) {
@@ -345,6 +367,12 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 		rt->uid = found.uid;
 		daemon_kernel_note_socket(cfg, idx, reuseport);
 		rt->nslots = target_slots(bc, id, ba, &found, rt->slots);
+		if (rt->gone_since > 0)
+			rs_info("backend %s: socket %s back after %.0f ms",
+				bc->name, where,
+				(now - rt->gone_since) * 1000.0);
+		rt->held_mask = slot_mask(rt->slots, rt->nslots);
+		rt->gone_since = 0;
 		return;
 	}
 	if (rt->has_socket || !rt->reported_missing) {
@@ -365,20 +393,28 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 		rs_debug("backend %s: still no usable socket on %s (%s)",
 			 bc->name, where, strerror(-err));
 	}
-	rt->has_socket = false;
+	gone(rt, now);
 	rt->reported_missing = true;
 }
 
 bool sockets_reconcile_backend(struct rs_dataplane *dp,
 			       const struct rs_config *cfg, size_t idx,
 			       uint32_t id, uint32_t svc_id,
-			       struct rs_backend_rt *rt)
+			       struct rs_backend_rt *rt,
+			       const struct sock_scope *scope)
 {
 	bool any = false;
 
 	for (size_t a = 0; a < cfg->backends[idx].n_addrs; a++) {
-		reconcile_addr(dp, cfg, idx, id, svc_id, a, &rt->addr[a]);
-		any |= rt->addr[a].has_socket;
+		struct rs_addr_rt *ar = &rt->addr[a];
+		bool recent = ar->gone_since > 0 &&
+			      scope->now < ar->gone_since + scope->window;
+
+		if (scope->window == 0 || recent ||
+		    (scope->present && ar->has_socket))
+			reconcile_addr(dp, cfg, idx, id, svc_id, a, ar,
+				       scope->now);
+		any |= ar->has_socket;
 	}
 	return any;
 }
@@ -411,8 +447,8 @@ bool sockets_reconcile_all(struct daemon *d, bool refresh)
 
 		be->has_socket = sockets_reconcile_backend(
 			&d->dp, &d->st.cfg, i, be->id,
-			d->st.svcs[d->st.cfg.backends[i].service].id,
-			&be->sock);
+			d->st.svcs[d->st.cfg.backends[i].service].id, &be->sock,
+			&(struct sock_scope){.now = ev_now(d->loop)});
 		be->socket_unknown = false;
 		changed |= had != be->has_socket;
 		if (refresh && had != be->has_socket)

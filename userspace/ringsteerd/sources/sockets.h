@@ -15,6 +15,19 @@
 #include "rs_state.h"
 
 /*
+ * Which addresses of a backend sockets_reconcile_backend() looks at, and
+ * when: @now, the loop's clock (when a socket is found gone). @window 0:
+ * every address; else those whose socket went less than @window seconds
+ * ago, and with @present also those whose socket is there
+ * (restart_watch.c).
+ */
+struct sock_scope {
+	double now;
+	double window;
+	bool present;
+};
+
+/*
  * Make backend @idx's SOCKMAP slots (backend id @id) hold the sockets
  * listening on its addresses now: acquire missing ones, replace ones from a
  * restarted backend. A TCP backend's listeners (every socket of a
@@ -24,7 +37,8 @@
 bool sockets_reconcile_backend(struct rs_dataplane *dp,
 			       const struct rs_config *cfg, size_t idx,
 			       uint32_t id, uint32_t svc_id,
-			       struct rs_backend_rt *rt);
+			       struct rs_backend_rt *rt,
+			       const struct sock_scope *scope);
 
 /*
  * Whether something listens on any address of backend @idx now, its

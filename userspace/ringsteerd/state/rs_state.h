@@ -43,6 +43,14 @@ struct rs_addr_rt {
 	uint64_t refused;
 	uint64_t refused_cookie;
 	uint32_t refused_uid;
+	/*
+	 * restart_grace (view_held_slots()): the slots, as held_slots
+	 * (bit 0 IPv4, bit 1 IPv6), that this address's last socket filled,
+	 * and since when (the loop's clock) it has been gone; 0 while it is
+	 * there or before any was taken.
+	 */
+	uint32_t held_mask;
+	double gone_since;
 };
 
 struct rs_backend_rt {

@@ -5,6 +5,7 @@
  * `lookup`, so that what is written is what they show.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,6 +36,32 @@ uint32_t view_full_points(const struct rs_state *st, const struct be_rt *be)
 		be->weight, st->cfg.services[bc->service].vnodes);
 }
 
+uint32_t view_held_slots(const struct rs_state *st, const struct be_rt *be,
+			 double now)
+{
+	const struct rs_backend_conf *bc = &st->cfg.backends[be->idx];
+	const struct rs_service_conf *sc = &st->cfg.services[bc->service];
+	double grace = sc->restart_grace_ms / 1000.0;
+	uint32_t mask = 0;
+
+	if (!sc->restart_grace_ms || sc->protocol != IPPROTO_UDP)
+		return 0;
+	for (size_t a = 0; a < bc->n_addrs; a++) {
+		const struct rs_addr_rt *rt = &be->sock.addr[a];
+
+		if (rt->has_socket ||
+		    (rt->gone_since > 0 && now < rt->gone_since + grace))
+			mask |= rt->held_mask;
+	}
+	return mask;
+}
+
+bool view_restarting(const struct rs_state *st, const struct be_rt *be,
+		     double now)
+{
+	return !be->has_socket && view_held_slots(st, be, now) != 0;
+}
+
 /* The state word alone, without the bound (which needs every backend's). */
 static void word_own(const struct rs_state *st, const struct be_rt *be,
 		     double now, struct rs_backend *out)
@@ -62,6 +89,7 @@ static void word_own(const struct rs_state *st, const struct be_rt *be,
 	out->weight = be->weight;
 	out->weight_set = be->weight_override;
 	out->uncounted = be->uncounted;
+	out->held_slots = view_held_slots(st, be, now);
 	snprintf(out->name, sizeof(out->name), "%s", bc->name);
 }
 
@@ -105,8 +133,10 @@ bool view_takes_new(const struct rs_state *st, size_t i, double now)
 	struct rs_backend w;
 
 	view_backend_word(st, be, now, &w);
+	/* A restarting backend keeps its clients: they wait for it. */
 	return w.state == RS_BACKEND_UP && w.active_points > 0 &&
-	       (be->has_socket || be->socket_unknown);
+	       (be->has_socket || be->socket_unknown ||
+		view_restarting(st, be, now));
 }
 
 uint32_t view_service_takers(const struct rs_state *st, size_t svc, double now)

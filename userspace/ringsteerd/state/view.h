@@ -31,6 +31,18 @@ void view_backend_word(const struct rs_state *st, const struct be_rt *be,
 		       double now, struct rs_backend *out);
 
 /*
+ * The socket slots whose UDP flows wait for @be at @now (its word's
+ * held_slots): those its sockets fill, and those of a socket gone less
+ * than its service's restart_grace ago. 0 without restart_grace.
+ */
+uint32_t view_held_slots(const struct rs_state *st, const struct be_rt *be,
+			 double now);
+
+/* @be has no socket now, but its flows wait for it (a restart). */
+bool view_restarting(const struct rs_state *st, const struct be_rt *be,
+		     double now);
+
+/*
  * Whether backend @i can take a new connection, and how many of service
  * @svc's can: the one rule (all_out.c says why it is this one).
  */

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A backend's new socket, taken within 50 ms of its appearing, and
+ * restart_grace. Every datagram of a UDP service is steered, so while a
+ * backend's socket is gone its flows would go to other backends, whose
+ * processes know nothing of them; with restart_grace they wait for it
+ * instead (steer_lookup and steer_tc drop their datagrams,
+ * rs_restart_holds()). The sooner the new socket is in the slots, the
+ * fewer datagrams wait, and the sooner a restarted TCP backend takes its
+ * clients back. Every 50 ms this looks, with sock_diag, at the addresses
+ * whose socket went less than a while ago (the grace, or RETAKE_WINDOW),
+ * and, for restart_grace services, reads the slots of the sockets that
+ * are there (a map read each), so that a grace is counted from when the
+ * socket went. A grace that ended without a socket is written (held_slots
+ * cleared): its flows then go on as to a backend without a socket. The
+ * once-a-second reconcile (sockets.c) keeps doing the rest.
+ */
+#include <netinet/in.h>
+
+#include "log.h"
+#include "sockets.h"
+#include "state.h"
+#include "view.h"
+
+#define WATCH_EVERY 0.05
+/*
+ * A backend without restart_grace whose socket went less than this ago is
+ * looked for every 50 ms too: a restart takes a second or two.
+ */
+#define RETAKE_WINDOW 10.0
+
+static void log_change(const struct daemon *d, const struct be_rt *be, bool had,
+		       uint32_t held, double grace)
+{
+	const char *name = d->st.cfg.backends[be->idx].name;
+
+	if (had && !be->has_socket && held)
+		rs_info("backend %s: socket gone; its flows wait for it up to "
+			"%.3g s (restart_grace)",
+			name, grace);
+	else if (!be->has_socket && !held && be->pushed_valid &&
+		 be->pushed.held_slots)
+		rs_warn("backend %s: no socket within restart_grace (%.3g "
+			"s): its flows go to other backends",
+			name, grace);
+}
+
+static void watch_backend(struct daemon *d, size_t i, double now, double grace)
+{
+	struct be_rt *be = &d->st.bes[i];
+	size_t s = d->st.cfg.backends[i].service;
+	struct sock_scope scope = {
+		.now = now,
+		.window = grace ? grace : RETAKE_WINDOW,
+		.present = grace > 0,
+	};
+	bool had = be->has_socket;
+	uint32_t held;
+
+	be->has_socket =
+		sockets_reconcile_backend(&d->dp, &d->st.cfg, i, be->id,
+					  d->st.svcs[s].id, &be->sock, &scope);
+	held = view_held_slots(&d->st, be, now);
+	if (had == be->has_socket &&
+	    (!be->pushed_valid || be->pushed.held_slots == held))
+		return;
+	log_change(d, be, had, held, grace);
+	/* A failed write is retried on the next pass: pushed is unchanged. */
+	(void)backend_changed(d, be);
+}
+
+static bool recently_gone(const struct be_rt *be, size_t n_addrs, double now)
+{
+	for (size_t a = 0; a < n_addrs; a++)
+		if (be->sock.addr[a].gone_since > 0 &&
+		    now < be->sock.addr[a].gone_since + RETAKE_WINDOW)
+			return true;
+	return false;
+}
+
+static void on_watch(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct daemon *d = w->data;
+	double now = ev_now(loop);
+
+	(void)revents;
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+		const struct rs_backend_conf *bc = &d->st.cfg.backends[i];
+		const struct rs_service_conf *sc =
+			&d->st.cfg.services[bc->service];
+		double grace = sc->protocol == IPPROTO_UDP
+				       ? sc->restart_grace_ms / 1000.0
+				       : 0;
+
+		if (grace > 0 || recently_gone(&d->st.bes[i], bc->n_addrs, now))
+			watch_backend(d, i, now, grace);
+	}
+}
+
+void restart_watch_start(struct daemon *d)
+{
+	ev_timer_init(&d->restart_watch, on_watch, WATCH_EVERY, WATCH_EVERY);
+	d->restart_watch.data = d;
+	ev_timer_start(d->loop, &d->restart_watch);
+}
