@@ -411,11 +411,12 @@ clean:
 
 # Benchmarks (docs/benchmarks.md): not part of `make test`. BENCH_QUICK=1
 # makes a short run; see scripts/bench.sh for the other knobs.
-BENCH_BPF  := $(BUILD)/bench/floor_lookup.skel.h $(BUILD)/bench/fleet_tag.skel.h
+BENCH_BPF  := $(BUILD)/bench/floor_lookup.skel.h $(BUILD)/bench/fleet_tag.skel.h \
+	$(BUILD)/bench/floor_tc.skel.h
 BENCH_BINS := $(BUILD)/bench/decision_cost $(BUILD)/bench/ring_quality \
 	$(BUILD)/bench/bench_load $(BUILD)/bench/bench_backend \
 	$(BUILD)/bench/fleet_cost $(BUILD)/bench/quic_lb_cost \
-	$(BUILD)/bench/fleet_tag_cost
+	$(BUILD)/bench/fleet_tag_cost $(BUILD)/bench/bench_dgram
 
 $(BUILD)/bench/%.bpf.o: bench/bpf/%.bpf.c
 	@mkdir -p $(@D)
@@ -442,11 +443,14 @@ $(BUILD)/bench/fleet_tag_cost: bench/fleet_tag_cost.c \
 # (its sources compiled here, optimised and without the tests' sanitizers).
 QUIC_LB_COST_SRCS := tests/bpf/lib/tc_fixture.c tests/bpf/lib/bpf_fixture.c \
 	tests/bpf/lib/frames.c
-$(BUILD)/bench/quic_lb_cost: bench/quic_lb_cost.c $(QUIC_LB_COST_SRCS) \
-		$(LIB_A) $(BPF_SKELS)
+# With the datagram floors (bench/bpf/floor_tc.bpf.c, floor_lookup) and
+# a plain UDP service through steer_lookup (bench/dgram_lookup.c).
+$(BUILD)/bench/quic_lb_cost: bench/quic_lb_cost.c bench/dgram_lookup.c \
+		$(QUIC_LB_COST_SRCS) $(LIB_A) $(BPF_SKELS) $(BENCH_BPF)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(INC_tests) -Itests/bpf/lib $(CFLAGS) \
-		$(DEPFLAGS) -MF $@.d $< $(QUIC_LB_COST_SRCS) $(LIB_A) \
+	$(CC) $(CFLAGS_COMMON) $(INC_tests) -Itests/bpf/lib -Ibench \
+		-I$(BUILD)/bench $(CFLAGS) $(DEPFLAGS) -MF $@.d $< \
+		bench/dgram_lookup.c $(QUIC_LB_COST_SRCS) $(LIB_A) \
 		$(LIBS) -lcunit -o $@
 
 $(BUILD)/bench/ring_quality: bench/ring_quality.c $(LIB_A)

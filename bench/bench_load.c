@@ -43,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_lat.h"
 #include "tool_net.h"
 
 #ifndef IP_BIND_ADDRESS_NO_PORT
@@ -88,17 +89,8 @@ static struct conn g_conn[MAX_CONC];
 static int g_ep;
 static unsigned long g_next_src;
 static uint64_t g_win_start, g_win_end;
-static uint32_t *g_lat; /* ns, connections finished inside the window */
-static size_t g_nlat, g_caplat;
+static struct bench_lat g_lat; /* connections finished inside the window */
 static unsigned long g_errors, g_timeouts, g_late;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static void record(uint64_t start, uint64_t end)
 {
@@ -106,16 +98,7 @@ static void record(uint64_t start, uint64_t end)
 
 	if (end < g_win_start || end >= g_win_end)
 		return;
-	if (g_nlat == g_caplat) {
-		size_t cap = g_caplat ? 2 * g_caplat : 1 << 16;
-		uint32_t *p = realloc(g_lat, cap * sizeof(*p));
-
-		if (!p)
-			return;
-		g_lat = p;
-		g_caplat = cap;
-	}
-	g_lat[g_nlat++] = lat > UINT32_MAX ? UINT32_MAX : (uint32_t)lat;
+	bench_lat_add(&g_lat, lat);
 }
 
 static void conn_close(struct conn *c)
@@ -152,7 +135,7 @@ static int conn_start(struct conn *c, uint64_t start)
 		return -1;
 	c->fd = fd;
 	c->start_ns = start;
-	c->deadline_ns = now_ns() + g_opt.timeout_ms * 1000000ull;
+	c->deadline_ns = bench_now_ns() + g_opt.timeout_ms * 1000000ull;
 	c->got = 0;
 	c->state = C_CONNECTING;
 	setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
@@ -162,7 +145,7 @@ static int conn_start(struct conn *c, uint64_t start)
 		     g_opt.target_len[t]) &&
 	     errno != EINPROGRESS) ||
 	    epoll_ctl(g_ep, EPOLL_CTL_ADD, fd, &ev)) {
-		conn_fail(c, now_ns());
+		conn_fail(c, bench_now_ns());
 		return -1;
 	}
 	return 0;
@@ -183,7 +166,7 @@ static void conn_event(struct conn *c, uint32_t events)
 		    send(c->fd, REQUEST, sizeof(REQUEST) - 1, MSG_NOSIGNAL) !=
 			    sizeof(REQUEST) - 1 ||
 		    epoll_ctl(g_ep, EPOLL_CTL_MOD, c->fd, &ev)) {
-			conn_fail(c, now_ns());
+			conn_fail(c, bench_now_ns());
 			return;
 		}
 		c->state = C_READING;
@@ -203,10 +186,10 @@ static void conn_event(struct conn *c, uint32_t events)
 	}
 	/* EOF after a reply is success; anything else is an error. */
 	if (n == 0 && c->got > 0) {
-		record(c->start_ns, now_ns());
+		record(c->start_ns, bench_now_ns());
 		conn_close(c);
 	} else {
-		conn_fail(c, now_ns());
+		conn_fail(c, bench_now_ns());
 	}
 }
 
@@ -223,26 +206,9 @@ static void expire(uint64_t now)
 	}
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double pctl_us(double q)
-{
-	size_t i;
-
-	if (!g_nlat)
-		return 0;
-	i = (size_t)(q * (g_nlat - 1) + 0.5);
-	return g_lat[i] / 1000.0;
-}
-
 static int run(void)
 {
-	uint64_t t0 = now_ns(), now, last_expire = t0;
+	uint64_t t0 = bench_now_ns(), now, last_expire = t0;
 	uint64_t period = g_opt.rate > 0 ? (uint64_t)(1e9 / g_opt.rate) : 0;
 	uint64_t next_due = t0;
 	struct epoll_event evs[256];
@@ -255,7 +221,7 @@ static int run(void)
 		struct timespec timeout = {.tv_nsec = 10000000};
 		int n;
 
-		now = now_ns();
+		now = bench_now_ns();
 		if (now >= g_win_end)
 			break;
 		/* Fill free slots: at once (closed loop) or when due. */
@@ -270,11 +236,11 @@ static int run(void)
 				conn_start(&g_conn[i], next_due);
 				next_due += period;
 			} else {
-				conn_start(&g_conn[i], now_ns());
+				conn_start(&g_conn[i], bench_now_ns());
 			}
 		}
 		if (period) {
-			now = now_ns();
+			now = bench_now_ns();
 			if (next_due <= now)
 				timeout.tv_nsec = 0;
 			else if (next_due - now < 10000000)
@@ -289,7 +255,7 @@ static int run(void)
 		}
 		for (int i = 0; i < n; i++)
 			conn_event(evs[i].data.ptr, evs[i].events);
-		now = now_ns();
+		now = bench_now_ns();
 		if (now - last_expire > 50000000) {
 			expire(now);
 			last_expire = now;
@@ -391,14 +357,14 @@ int main(int argc, char **argv)
 	g_ep = epoll_create1(EPOLL_CLOEXEC);
 	if (g_ep < 0 || run())
 		return 1;
-	qsort(g_lat, g_nlat, sizeof(*g_lat), cmp_u32);
+	bench_lat_sort(&g_lat);
 	printf("conns=%zu secs=%.3f rate=%.1f p50_us=%.1f p90_us=%.1f "
 	       "p99_us=%.1f p999_us=%.1f max_us=%.1f errors=%lu timeouts=%lu "
 	       "late=%lu\n",
-	       g_nlat, g_opt.duration_s, g_nlat / g_opt.duration_s,
-	       pctl_us(0.5), pctl_us(0.9), pctl_us(0.99), pctl_us(0.999),
-	       g_nlat ? g_lat[g_nlat - 1] / 1000.0 : 0.0, g_errors, g_timeouts,
-	       g_late);
-	free(g_lat);
-	return g_nlat ? 0 : 1;
+	       g_lat.n, g_opt.duration_s, g_lat.n / g_opt.duration_s,
+	       bench_lat_us(&g_lat, 0.5), bench_lat_us(&g_lat, 0.9),
+	       bench_lat_us(&g_lat, 0.99), bench_lat_us(&g_lat, 0.999),
+	       bench_lat_us(&g_lat, 1.0), g_errors, g_timeouts, g_late);
+	free(g_lat.ns);
+	return g_lat.n ? 0 : 1;
 }

@@ -6,15 +6,21 @@
 #
 #   1. decision  steering decision cost in the kernel (BPF_PROG_TEST_RUN),
 #                as a ratio to a floor program measured alongside
+#   1b. quic_lb  a datagram's steering in the kernel (steer_tc's QUIC rows,
+#                plain UDP through steer_lookup) as ratios to TC and
+#                sk_lookup floors
 #   2. e2e       connections/s and latency end to end in network namespaces:
 #                direct, ringsteer (bounded loads off and on), HAProxy,
 #                nginx, alternating
+#   2b. dgram    datagrams/s and latency end to end, DNS-like and QUIC
+#                1-RTT, ringsteer against direct (scripts/bench-dgram.sh)
 #   3. ring      ring balance and disruption (pure userspace), with Maglev
 #                and hash % N as references
 #
 # Knobs (environment):
 #   BENCH_QUICK=1        short run of everything (for development)
-#   BENCH_SECTIONS       subset, e.g. "decision ring" [decision e2e ring]
+#   BENCH_SECTIONS       subset, e.g. "decision ring"
+#                        [decision quic_lb e2e dgram ring]
 #   BENCH_OUT            the report [docs/benchmarks.md]
 #   BENCH_CHART_DIR      where the SVG charts go [docs]
 #   BENCH_RESULTS        raw results, logs, configs [build/bench/results]
@@ -37,10 +43,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/netns.sh
+. scripts/bench-dgram.sh
 
 QUICK=${BENCH_QUICK:-0}
 [[ $QUICK == 0 ]] && QUICK=""
-SECTIONS=${BENCH_SECTIONS:-decision quic_lb e2e ring}
+SECTIONS=${BENCH_SECTIONS:-decision quic_lb e2e dgram ring}
 OUT=${BENCH_OUT:-docs/benchmarks.md}
 CHARTS=${BENCH_CHART_DIR:-docs}
 RES=$(realpath -m "${BENCH_RESULTS:-build/bench/results}")
@@ -80,7 +87,8 @@ has_section() {
 	[[ " $SECTIONS " == *" $1 "* ]]
 }
 
-for bin in decision_cost quic_lb_cost ring_quality bench_load bench_backend; do
+for bin in decision_cost quic_lb_cost ring_quality bench_load bench_backend \
+	bench_dgram; do
 	if [[ ! -x $B/$bin ]]; then
 		log "$B/$bin missing: run 'make bench'"
 		exit 1
@@ -142,26 +150,89 @@ section_quic_lb() {
 
 	[[ -n $QUICK ]] && rounds=3 repeat=50000
 	log "quic-lb: $rounds rounds of $repeat runs per mode and AES"
-	$B/quic_lb_cost -n "$rounds" -r "$repeat" >"$RES/quic_lb.md" \
-		2>"$RES/quic_lb.log"
+	$B/quic_lb_cost -n "$rounds" -r "$repeat" -t "$RES/quic_lb.tsv" \
+		>"$RES/quic_lb.md" 2>"$RES/quic_lb.log"
+}
+
+# quic_lb_row KEY AES COLUMN: a column of quic_lb.tsv (its first such row:
+# plaintext appears once per object, the software one first)
+quic_lb_row() {
+	awk -F'\t' -v k="$1" -v a="$2" -v c="$3" \
+		'$1 == k && (a == "" || $2 == a) { print $c; exit }' \
+		"$RES/quic_lb.tsv"
+}
+
+quic_lb_summary() {
+	local r o s k
+
+	[[ -s $RES/quic_lb.tsv ]] || return 0
+	r=$(quic_lb_row quic_plaintext "" 6)
+	o=$(quic_lb_row quic_plaintext "" 9)
+	printf '| QUIC 1-RTT plaintext datagram through steer_tc <= 2x the TC floor and within 100 ns of it | %.2fx, %+.0f ns (floor %.0f ns, steer_tc %.0f ns) | %s |\n' \
+		"$r" "$o" "$(quic_lb_row floor_tc "" 3)" \
+		"$(quic_lb_row quic_plaintext "" 3)" \
+		"$(awk -v r="$r" -v o="$o" 'BEGIN { print (r <= 2 && o <= 100) ? "**met**" : "**not met**" }')"
+	s=$(quic_lb_row quic_single software 10)
+	k=$(quic_lb_row quic_single kfunc 10)
+	printf '| single-pass encrypted <= +100 ns over plaintext, AES in BPF | software %+.0f ns%s | %s |\n' \
+		"$s" "${k:+ (kfunc $(printf '%+.0f' "$k") ns)}" "$(verdict "$s" "<=" 100)"
+}
+
+# quic_lb_steps: the plaintext datagram's cost, step by step
+quic_lb_steps() {
+	[[ -s $RES/quic_lb.tsv ]] || return 0
+	awk -F'\t' '
+		!($1 in ns) { ns[$1] = $3 }
+		END {
+			f = ns["floor_tc"]; c = ns["floor_tc_copy"]; n = ns["tc_nosvc"]
+			p = ns["tc_plain"]; q = ns["quic_plaintext"]
+			printf "\nWhere the plaintext 1-RTT datagram\047s %.0f ns go (medians of this run; ", q
+			printf "each step is the difference of two rows, so it carries both rows\047 noise):\n\n"
+			printf "| step | ns |\n|---|---:|\n"
+			printf "| the floor: parse in place, SOCKMAP lookup, bpf_sk_assign | %.0f |\n", f
+			printf "| reading the headers with bpf_skb_load_bytes instead of in place | %+.0f |\n", c - f
+			printf "| steer_tc\047s context set-up, the fleet step (no fleet here), its own parse, the bind match | %+.0f |\n", n - c
+			printf "| the service entry (a plain UDP service stops here) | %+.0f |\n", p - n
+			printf "| the cookie step: find the DCID, decode it (plaintext), rs_cookies, the backend, its socket, counters, the trace note | %+.0f |\n\n", q - p
+		}' "$RES/quic_lb.tsv"
 }
 
 quic_lb_report() {
-	cat <<EOF
-## 1b. QUIC-LB: a 1-RTT datagram's cookie step, by mode (in the kernel)
+	cat <<'EOF'
+## 1b. A datagram's steering in the kernel: floors, plain UDP, QUIC-LB
 
-\`build/bench/quic_lb_cost\` loads the real \`steer_tc\` (AES in BPF) and,
-where the kernel has the crypto kfuncs, \`steer_tc_kfunc\`, both with
-private maps, and runs a short-header datagram of one service per mode
-under \`BPF_PROG_TEST_RUN\` (every run must count a cookie hit on the
-backend its CID names). Modes and AES paths run in turn, round after
-round. "Over plaintext" is against the plaintext datagram in the same
-object.
+`build/bench/quic_lb_cost` loads the real `steer_tc` (AES in BPF) and,
+where the kernel has the crypto kfuncs, `steer_tc_kfunc`, both with
+private maps, the real `steer_lookup` (one plain UDP service, 16
+backends x 1024 points) and two floors, and runs each datagram under
+`BPF_PROG_TEST_RUN`. Every row runs once per round, in turn; ratios and
+differences are medians of the per-round ones, so a floor is measured
+in the same moments as the rows compared with it.
+
+- The **TC floor** (`bench/bpf/floor_tc.bpf.c`): parse Ethernet, IP
+  and UDP in place, one SOCKMAP lookup, `bpf_sk_assign`, release: what
+  any program that hands a datagram to a socket at TC must do. Its twin
+  reads the headers with `bpf_skb_load_bytes`, as `steer_tc` does.
+- `steer_tc` on a datagram to an address no service has (parse, the
+  fleet step, the bind match) and on a plain UDP service's datagram
+  (`cookie = none`, a DNS query: the service entry too): what every
+  datagram that is not QUIC pays at TC.
+- `steer_tc` on a 1-RTT (short header) QUIC datagram per QUIC-LB mode
+  (every run must count a cookie hit on the backend its CID names);
+  "over plaintext" is against the plaintext datagram in the same object.
+- The **sk_lookup floor** (`bench/bpf/floor_lookup.bpf.c`, section 1's)
+  and `steer_lookup` on a plain UDP datagram (a different client
+  address each round; every run must pick one of the service's
+  sockets): a DNS query's steering at the socket lookup.
+
+Under `BPF_PROG_TEST_RUN`, `bpf_sk_assign` at TC always fails (the
+packet is not at ingress): every TC row pays the call, none the
+assignment. Section 2b has the programs' cost on the real path.
 
 EOF
 	cat "$RES/quic_lb.md"
+	quic_lb_steps
 	cat <<'EOF'
-
 What the kfunc figures are made of on this machine: the kernel's
 `ecb(aes)` here is `ecb(aes-fixed-time)` (`/proc/crypto`), the generic
 constant-time AES: this kernel has no AES-NI driver although the CPU has
@@ -172,6 +243,7 @@ uses AES-NI the kfunc calls should cost a fraction of that; the software
 AES is not constant-time (docs/quic.md). The four-pass modes add the
 Feistel network's own work (expand, xor and mask of 16-byte halves in a
 per-CPU map, loops kept rolled for steer_tc's stack) to each AES call.
+
 EOF
 }
 
@@ -973,6 +1045,7 @@ EOF
 	if [[ -f $RES/e2e.tsv ]]; then
 		e2e_report
 	fi
+	dgram_report
 	if [[ -f $RES/ring.md ]]; then
 		cat <<EOF
 ## 3. Ring quality (userspace)
@@ -1039,6 +1112,8 @@ summary() {
 			END { printf "| ring balance at the default (4096 points per backend) max/mean <= 1.05 at 32 backends | 4: %.3f, 32: %.3f, 100: %.3f (Maglev M=65537: %.3f, %.3f, %.3f) | %s |\n",
 				r[4], r[32], r[100], m[4], m[32], m[100], r[32] <= 1.05 ? "met" : "**not met**" }' "$RES/ring.tsv"
 	fi
+	quic_lb_summary
+	dgram_summary
 	if [[ -f $RES/e2e.tsv ]]; then
 		rr=$(e2e_ratio saturated ringsteer 4)
 		rp=$(e2e_vs_proxy saturated)
@@ -1294,6 +1369,7 @@ if [[ -z ${BENCH_REPORT_ONLY:-} ]]; then
 	has_section quic_lb && section_quic_lb
 	has_section ring && section_ring
 	has_section e2e && section_e2e
+	has_section dgram && section_dgram
 fi
 charts
 report >"$OUT.tmp"
