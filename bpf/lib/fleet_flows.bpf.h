@@ -52,8 +52,9 @@ static __always_inline struct rs_fleet_flow *fleet_flow_sent(
  * old one completes (docs/fleet.md). Its sequence number, read into @isn
  * for fleet_flow_remember(), tells a retransmission from a new connection
  * reusing the 4-tuple (clients and NATs do). @to holds the owner by the
- * table and is overwritten with the member's address once the entry's
- * member is looked up, whether that matches or not.
+ * table, and is left so unless the entry is followed: then it is the
+ * entry's owner. (It once took the entry's member's address whether that
+ * matched or not, and a SYN by the table then went to that member.)
  */
 static __always_inline struct rs_fleet_flow *fleet_flow_resent(
 	struct __sk_buff *skb, const struct fleet_host *fh,
@@ -61,6 +62,7 @@ static __always_inline struct rs_fleet_flow *fleet_flow_resent(
 	__u32 *isn, struct rs_fleet_addr *to)
 {
 	struct rs_fleet_flow *known;
+	struct rs_fleet_addr now;
 
 	if (bpf_skb_load_bytes(skb, ETH_HLEN + p->hlen + 4, isn, sizeof(*isn)))
 		*isn = 0;
@@ -68,9 +70,11 @@ static __always_inline struct rs_fleet_flow *fleet_flow_resent(
 	if (known && known->isn == *isn && !fleet_addr_none(&known->owner) &&
 	    !fleet_addr_eq(&known->owner, &fh->self) &&
 	    bpf_ktime_get_ns() - known->syn_ns < RS_FLEET_SYN_RETRY_NS &&
-	    !fleet_member_addr(fh->table, known->member, p->family, to) &&
-	    fleet_addr_eq(to, &known->owner))
+	    !fleet_member_addr(fh->table, known->member, p->family, &now) &&
+	    fleet_addr_eq(&now, &known->owner)) {
+		*to = known->owner;
 		return known;
+	}
 	return NULL;
 }
 

@@ -1515,6 +1515,20 @@ static void test_syn_retry_follows_first(void)
 	CU_ASSERT_EQUAL_FATAL(bpf_map_update_elem(fd, &fk, &fl, BPF_ANY), 0);
 	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
 	CU_ASSERT_EQUAL(outer_member(&r), 1);
+	/*
+	 * Its member moved to another address than the entry's, and is not
+	 * the key's owner: by the table, to the owner's address (not to the
+	 * address the entry's member has now).
+	 */
+	fl.member = 2;
+	fl.owner = (struct rs_fleet_addr){
+		.w = {0, 0, htonl(0xffff), ip4("198.18.99.99")}};
+	CU_ASSERT_EQUAL_FATAL(bpf_map_update_elem(fd, &fk, &fl, BPF_ANY), 0);
+	CU_ASSERT_EQUAL_FATAL(run(f, n, &r), 0);
+	CU_ASSERT_EQUAL(outer_member(&r), 1);
+	fl.owner = (struct rs_fleet_addr){
+		.w = {0, 0, htonl(0xffff), members[2].addr}};
+	fl.member = 1;
 
 	/* Another sequence number: a new connection of that 4-tuple. */
 	fl.isn ^= 1;
