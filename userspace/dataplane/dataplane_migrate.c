@@ -19,6 +19,7 @@
 
 #include "dataplane_internal.h"
 #include "log.h"
+#include "pinned_words.h"
 
 /* The map's info, or a negative errno; *@fd_out keeps it open. */
 static int pinned_map(const char *root, const char *name,
@@ -155,19 +156,7 @@ static struct btf *map_btf(const struct bpf_map_info *info, const char *what)
 
 int dp_migrate_readable(const char *root)
 {
-	static const char *const maps[] = {"rs_services", "rs_backends"};
-
-	for (size_t i = 0; i < 2; i++) {
-		struct bpf_map_info info;
-		int fd, err = pinned_map(root, maps[i], &info, &fd);
-
-		if (err)
-			return err;
-		close(fd);
-		if (!info.btf_id || !info.btf_value_type_id)
-			return -EPROTO;
-	}
-	return 0;
+	return rs_pinned_words_readable(root);
 }
 
 int dp_migrate_read(const char *root, const char *map, const char *type,

@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "links.h"
+#include "pinned_words.h"
 #include "pins.h"
 
 /*
@@ -192,21 +193,6 @@ static bool layout_differs(const char *bpffs, const char *name,
  * or refuse and why, with the command that removes them.
  */
 /* Whether @name is pinned with BTF (its words readable by field name). */
-static bool has_btf(const char *bpffs, const char *name)
-{
-	struct bpf_map_info info = {0};
-	__u32 len = sizeof(info);
-	int fd = pin_fd(bpffs, name);
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = !bpf_obj_get_info_by_fd(fd, &info, &len) && info.btf_id &&
-	     info.btf_value_type_id;
-	close(fd);
-	return ok;
-}
-
 static json_t *start_of(const char *bpffs, json_t *abi, json_t *links,
 			const char *config)
 {
@@ -217,8 +203,7 @@ static json_t *start_of(const char *bpffs, json_t *abi, json_t *links,
 
 	snprintf(cmd, sizeof(cmd), "`ringsteerd --detach -c %s`", config);
 	/* What the daemon's upgrade needs (upgrade.c): the words' BTF. */
-	if (other_abi && has_btf(bpffs, "rs_services") &&
-	    has_btf(bpffs, "rs_backends")) {
+	if (other_abi && rs_pinned_words_readable(bpffs) == 0) {
 		snprintf(why, sizeof(why),
 			 "the maps pinned under %s are of ABI %lld, this build "
 			 "is ABI %d: a start builds its own data plane beside "
