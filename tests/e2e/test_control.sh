@@ -127,6 +127,34 @@ e2e_eq "lookups counted per service" \
 e2e_check "ring generation and health exported" bash -c \
 	"grep -q '^ringsteer_ring_generation{service=\"web\"} [1-9]' '$OUT/m1' && grep -q '^ringsteer_backend_health{service=\"web\",backend=\"web-1\"} 1' '$OUT/m1'"
 
+echo "# lookup --kernel: the loaded program asked beside the replica"
+kagree=0 kright=0
+while read -r src got; do
+	rsjson lookup web "$src" --kernel >"$OUT/lk.json"
+	[[ $(jq -r .kernel.agrees "$OUT/lk.json") == true ]] && kagree=$((kagree + 1))
+	[[ $(jq -r .kernel.backend "$OUT/lk.json") == "${got/cache-/web-}" ]] && kright=$((kright + 1))
+done < <(head -40 "$OUT/base")
+e2e_eq "--kernel agrees with the replica (40 clients)" "$kagree" 40
+e2e_eq "--kernel names the backend a real connection reached" "$kright" 40
+# web-1's word made DOWN behind the daemon's back: the two differ.
+src1=$(awk '$2 == "cache-1" { print $1; exit }' "$OUT/base")
+id1=$(rsjson backends | jq '.backends[] | select(.name == "web-1") | .id')
+word=$(bpftool -j map lookup pinned "$BPFFS/rs_backends" key "$id1" 0 0 0 | jq -r '.value | join(" ")')
+# shellcheck disable=SC2086 # the bytes after the state, one argument each
+bpftool map update pinned "$BPFFS/rs_backends" key "$id1" 0 0 0 \
+	value 0 0 0 0 ${word#* * * * }
+rsjson lookup web "$src1" --kernel >"$OUT/lk.json"
+e2e_check "a word changed behind the daemon: the replica still says web-1" \
+	jq -e '.backend == "web-1"' "$OUT/lk.json"
+e2e_check "... the kernel another backend, and they differ" \
+	jq -e '.kernel.backend != "web-1" and .kernel.backend != null and .kernel.agrees == false' "$OUT/lk.json"
+e2e_check "... which the table says" bash -c \
+	"build/ringsteer -s '$SOCK' lookup web $src1 --kernel | grep -q '^kernel: web-[2-4] (pass), DIFFERS from the replica above'"
+# shellcheck disable=SC2086 # the word's bytes, one argument each
+bpftool map update pinned "$BPFFS/rs_backends" key "$id1" 0 0 0 value $word
+e2e_check "the word put back: they agree again" bash -c \
+	"build/ringsteer -s '$SOCK' -j lookup web $src1 --kernel | jq -e '.kernel.agrees'"
+
 echo "# sim predicts the moves then observed"
 p=$(rsjson sim web remove web-2 | jq .moved_fraction)
 rsctl backend down web-2 >/dev/null

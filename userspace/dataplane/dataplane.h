@@ -342,6 +342,21 @@ int dp_clear_socket(struct rs_dataplane *dp, uint32_t slot);
 int dp_socket_cookie(struct rs_dataplane *dp, uint32_t slot, uint64_t *cookie);
 
 /*
+ * One client's connection or datagram (@family, @protocol; addresses in
+ * network order, ports in host order) to @local: dp_lookup_run() runs the
+ * loaded steer_lookup on it and says its verdict (SK_PASS, SK_DROP) and
+ * the cookie of the socket it chose (0: none). dataplane_run.c says what
+ * such a run changes.
+ */
+struct dp_lookup_probe {
+	uint8_t family, protocol;
+	uint8_t client[16], local[16];
+	uint16_t client_port, local_port;
+};
+int dp_lookup_run(struct rs_dataplane *dp, const struct dp_lookup_probe *p,
+		  int *verdict, uint64_t *cookie);
+
+/*
  * Name backend @backend of service @service on TCP listener @sock_fd
  * (its rs_listen storage, which every child it accepts inherits).
  */

@@ -41,7 +41,7 @@ static const struct cmd cmds[] = {
 	 cmd_backend},
 	{"ring", "ring show|stats|rebuild SERVICE",
 	 "points in order; shares, CV, max/mean; force a swap", cmd_ring},
-	{"lookup", "lookup SERVICE CLIENT-IP [PORT]",
+	{"lookup", "lookup SERVICE CLIENT-IP [PORT] [--kernel]",
 	 "which backend this client gets now, and why", cmd_lookup},
 	{"sim", "sim SERVICE add NAME[:W] | remove NAME | weight NAME W",
 	 "fraction of clients a change would move; changes nothing", cmd_sim},

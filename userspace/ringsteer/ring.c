@@ -91,6 +91,26 @@ static void lookup_owner_line(json_t *r)
 		       json_string_value(o));
 }
 
+/* --kernel: the loaded program's answer beside the replica's. */
+static void lookup_kernel_line(json_t *r)
+{
+	json_t *k = json_object_get(r, "kernel");
+	json_t *b = json_object_get(k, "backend");
+
+	if (!k)
+		return;
+	if (json_is_string(json_object_get(k, "error"))) {
+		printf("kernel: not asked (%s)\n", jstr(k, "error"));
+		return;
+	}
+	printf("kernel: %s (%s)%s\n",
+	       json_is_string(b) ? json_string_value(b) : "no backend",
+	       jstr(k, "verdict"),
+	       json_is_true(json_object_get(k, "agrees"))
+		       ? ", agrees"
+		       : ", DIFFERS from the replica above");
+}
+
 static void lookup_table(json_t *r)
 {
 	json_t *v;
@@ -99,6 +119,7 @@ static void lookup_table(json_t *r)
 	if (json_is_null(json_object_get(r, "backend"))) {
 		printf("no backend available (fallback %s)\n",
 		       jstr(r, "fallback"));
+		lookup_kernel_line(r);
 		return;
 	}
 	if (json_object_get(r, "owner"))
@@ -125,17 +146,21 @@ static void lookup_table(json_t *r)
 			       : "");
 	json_array_foreach(json_object_get(r, "skipped"), i, v) printf(
 		"  skipped %s: %s\n", jstr(v, "backend"), jstr(v, "why"));
+	lookup_kernel_line(r);
 }
 
 int cmd_lookup(int argc, char **argv)
 {
+	bool kernel = argc > 1 && !strcmp(argv[argc - 1], "--kernel");
 	json_t *req;
 	long port;
 
+	argc -= kernel;
 	if (argc != 3 && argc != 4)
-		return fail("usage: ringsteer lookup SERVICE CLIENT-IP [PORT]");
-	req = json_pack("{s:s, s:s, s:s}", "cmd", "lookup", "service", argv[1],
-			"client", argv[2]);
+		return fail("usage: ringsteer lookup SERVICE CLIENT-IP [PORT] "
+			    "[--kernel]");
+	req = json_pack("{s:s, s:s, s:s, s:b}", "cmd", "lookup", "service",
+			argv[1], "client", argv[2], "kernel", kernel);
 	if (argc == 4) {
 		if (parse_uint(argv[3], 65535, &port)) {
 			json_decref(req);

@@ -40,6 +40,13 @@ json_t *server_id_json(const struct daemon *d, size_t i);
 
 json_t *cmd_ring(struct daemon *d, json_t *req);
 json_t *cmd_lookup(struct daemon *d, json_t *req);
+/*
+ * control_lookup_kernel.c: the loaded program's answer for the client
+ * (@client of @family, network order; @port host order) of service @s,
+ * as "kernel" in @reply, the replica's answer.
+ */
+void lookup_kernel(struct daemon *d, size_t s, int family,
+		   const uint8_t *client, uint16_t port, json_t *reply);
 json_t *cmd_sim(struct daemon *d, json_t *req);
 
 /* ---- cid, cid decode (control_cid.c) ---- */

@@ -229,6 +229,12 @@ json_t *cmd_lookup(struct daemon *d, json_t *req)
 		if (inet_pton(AF_INET6, client, addr) != 1)
 			family = 0;
 	}
+	if (s >= 0 && family && json_is_true(json_object_get(req, "kernel")))
+		lookup_kernel(d, (size_t)s, family, addr,
+			      json_is_integer(jport)
+				      ? (uint16_t)json_integer_value(jport)
+				      : 0,
+			      reply);
 	if (s >= 0 && family && client &&
 	    fleet_owner_of(d, (size_t)s, family, addr,
 			   json_is_integer(jport)
