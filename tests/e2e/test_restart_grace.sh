@@ -122,6 +122,11 @@ kill -KILL "${RS_BG_PID[b1-0]}"
 e2e_check "its socket is gone" rs_until 10 has_socket d-1 false
 e2e_check "log: its flows wait for it" \
 	grep -q "backend d-1: socket gone; its flows wait for it up to 20 s" "$DLOG"
+rsjson backends >"$OUT/gap.json"
+e2e_check "backends -j: d-1 restarting, its socket gone (gone_s)" \
+	jq -e '.backends[] | select(.name == "d-1") | .restarting and .sockets[0].gone_s >= 0 and .sockets[0].cookie == null' "$OUT/gap.json"
+e2e_check "backends: d-1 (restarting: its flows wait for it)" \
+	bash -c "build/ringsteer -s '$SOCK' backends | grep -q '^d-1 .*(restarting: its flows wait for it)'"
 dns gap4 4
 dns gap6 6
 quic qgap
@@ -138,6 +143,9 @@ e2e_check "gap: datagrams held for d-1 ($(held dns))" test "$(held dns)" -gt 0
 e2e_check "gap: datagrams held for q-1 ($(held quic))" test "$(held quic)" -gt 0
 start_be 1 1
 e2e_check "its new socket is taken" rs_until 10 has_socket d-1 true
+rsjson backends >"$OUT/back.json"
+e2e_check "backends -j: d-1's second socket, from the new process" \
+	jq -e --argjson pid "${RS_BG_PID[b1-1]}" '.backends[] | select(.name == "d-1") | (.restarting | not) and .sockets[0].taken == 2 and .sockets[0].pid == $pid' "$OUT/back.json"
 e2e_check "log: back after the gap" \
 	grep -qE "backend d-1: socket 127.0.0.1:5353 back after [0-9]+ ms" "$DLOG"
 grep -E "backend [dq]-1: socket .* back after" "$DLOG" | sed 's/^.*backend/  backend/'

@@ -83,6 +83,45 @@ json_t *server_id_json(const struct daemon *d, size_t i)
  * (the file) | "first socket" | null (none taken yet)}, and the sockets of
  * other users refused on its addresses, with the last one's user.
  */
+/*
+ * Each address's socket now: which one (its cookie, the process it was
+ * taken from, how long ago), how many were taken there since the start
+ * (a restart or a handover takes one more), and how long it has been
+ * gone when it is.
+ */
+static json_t *sockets_json(const struct rs_backend_conf *bc,
+			    const struct rs_backend_rt *rt, double now)
+{
+	json_t *arr = json_array();
+
+	for (size_t a = 0; a < bc->n_addrs; a++) {
+		const struct rs_addr_rt *r = &rt->addr[a];
+		const struct rs_backend_addr *ba = &bc->addrs[a];
+		json_t *o = addr_json(ba->family, ba->addr, ba->port);
+
+		o = json_pack("{s:o, s:I}", "address", o, "taken",
+			      (json_int_t)r->taken);
+		json_object_set_new(
+			o, "cookie",
+			r->has_socket ? json_integer((json_int_t)r->cookie)
+				      : json_null());
+		json_object_set_new(o, "pid",
+				    r->has_socket && r->owner > 0
+					    ? json_integer(r->owner)
+					    : json_null());
+		json_object_set_new(o, "since_s",
+				    r->has_socket && r->taken_at > 0
+					    ? json_real(now - r->taken_at)
+					    : json_null());
+		json_object_set_new(o, "gone_s",
+				    !r->has_socket && r->gone_since > 0
+					    ? json_real(now - r->gone_since)
+					    : json_null());
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
 static json_t *owner_json(const struct rs_backend_conf *bc,
 			  const struct rs_backend_rt *rt)
 {
@@ -162,6 +201,8 @@ static json_t *backend_json(struct daemon *d, size_t i, const double *shares)
 	json_object_set_new(o, "load_spills",
 			    json_integer((json_int_t)v.stats.load_spills));
 	json_object_set_new(o, "owner", owner_json(bc, &be->sock));
+	json_object_set_new(o, "sockets",
+			    sockets_json(bc, &be->sock, ev_now(d->loop)));
 	return o;
 }
 

@@ -22,6 +22,7 @@
 #include "fleet.h"
 #include "log.h"
 #include "metrics.h"
+#include "view.h"
 
 struct buf {
 	char *p;
@@ -106,6 +107,12 @@ static void backend_metrics(struct daemon *d, struct buf *b)
 		{"ringsteer_backend_sockets_refused_total", "counter",
 		 "Sockets of another user than its owner found on its "
 		 "addresses and not taken."},
+		{"ringsteer_backend_sockets_taken_total", "counter",
+		 "Sockets taken on its addresses since the daemon started (a "
+		 "restart or handover of the backend takes one more)."},
+		{"ringsteer_backend_restarting", "gauge",
+		 "1 while its socket is gone and its UDP flows wait for it "
+		 "(restart_grace)."},
 	};
 	static const char *const states[] = {"DOWN", "UP", "DRAIN"};
 
@@ -199,12 +206,23 @@ static void backend_metrics(struct daemon *d, struct buf *b)
 				case 15:
 					val = be->uncounted;
 					break;
-				default:
+				case 16:
 					val = 0;
 					for (size_t a = 0;
 					     a < RS_MAX_BACKEND_ADDRS; a++)
 						val += (double)be->sock.addr[a]
 							       .refused;
+					break;
+				case 17:
+					val = 0;
+					for (size_t a = 0;
+					     a < RS_MAX_BACKEND_ADDRS; a++)
+						val += (double)be->sock.addr[a]
+							       .taken;
+					break;
+				default:
+					val = view_restarting(&d->st, be,
+							      ev_now(d->loop));
 					break;
 				}
 				put(b, "%s{%s} %.17g\n", m[k].name, lbl, val);

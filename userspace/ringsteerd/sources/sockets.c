@@ -321,6 +321,8 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 			memcpy(rt->slots, slots, sizeof(rt->slots));
 			rt->held_mask = slot_mask(slots, n);
 			rt->gone_since = 0;
+			rt->taken++;
+			rt->taken_at = now;
 			return;
 		}
 	}
@@ -373,6 +375,8 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 				(now - rt->gone_since) * 1000.0);
 		rt->held_mask = slot_mask(rt->slots, rt->nslots);
 		rt->gone_since = 0;
+		rt->taken++;
+		rt->taken_at = now;
 		return;
 	}
 	if (rt->has_socket || !rt->reported_missing) {

@@ -51,6 +51,9 @@ struct rs_addr_rt {
 	 */
 	uint32_t held_mask;
 	double gone_since;
+	/* Sockets taken here since the start (a restart takes one more). */
+	uint64_t taken;
+	double taken_at; /* the last one, on the loop's clock */
 };
 
 struct rs_backend_rt {
