@@ -7,7 +7,8 @@
 # SO_REUSEPORT), the datagrams of its flows wait for it: none reaches
 # another backend (before, all its flows went to the others for the
 # gap, 0.26 to 0.5 s, and a QUIC connection broke there). Its new socket
-# is taken within the watch's 50 ms and every flow is back on it. A grace
+# is taken within the watch's 50 ms and every flow is back on it; so in
+# a rolling restart of every backend in turn. A grace
 # that ends without a socket lets the flows go on to the others; a tcp
 # service refuses the key.
 set -euo pipefail
@@ -186,12 +187,33 @@ e2e_eq "handover: no client moved" "$(join "$OUT/before4" "$OUT/hand4" | awk '$2
 e2e_eq "handover, QUIC: q-1's ID reaches b-1" "$(from qhand b-1)" 12
 rs_bg_stop b1-1 2>/dev/null || true
 
+echo "# a rolling restart: every backend in turn, killed and started again"
+declare -A TAG=([1]=b1-2 [2]=b2-0 [3]=b3-0)
+moved=0 lost=0
+for i in 1 2 3; do
+	kill -KILL "${RS_BG_PID[${TAG[$i]}]}"
+	rs_until 10 has_socket "d-$i" false || true
+	dns "roll$i" 4
+	moved=$((moved + $(join "$OUT/before4" "$OUT/roll$i" | awk '$2 != $3 && $3 !~ /^ERR/' | wc -l)))
+	start_be "$i" "r$i"
+	TAG[$i]=b$i-r$i
+	rs_until 10 has_socket "d-$i" true || lost=$((lost + 1))
+done
+dns rolled4 4
+dns rolled6 6
+e2e_eq "rolling: during each gap, no client answered by another backend" "$moved" 0
+e2e_eq "rolling: every backend's socket taken again" "$lost" 0
+e2e_eq "rolling, IPv4: every client answered, none moved" \
+	"$(join "$OUT/before4" "$OUT/rolled4" | awk '$2 == $3' | wc -l)" "$N"
+e2e_eq "rolling, IPv6: every client answered, none moved" \
+	"$(join "$OUT/before6" "$OUT/rolled6" | awk '$2 == $3' | wc -l)" "$N"
+
 echo "# a grace that ends without a socket: the flows go on"
 write_conf 1s
 rsctl reload >/dev/null
 e2e_check "reloaded with restart_grace = 1s" \
 	rs_until 10 bash -c "[[ \$(build/ringsteer -s '$SOCK' -j services | jq '.services[0].restart_grace_ms') == 1000 ]]"
-kill -KILL "${RS_BG_PID[b1-2]}"
+kill -KILL "${RS_BG_PID[${TAG[1]}]}"
 e2e_check "log: no socket within the grace" \
 	e2e_wait_for "$DLOG" "backend d-1: no socket within restart_grace (1 s)" 10
 dns late4 4
