@@ -92,6 +92,15 @@ int dp_size_maps(struct bpf_object *obj);
  * resizes it (a reload cannot).
  */
 int dp_sizing_fits(struct rs_dataplane *dp, bool fleet, char *why, size_t len);
+/*
+ * Kernel memory of the maps a start pins at the sizes set (every pinned
+ * map of steer_lookup, not the rings and sticky tables that the services
+ * add, nor the fleet table): *@bytes, of it *@fleet_bytes the fleet's.
+ */
+int dp_pinned_memory(uint64_t *bytes, uint64_t *fleet_bytes);
+/* The inner map of rs_fleet that fleet mode makes for its table. */
+uint64_t dp_fleet_table_memory(void);
+
 /* ---- life cycle (dataplane.c) ---- */
 
 /*

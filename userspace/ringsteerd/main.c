@@ -313,7 +313,7 @@ int main(int argc, char **argv)
 	/* What --check estimates and probes is what this start makes. */
 	dp_size_for(d.st.cfg.fleet.enabled);
 	if (check) {
-		rs_config_memory_report(&d.st.cfg, stdout);
+		preflight_memory(&d.st.cfg);
 		rs_config_empty_services(&d.st.cfg, print_warning);
 		rs_config_fleet_ipv6_notes(&d.st.cfg, print_warning);
 		rs_listen_not_local(&d.st.cfg, print_warning_arg, NULL);

@@ -112,3 +112,20 @@ int preflight_report(const struct rs_config *cfg, const char *config_path)
 	       RS_MAX_BACKENDS);
 	return err ? err : err2;
 }
+
+void preflight_memory(const struct rs_config *cfg)
+{
+	struct rs_memory_fixed x = {0};
+	int err = dp_pinned_memory(&x.maps, &x.fleet_maps);
+
+	if (err) {
+		printf("note: cannot read this build's own program (%s): only "
+		       "the services' memory is estimated\n",
+		       strerror(-err));
+		rs_config_memory_report(cfg, NULL, stdout);
+		return;
+	}
+	if (cfg->fleet.enabled)
+		x.fleet_table = dp_fleet_table_memory();
+	rs_config_memory_report(cfg, &x, stdout);
+}
