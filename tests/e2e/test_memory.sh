@@ -15,7 +15,10 @@
 #     the start meets pins of another size and upgrades make-before-break,
 #     no connection fails; the fleet's tables have their full size;
 #   - a reload then adds a fleet service (the maps fit): the fleet table
-#     is made, and --check is within 10% again.
+#     is made, and --check is within 10% again;
+#   - stopped and started without [fleet] under load (what every host
+#     that upgrades to this version meets): shrunk the same way, no
+#     connection failed, within 10%.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/netns.sh
@@ -120,5 +123,22 @@ e2e_check "the reload is applied" rsctl reload
 # Each table is a new map: measured once the one this host is in stands.
 e2e_wait_for "$(rs_bg_err daemon2)" "fleet: table version .* this host a member" 20
 within_10 "[fleet], its table made"
+
+# Every host that upgrades to this version has fleet-size pins: its first
+# start without [fleet] shrinks them the same way.
+echo "# stopped, started without [fleet] under load: shrunk, no gap"
+rs_bg_start load2 rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
+	--src-base 198.18.2.1 --count 50 --concurrency 4 --loop-seconds 4
+cp "$OUT/small.conf" "$CONF"
+kill -TERM "${RS_BG_PID[daemon2]}"
+rs_until 10 e2e_gone "${RS_BG_PID[daemon2]}"
+rs_bg_start daemon3 rs_in_edge build/ringsteerd -c "$CONF"
+e2e_wait_for "$(rs_bg_err daemon3)" "upgrade: .* done" 20
+rs_until 20 e2e_gone "${RS_BG_PID[load2]}" || rs_bg_stop load2
+summary=$(cat "$(rs_bg_out load2)")
+echo "# load: $(echo "$summary" | head -2 | tr '\n' ' ')"
+e2e_eq "none failed across the shrinking restart" "$(sed -n 's/.*failed=\([0-9]*\).*/\1/p' <<<"$summary")" 0
+e2e_eq "no [fleet] again: rs_fleet_flows has one entry" "$(entries rs_fleet_flows)" 1
+within_10 "no [fleet] again"
 
 e2e_summary
