@@ -92,12 +92,12 @@ done <"$OUT/abi.doc"
 
 echo "# ringsteerd --check"
 build/ringsteerd --check -c configs/ringsteer.conf 2>&1 |
-	grep -E '^(service |kernel memory: |ringsteerd: )' >"$OUT/check.real"
+	grep -E '^(service |data plane: |kernel memory: |ringsteerd: )' >"$OUT/check.real"
 sample "ringsteerd --check -c configs/ringsteer.conf" | text |
-	grep -E '^(service |kernel memory: |ringsteerd: )' >"$OUT/check.doc" || true
+	grep -E '^(service |data plane: |kernel memory: |ringsteerd: )' >"$OUT/check.doc" || true
 e2e_check "docs have the --check sample of configs/ringsteer.conf" test -s "$OUT/check.doc"
 svc='^service [a-z0-9_-]+: ring [0-9,]+ points \([0-9.]+ [KMG]?i?B\), (no sticky table|sticky [0-9,]+ entries \(~[0-9.]+ [KMG]?i?B\))$'
-mem='^kernel memory: ~[0-9.]+ [KMG]?i?B for [0-9]+ services? \(memory_max [0-9]+ [KMG]?i?B\)$'
+mem='^kernel memory: ~[0-9.]+ [KMG]?i?B \([0-9]+ bytes\) pinned by a start: the data plane.s maps and ~[0-9.]+ [KMG]?i?B for [0-9]+ services? \(memory_max [0-9]+ [KMG]?i?B\)$'
 for f in real doc; do
 	e2e_check "--check ($f): every service line is in the format" \
 		awk -v re="$svc" '/^service / && $0 !~ re { bad = 1 } END { exit bad }' "$OUT/check.$f"

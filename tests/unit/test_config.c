@@ -2488,7 +2488,7 @@ static void test_memory_budget(void)
 		      "[backend b]\nservice = dns\naddress = 127.0.0.1:53\n");
 	f = open_memstream(&report, &len);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	rs_config_memory_report(&cfg, f);
+	rs_config_memory_report(&cfg, NULL, f);
 	fclose(f);
 	CU_ASSERT_STRING_EQUAL(
 		report,
@@ -2497,6 +2497,23 @@ static void test_memory_budget(void)
 		"service dns: ring 2,560 points (170 KiB), no sticky table\n"
 		"kernel memory: ~6.9 MiB for 2 services (memory_max 256 "
 		"MiB)\n");
+	free(report);
+
+	/* With the data plane's own maps, as ringsteerd --check has them. */
+	f = open_memstream(&report, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	rs_config_memory_report(&cfg,
+				&(struct rs_memory_fixed){.maps = 2635920}, f);
+	fclose(f);
+	/* The bytes depend on the CPUs (per-CPU parts of sticky tables). */
+	CU_ASSERT_PTR_NOT_NULL(
+		strstr(report, "data plane: ~2.6 MiB of maps (no [fleet]: the "
+			       "fleet's tables at 1 entry)\n"
+			       "kernel memory: ~9.4 MiB ("));
+	CU_ASSERT_PTR_NOT_NULL(strstr(report,
+				      " bytes) pinned by a start: the data "
+				      "plane's maps and ~6.9 MiB for 2 "
+				      "services (memory_max 256 MiB)\n"));
 	free(report);
 }
 

@@ -274,10 +274,22 @@ void rs_config_memory(const struct rs_config *cfg, size_t svc,
 		      struct rs_service_memory *out);
 
 /*
- * What `ringsteerd --check` shows: one line per service, then the total
- * against memory_max, into @f.
+ * The data plane's own maps, which the file sizes only by having [fleet]
+ * or not (the data plane's dp_pinned_memory()).
  */
-void rs_config_memory_report(const struct rs_config *cfg, FILE *f);
+struct rs_memory_fixed {
+	uint64_t maps;	      /* every map pinned by name */
+	uint64_t fleet_maps;  /* of them, the fleet's tables */
+	uint64_t fleet_table; /* with [fleet]: the table's map, made later */
+};
+
+/*
+ * What `ringsteerd --check` shows: one line per service, then (@fixed
+ * not NULL) the data plane's maps, then the total a start pins against
+ * memory_max, into @f.
+ */
+void rs_config_memory_report(const struct rs_config *cfg,
+			     const struct rs_memory_fixed *fixed, FILE *f);
 
 /*
  * Services of @cfg without any backend: every client of one gets its

@@ -18,8 +18,10 @@
  *   8 bytes; per bucket (entries rounded up to a power of two) 16 bytes;
  *   plus struct bpf_htab and, per possible CPU, its lock counters and the
  *   LRU's local free lists.
- * The fixed-size maps (backends, binds, stats, SOCKMAP) do not depend on
- * the file and are not counted.
+ * The data plane's own maps (backends, binds, stats, SOCKMAP, the fleet's
+ * tables) are estimated by the data plane (dataplane_sizing.c), which
+ * knows them, and reported here; memory_max budgets only what the
+ * services add.
  */
 #include <bpf/libbpf.h>
 #include <stdio.h>
@@ -146,11 +148,35 @@ static const char *fmt_service(char *buf, size_t len,
 	return buf;
 }
 
-void rs_config_memory_report(const struct rs_config *cfg, FILE *f)
+/* "data plane: ~2.5 MiB of maps, ..." and the bytes it adds. */
+static uint64_t report_fixed(const struct rs_config *cfg,
+			     const struct rs_memory_fixed *x, FILE *f)
 {
-	char line[160], total_text[32], max_text[32];
+	char maps[32], fleet[32], table[32];
+
+	fmt_bytes(maps, sizeof(maps), x->maps);
+	if (!cfg->fleet.enabled) {
+		fprintf(f,
+			"data plane: ~%s of maps (no [fleet]: the fleet's "
+			"tables at 1 entry)\n",
+			maps);
+		return x->maps;
+	}
+	fprintf(f,
+		"data plane: ~%s of maps (~%s of them the fleet's tables, "
+		"for [fleet]), and ~%s for the fleet table once etcd "
+		"answers\n",
+		maps, fmt_bytes(fleet, sizeof(fleet), x->fleet_maps),
+		fmt_bytes(table, sizeof(table), x->fleet_table));
+	return x->maps + x->fleet_table;
+}
+
+void rs_config_memory_report(const struct rs_config *cfg,
+			     const struct rs_memory_fixed *fixed, FILE *f)
+{
+	char line[160], total_text[32], max_text[32], all_text[32];
 	struct rs_service_memory m;
-	uint64_t total = 0;
+	uint64_t total = 0, all;
 
 	for (size_t i = 0; i < cfg->n_services; i++) {
 		rs_config_memory(cfg, i, &m);
@@ -158,10 +184,23 @@ void rs_config_memory_report(const struct rs_config *cfg, FILE *f)
 		fprintf(f, "service %s: %s\n", cfg->services[i].name,
 			fmt_service(line, sizeof(line), &m));
 	}
-	fprintf(f, "kernel memory: ~%s for %zu service%s (memory_max %s)\n",
-		fmt_bytes(total_text, sizeof(total_text), total),
-		cfg->n_services, cfg->n_services == 1 ? "" : "s",
-		fmt_bytes(max_text, sizeof(max_text), cfg->memory_max));
+	fmt_bytes(total_text, sizeof(total_text), total);
+	fmt_bytes(max_text, sizeof(max_text), cfg->memory_max);
+	if (!fixed) {
+		fprintf(f,
+			"kernel memory: ~%s for %zu service%s "
+			"(memory_max %s)\n",
+			total_text, cfg->n_services,
+			cfg->n_services == 1 ? "" : "s", max_text);
+		return;
+	}
+	all = total + report_fixed(cfg, fixed, f);
+	fprintf(f,
+		"kernel memory: ~%s (%llu bytes) pinned by a start: the data "
+		"plane's maps and ~%s for %zu service%s (memory_max %s)\n",
+		fmt_bytes(all_text, sizeof(all_text), all),
+		(unsigned long long)all, total_text, cfg->n_services,
+		cfg->n_services == 1 ? "" : "s", max_text);
 }
 
 uint64_t cfg_service_points(const struct cfg_entries *e, size_t svc)

@@ -173,7 +173,9 @@ int dp_open(struct rs_dataplane *dp, const char *root)
 		     map = bpf_object__next_map(dp->skel->obj, map))
 			bpf_map__set_pin_path(map, NULL);
 	}
-	err = steer_lookup_bpf__load(dp->skel);
+	err = dp_size_maps(dp->skel->obj);
+	if (!err)
+		err = steer_lookup_bpf__load(dp->skel);
 	if (err) {
 		rs_err("bpf: cannot load steer_lookup (pinned maps under %s "
 		       "from an incompatible build? see `ringsteerd "

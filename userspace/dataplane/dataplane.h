@@ -71,6 +71,36 @@ void dp_faults_disarm(void);
 /* 0, or -ENOMEM when an armed failure for @site is due now. */
 int dp_fault(const char *site);
 
+/* ---- sizing (dataplane_sizing.c) ---- */
+
+/*
+ * The maps whose size depends on the configuration: without [fleet],
+ * the fleet's tables (rs_fleet_flows, rs_fleet_peers, rs_fleet_sip) get
+ * one entry each instead of the 34 MiB fleet mode needs. @fleet: the
+ * configuration has a [fleet] section. Set once,
+ * before the first dp_open() or dp_pins_probe(), which then create, and
+ * expect pinned, maps of those sizes; the default is fleet mode's.
+ */
+void dp_size_for(bool fleet);
+bool dp_sized_for_fleet(void);
+/* Before loading @obj: its configured sizes. 0 or a negative errno. */
+struct bpf_object;
+int dp_size_maps(struct bpf_object *obj);
+/*
+ * 0 when the maps of the running @dp fit a configuration (@fleet: it has
+ * [fleet]); else -EXFULL and, in @why, which map and that a restart
+ * resizes it (a reload cannot).
+ */
+int dp_sizing_fits(struct rs_dataplane *dp, bool fleet, char *why, size_t len);
+/*
+ * Kernel memory of the maps a start pins at the sizes set (every pinned
+ * map of steer_lookup, not the rings and sticky tables that the services
+ * add, nor the fleet table): *@bytes, of it *@fleet_bytes the fleet's.
+ */
+int dp_pinned_memory(uint64_t *bytes, uint64_t *fleet_bytes);
+/* The inner map of rs_fleet that fleet mode makes for its table. */
+uint64_t dp_fleet_table_memory(void);
+
 /* ---- life cycle (dataplane.c) ---- */
 
 /*

@@ -152,7 +152,10 @@ int dp_pins_probe(const char *pin_dir, struct dp_pins_found *out)
 	skel = steer_lookup_bpf__open();
 	if (!skel)
 		return -errno;
-	n = probe_maps(skel->obj, pin_dir, out);
+	/* At the configured sizes: pins of others are "another layout". */
+	n = dp_size_maps(skel->obj);
+	if (!n)
+		n = probe_maps(skel->obj, pin_dir, out);
 	steer_lookup_bpf__destroy(skel);
 	if (n < 0) {
 		out->kind = DP_PINS_UNREADABLE;

@@ -57,8 +57,9 @@ uint32_t dp_map_id_of_fd(int fd);
 
 /*
  * Programs loaded next to steer_lookup share its maps (dataplane_share.c).
- * Before loading @obj: for a data plane without a root, reuse
- * steer_lookup's map fds (with a root, pin_root_path shares the pins).
+ * Before loading @obj: its maps sized as steer_lookup's (dp_size_maps()),
+ * and for a data plane without a root, steer_lookup's map fds reused
+ * (with a root, pin_root_path shares the pins).
  * After loading: every map of @obj must be steer_lookup's; otherwise
  * -EPROTO, logged with @prog's name.
  */

@@ -310,8 +310,10 @@ int main(int argc, char **argv)
 	if (load_config(d.config_path, detach ? RS_CONFIG_ALLOW_EMPTY : 0,
 			check, &d.st.cfg))
 		return 1;
+	/* What --check estimates and probes is what this start makes. */
+	dp_size_for(d.st.cfg.fleet.enabled);
 	if (check) {
-		rs_config_memory_report(&d.st.cfg, stdout);
+		preflight_memory(&d.st.cfg);
 		rs_config_empty_services(&d.st.cfg, print_warning);
 		rs_config_fleet_ipv6_notes(&d.st.cfg, print_warning);
 		rs_listen_not_local(&d.st.cfg, print_warning_arg, NULL);

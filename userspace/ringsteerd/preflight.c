@@ -39,6 +39,17 @@ static int report_pins(const struct rs_config *cfg, const char *config_path)
 		       cfg->bpffs, strerror(f.err));
 		return 0;
 	case DP_PINS_OTHER:
+		if (!dp_migrate_readable(cfg->bpffs) &&
+		    f.abi == RS_ABI_VERSION) {
+			printf("pins: %s holds a data plane of this build's "
+			       "ABI (%d) sized for another configuration (%s: "
+			       "%s): a start builds one of this file's sizes "
+			       "beside it, carries its operator state and "
+			       "sticky entries over, attaches, then retires "
+			       "it: no gap, no client moved\n",
+			       cfg->bpffs, RS_ABI_VERSION, f.map, f.differs);
+			return 0;
+		}
 		if (!dp_migrate_readable(cfg->bpffs)) {
 			printf("pins: %s holds a data plane of ABI %u%s%s%s, "
 			       "this build is ABI %d: a start builds its own "
@@ -100,4 +111,21 @@ int preflight_report(const struct rs_config *cfg, const char *config_path)
 	       cfg->n_services, RS_MAX_SERVICES, cfg->n_backends,
 	       RS_MAX_BACKENDS);
 	return err ? err : err2;
+}
+
+void preflight_memory(const struct rs_config *cfg)
+{
+	struct rs_memory_fixed x = {0};
+	int err = dp_pinned_memory(&x.maps, &x.fleet_maps);
+
+	if (err) {
+		printf("note: cannot read this build's own program (%s): only "
+		       "the services' memory is estimated\n",
+		       strerror(-err));
+		rs_config_memory_report(cfg, NULL, stdout);
+		return;
+	}
+	if (cfg->fleet.enabled)
+		x.fleet_table = dp_fleet_table_memory();
+	rs_config_memory_report(cfg, &x, stdout);
 }

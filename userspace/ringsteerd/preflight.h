@@ -18,4 +18,10 @@
  */
 int preflight_report(const struct rs_config *cfg, const char *config_path);
 
+/*
+ * The kernel memory a start pins, by service and for the data plane's own
+ * maps at the sizes @cfg asks for (dp_size_for()), on stdout.
+ */
+void preflight_memory(const struct rs_config *cfg);
+
 #endif /* RS_PREFLIGHT_H */

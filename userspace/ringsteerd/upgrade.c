@@ -167,11 +167,19 @@ int upgrade_prepare(struct daemon *d, struct upgrade *u)
 	u->moved = true;
 	d->tc.retiring_map_id = dp_pinned_sockets_map_id(u->aside);
 	dp_pins_retiring(u->aside);
-	rs_info("upgrade: the maps pinned under %s are of ABI %u, this build "
-		"is ABI %u: building ours beside them; theirs, moved to %s, "
-		"decide until ours is attached (operator state of %zu "
-		"backends carried)",
-		root, abi, RS_ABI_VERSION, u->aside, u->carried);
+	if (abi == RS_ABI_VERSION)
+		/* Same ABI: a map sized by the configuration changed size. */
+		rs_info("upgrade: the maps pinned under %s are sized for "
+			"another configuration (%s: %s): building ours beside "
+			"them; theirs, moved to %s, decide until ours is "
+			"attached (operator state of %zu backends carried)",
+			root, f.map, f.differs, u->aside, u->carried);
+	else
+		rs_info("upgrade: the maps pinned under %s are of ABI %u, "
+			"this build is ABI %u: building ours beside them; "
+			"theirs, moved to %s, decide until ours is attached "
+			"(operator state of %zu backends carried)",
+			root, abi, RS_ABI_VERSION, u->aside, u->carried);
 	/* The lock moved with the directory: take the new one's. */
 	dp_pins_unlock(&d->pins_lock);
 	err = guard_lock(d, false);

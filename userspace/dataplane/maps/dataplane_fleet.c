@@ -160,8 +160,17 @@ static int sip_write(struct rs_dataplane *dp, __u32 first, __u32 n,
 		     const struct rs_fleet_sip *e)
 {
 	int fd = bpf_map__fd(dp->skel->maps.rs_fleet_sip), err = 0;
+	__u32 size = bpf_map__max_entries(dp->skel->maps.rs_fleet_sip);
 	struct rs_fleet_sip *zero = NULL;
-	__u32 *keys = calloc(n, sizeof(*keys)), count = n;
+	__u32 *keys, count;
+
+	/* Without [fleet] the map has one entry (dataplane_sizing.c). */
+	if (first >= size)
+		return 0;
+	if (n > size - first)
+		n = size - first;
+	keys = calloc(n, sizeof(*keys));
+	count = n;
 
 	if (!e)
 		e = zero = calloc(n, sizeof(*zero));

@@ -25,6 +25,8 @@ void dp_share_unpinned(struct rs_dataplane *dp, struct bpf_object *obj)
 {
 	struct bpf_map *m, *peer;
 
+	/* Pinned, a map of another size would be refused as not ours. */
+	dp_size_maps(obj);
 	if (dp->root[0])
 		return;
 	bpf_object__for_each_map(m, obj)
