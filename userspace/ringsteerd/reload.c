@@ -19,22 +19,7 @@
 #include "state.h"
 #include "view.h"
 #include "apply.h"
-
-/* @dst: a copy of @src with points of its own; on -ENOMEM it is empty. */
-static int ring_dup(struct rs_ring *dst, const struct rs_ring *src)
-{
-	*dst = *src;
-	dst->points = NULL;
-	if (!src->npoints)
-		return 0;
-	dst->points = malloc(src->npoints * sizeof(*src->points));
-	if (!dst->points) {
-		memset(dst, 0, sizeof(*dst));
-		return -ENOMEM;
-	}
-	memcpy(dst->points, src->points, src->npoints * sizeof(*src->points));
-	return 0;
-}
+#include "ring_cache.h"
 
 /*
  * How a ring changes hands between two states: a reload's new state gets
@@ -166,11 +151,40 @@ static bool restart_only_changed(const struct daemon *d,
 	return false;
 }
 
+/* Rings swapped into the data plane so far, over @st's services. */
+static uint64_t swaps_of(const struct rs_state *st)
+{
+	uint64_t n = 0;
+
+	for (size_t s = 0; s < st->cfg.n_services; s++)
+		n += st->svcs[s].rebuilds;
+	return n;
+}
+
+/*
+ * What the reload cost in ring work, from the counts before it (@made,
+ * @swaps): an unchanged file builds, merges and swaps nothing.
+ */
+static void log_ring_work(const struct daemon *d, const uint64_t made[3],
+			  uint64_t swaps)
+{
+	rs_info("reload: full rings %llu built, %llu merged from the last, "
+		"%llu copied unchanged; %llu rings swapped",
+		(unsigned long long)(d->rings_made[RING_CACHE_BUILT] -
+				     made[RING_CACHE_BUILT]),
+		(unsigned long long)(d->rings_made[RING_CACHE_MERGED] -
+				     made[RING_CACHE_MERGED]),
+		(unsigned long long)(d->rings_made[RING_CACHE_SAME] -
+				     made[RING_CACHE_SAME]),
+		(unsigned long long)(swaps_of(&d->st) - swaps));
+}
+
 int daemon_reload(struct daemon *d, bool force, char *err_text, size_t errlen)
 {
 	struct rs_state next = {0}, old = d->st;
 	struct snapshot *before;
 	struct rs_config_diff diff;
+	uint64_t made[3], swaps;
 	char why[512] = "";
 	int err, rb;
 
@@ -211,6 +225,9 @@ int daemon_reload(struct daemon *d, bool force, char *err_text, size_t errlen)
 		rs_info("reload: %s", diff.summary);
 	rs_config_empty_services(&next.cfg, log_warning);
 	rs_config_fleet_ipv6_notes(&next.cfg, log_warning);
+	memcpy(made, d->rings_made, sizeof(made));
+	/* rings_carry() carried the counts of swaps. */
+	swaps = swaps_of(&next);
 	/* From here on the new state is the state; apply it. */
 	checks_stop(d);
 	d->st = next;
@@ -240,6 +257,7 @@ int daemon_reload(struct daemon *d, bool force, char *err_text, size_t errlen)
 		checks_start(d);
 		return err;
 	}
+	log_ring_work(d, made, swaps);
 	daemon_reconcile_sockets(d);
 	/* Backends gone or added: where steer_sockops sits may change. */
 	if (d->dp.sockops_auto)
