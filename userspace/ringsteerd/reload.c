@@ -151,6 +151,49 @@ static bool restart_only_changed(const struct daemon *d,
 	return false;
 }
 
+/* Whether @a and @b probe the same way, to the same place. */
+static bool same_check(const struct rs_backend_conf *a,
+		       const struct rs_backend_conf *b)
+{
+	const struct rs_health_conf *x = &a->health, *y = &b->health;
+
+	return x->type == y->type && x->interval_ms == y->interval_ms &&
+	       x->timeout_ms == y->timeout_ms && x->port == y->port &&
+	       !strcmp(x->path, y->path) && !strcmp(x->host, y->host) &&
+	       x->expect_min == y->expect_min &&
+	       x->expect_max == y->expect_max && rs_backend_addrs_equal(a, b);
+}
+
+/*
+ * A reload stops every health check and starts them again: a backend
+ * whose check is unchanged starts where its schedule was (its probe due
+ * when it was due, at once if one was out), not spread anew over the
+ * interval, so a reload delays a check by no more than its own length.
+ */
+static void checks_carry(struct daemon *d, struct rs_state *next,
+			 const struct rs_state *old)
+{
+	for (size_t i = 0; i < next->cfg.n_backends; i++) {
+		int o = view_find_backend(old, next->cfg.backends[i].name);
+		const struct rs_check *c;
+		double due;
+
+		if (o < 0 ||
+		    !same_check(&next->cfg.backends[i], &old->cfg.backends[o]))
+			continue;
+		c = &old->bes[o].check;
+		if (!c->running)
+			continue;
+		due = c->inflight || !ev_is_active(&c->interval)
+			      ? 0
+			      : ev_timer_remaining(d->loop,
+						   (ev_timer *)&c->interval);
+		next->bes[i].check_carried = true;
+		next->bes[i].check_due_ms =
+			due > 0 ? (uint32_t)(due * 1000) : 0;
+	}
+}
+
 /* Rings swapped into the data plane so far, over @st's services. */
 static uint64_t swaps_of(const struct rs_state *st)
 {
@@ -228,6 +271,7 @@ int daemon_reload(struct daemon *d, bool force, char *err_text, size_t errlen)
 	memcpy(made, d->rings_made, sizeof(made));
 	/* rings_carry() carried the counts of swaps. */
 	swaps = swaps_of(&next);
+	checks_carry(d, &next, &old);
 	/* From here on the new state is the state; apply it. */
 	checks_stop(d);
 	d->st = next;
