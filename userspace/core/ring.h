@@ -15,7 +15,7 @@
 
 struct rs_ring_member {
 	const char *name;
-	uint32_t backend; /* backend id, stored in each point */
+	uint32_t backend; /* backend id (< RS_MAX_BACKENDS), in each point */
 	uint32_t points;  /* weight * vnodes at the built (maximum) weight */
 };
 
