@@ -16,11 +16,14 @@
 #                1-RTT, ringsteer against direct (scripts/bench-dgram.sh)
 #   3. ring      ring balance and disruption (pure userspace), with Maglev
 #                and hash % N as references
+#   6. scale     the daemon with 64, 200 and 1,000 backends: start, reload
+#                of an unchanged file, one weight change, health-check gaps
+#                (scripts/bench-scale.sh; its section is docs/bench-scale.md)
 #
 # Knobs (environment):
 #   BENCH_QUICK=1        short run of everything (for development)
 #   BENCH_SECTIONS       subset, e.g. "decision ring"
-#                        [decision quic_lb e2e dgram ring]
+#                        [decision quic_lb e2e dgram ring scale]
 #   BENCH_OUT            the report [docs/benchmarks.md]
 #   BENCH_CHART_DIR      where the SVG charts go [docs]
 #   BENCH_RESULTS        raw results, logs, configs [build/bench/results]
@@ -47,7 +50,7 @@ cd "$(dirname "$0")/.."
 
 QUICK=${BENCH_QUICK:-0}
 [[ $QUICK == 0 ]] && QUICK=""
-SECTIONS=${BENCH_SECTIONS:-decision quic_lb e2e dgram ring}
+SECTIONS=${BENCH_SECTIONS:-decision quic_lb e2e dgram ring scale}
 OUT=${BENCH_OUT:-docs/benchmarks.md}
 CHARTS=${BENCH_CHART_DIR:-docs}
 RES=$(realpath -m "${BENCH_RESULTS:-build/bench/results}")
@@ -1370,12 +1373,17 @@ if [[ -z ${BENCH_REPORT_ONLY:-} ]]; then
 	has_section ring && section_ring
 	has_section e2e && section_e2e
 	has_section dgram && section_dgram
+	if has_section scale; then
+		BENCH_RESULTS=$RES BENCH_SCALE_RUNS=${BENCH_SCALE_RUNS:-${QUICK:+1}} \
+			scripts/bench-scale.sh
+	fi
 fi
 charts
 report >"$OUT.tmp"
 # Fleet mode's section comes from `make bench-fleet` (scripts/bench-fleet.sh),
-# the profile's from `make bench-profile`.
-for f in docs/bench-fleet.md "$PROFILE_OUT"; do
+# the profile's from `make bench-profile`, the daemon at scale's from
+# scripts/bench-scale.sh (section scale).
+for f in docs/bench-fleet.md "$PROFILE_OUT" docs/bench-scale.md; do
 	if [[ -f $f ]]; then
 		{
 			echo

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # End to end, under a continuous load of new connections:
-#   1000 ring rebuild+swap cycles, a daemon SIGKILL and restart (state
+#   a reload of an unchanged file that builds and swaps no ring, 1000
+#   ring rebuild+swap cycles, a daemon SIGKILL and restart (state
 #   adopted, no rebuild), a program replacement through the pinned link,
 #   and reloads of a broken file: zero failed or reset connections and no
 #   connection ever reaching a removed backend. Then refusal of pinned maps
@@ -58,6 +59,15 @@ start_daemon d1
 write_conf 1 2 3 4
 e2e_check "reload removing web-5" build/ringsteer -s "$SOCK" reload
 e2e_eq "web-5 gone from the backends" "$(rsjson backends | jq '[.backends[] | select(.name == "web-5")] | length')" 0
+# Issue 39: the ring is made from the last one, never rebuilt whole; an
+# unchanged file makes no ring work at all and swaps nothing.
+e2e_check "web-5's removal merged the last ring, built none" \
+	grep -q "reload: full rings 0 built, 1 merged from the last, [0-9]* copied unchanged; 1 rings swapped" "$(rs_bg_err d1)"
+g=$(generation)
+e2e_check "reload of the same file" build/ringsteer -s "$SOCK" reload
+e2e_eq "it built, merged and swapped no ring" \
+	"$(grep -c "reload: full rings 0 built, 0 merged from the last, [0-9]* copied unchanged; 0 rings swapped" "$(rs_bg_err d1)")" 1
+e2e_eq "generation unchanged by it" "$(generation)" "$g"
 
 rs_bg_start load4 rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
 	--src-base 198.18.1.1 --count 200 --concurrency 16 \

@@ -5,6 +5,7 @@
  * (DOWN, lowered weight) maps keys exactly like a rebuilt ring.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -87,6 +88,64 @@ static void test_build_is_deterministic_and_sorted(void)
 		CU_ASSERT(r1.points[i - 1].pos <= r1.points[i].pos);
 	ring_free(&r1);
 	ring_free(&r2);
+}
+
+/* The documented order: position, then name, then ordinal. */
+static int ref_cmp(const void *a, const void *b, void *arg)
+{
+	const struct rs_point *pa = a, *pb = b;
+	const char *const *by_id = arg;
+	int c;
+
+	if (pa->pos != pb->pos)
+		return pa->pos < pb->pos ? -1 : 1;
+	c = strcmp(by_id[pa->backend], by_id[pb->backend]);
+	if (c)
+		return c;
+	return pa->ordinal < pb->ordinal ? -1 : pa->ordinal > pb->ordinal;
+}
+
+/*
+ * ring_build sorts by radix (issue 39): a ring of 300 members of mixed
+ * weights, listed in a scrambled order, is point for point the ring a
+ * comparison sort in the documented order makes.
+ */
+static void test_build_matches_comparison_sort(void)
+{
+	enum { N = 300, VN = 1024 };
+	static char name[N][16];
+	static const char *by_id[N];
+	struct rs_ring_member *m = calloc(N, sizeof(*m));
+	struct rs_point *ref;
+	struct rs_ring r;
+	size_t total = 0, k = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t id = (i * 7919) % N;
+
+		snprintf(name[id], sizeof(name[id]), "be-%u", id);
+		by_id[id] = name[id];
+		m[i].name = name[id];
+		m[i].backend = id;
+		m[i].points = (1 + id % 3) * VN;
+		total += m[i].points;
+	}
+	ref = calloc(total, sizeof(*ref));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ref);
+	for (uint32_t i = 0; i < N; i++)
+		for (uint32_t o = 0; o < m[i].points; o++, k++) {
+			ref[k].pos = rs_vnode_pos(m[i].name, o, SEED);
+			ref[k].backend = m[i].backend;
+			ref[k].ordinal = o;
+		}
+	qsort_r(ref, total, sizeof(*ref), ref_cmp, (void *)by_id);
+	CU_ASSERT_EQUAL_FATAL(ring_build(m, N, SEED, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(r.npoints, total);
+	CU_ASSERT_EQUAL(memcmp(r.points, ref, total * sizeof(*ref)), 0);
+	ring_free(&r);
+	free(ref);
+	free(m);
 }
 
 static void test_shares_follow_weights(void)
@@ -486,6 +545,8 @@ int main(void)
 	s = CU_add_suite("ring", NULL, NULL);
 	CU_add_test(s, "build is deterministic, sorted, order-independent",
 		    test_build_is_deterministic_and_sorted);
+	CU_add_test(s, "radix-sorted build == comparison sort",
+		    test_build_matches_comparison_sort);
 	CU_add_test(s, "shares follow weights", test_shares_follow_weights);
 	CU_add_test(s, "removing one of N moves only its keys",
 		    test_remove_moves_only_its_keys);

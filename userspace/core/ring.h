@@ -15,7 +15,7 @@
 
 struct rs_ring_member {
 	const char *name;
-	uint32_t backend; /* backend id, stored in each point */
+	uint32_t backend; /* backend id (< RS_MAX_BACKENDS), in each point */
 	uint32_t points;  /* weight * vnodes at the built (maximum) weight */
 };
 
@@ -33,9 +33,25 @@ struct rs_ring {
  */
 int ring_build(const struct rs_ring_member *members, size_t n, uint64_t seed,
 	       struct rs_ring *ring);
+/*
+ * The pieces of ring_build(), for ring_cache.c. The ring's order of two
+ * points (position, then name, then ordinal), with @names the name of
+ * each backend id in the ring:
+ */
+int ring_point_cmp(const struct rs_point *a, const struct rs_point *b,
+		   const char *const *names);
+/* Sort *@pts (which may be replaced) into that order; 0 or -ENOMEM. */
+int ring_sort_points(struct rs_point **pts, size_t n, const char *const *names);
+/* The name of each member's backend id, by id (calloc'd), or NULL. */
+const char **ring_names_by_id(const struct rs_ring_member *members, size_t n);
+/* @m's points from ordinal @from on, into @pts. */
+void ring_add_points(struct rs_point *pts, const struct rs_ring_member *m,
+		     uint32_t from, uint64_t seed);
 /* The key the data plane builds for @ring: @svc's policy and prefixes. */
 void ring_set_key(struct rs_ring *ring, const struct rs_service *svc);
 void ring_free(struct rs_ring *ring);
+/* @dst: a copy of @src with points of its own; on -ENOMEM it is empty. */
+int ring_dup(struct rs_ring *dst, const struct rs_ring *src);
 
 /* Index (0-based) of the first point with pos >= hash, wrapping to 0. */
 uint32_t ring_lower_bound(const struct rs_ring *ring, uint64_t hash);

@@ -582,6 +582,7 @@ void daemon_stop(struct daemon *d)
 	dp_close(&d->dp);
 	for (size_t s = 0; s < d->st.cfg.n_services; s++)
 		ring_free(&d->st.svcs[s].ring);
+	rings_cache_free(d);
 	free(d->st.svcs);
 	free(d->st.bes);
 	d->st.svcs = NULL;

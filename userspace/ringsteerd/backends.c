@@ -243,13 +243,16 @@ static void start_check(struct daemon *d, struct be_rt *be)
 {
 	const struct rs_backend_conf *bc = &d->st.cfg.backends[be->idx];
 	const struct rs_backend_addr *a = &bc->addrs[0];
-	/* Spread the first probes over the interval. */
+	/* Spread the first probes over the interval, or keep the schedule. */
 	uint32_t delay =
 		(uint32_t)((be->idx * 97) % (bc->health.interval_ms
 						     ? bc->health.interval_ms
 						     : 1));
 
 	be->d = d;
+	if (be->check_carried)
+		delay = be->check_due_ms;
+	be->check_carried = false;
 	if (check_start(&d->checker, &be->check, &bc->health, a->family,
 			a->addr, bc->health.port ? bc->health.port : a->port,
 			delay, on_check_result, be))

@@ -26,6 +26,7 @@ struct nl_sock;
 struct control_server; /* control.c */
 struct metrics_server; /* metrics.c */
 struct fleet_rt;       /* fleet.c */
+struct ring_cache;     /* ring_cache.h */
 
 /* One `[global] interfaces` name and steer_tc's filter on it. */
 struct tc_iface {
@@ -87,6 +88,10 @@ struct daemon {
 	uint32_t control_clients_max, metrics_clients_max;
 	struct tc_state tc;
 	struct rs_pins_lock pins_lock; /* guard.c: one daemon per bpffs */
+	/* rings.c: the last full ring of each service id (ring_cache.h). */
+	struct ring_cache *ring_cache;
+	/* Full rings made so far, by how (enum ring_cache_how). */
+	uint64_t rings_made[3];
 };
 
 /*

@@ -19,22 +19,7 @@
 #include "state.h"
 #include "view.h"
 #include "apply.h"
-
-/* @dst: a copy of @src with points of its own; on -ENOMEM it is empty. */
-static int ring_dup(struct rs_ring *dst, const struct rs_ring *src)
-{
-	*dst = *src;
-	dst->points = NULL;
-	if (!src->npoints)
-		return 0;
-	dst->points = malloc(src->npoints * sizeof(*src->points));
-	if (!dst->points) {
-		memset(dst, 0, sizeof(*dst));
-		return -ENOMEM;
-	}
-	memcpy(dst->points, src->points, src->npoints * sizeof(*src->points));
-	return 0;
-}
+#include "ring_cache.h"
 
 /*
  * How a ring changes hands between two states: a reload's new state gets
@@ -166,11 +151,83 @@ static bool restart_only_changed(const struct daemon *d,
 	return false;
 }
 
+/* Whether @a and @b probe the same way, to the same place. */
+static bool same_check(const struct rs_backend_conf *a,
+		       const struct rs_backend_conf *b)
+{
+	const struct rs_health_conf *x = &a->health, *y = &b->health;
+
+	return x->type == y->type && x->interval_ms == y->interval_ms &&
+	       x->timeout_ms == y->timeout_ms && x->port == y->port &&
+	       !strcmp(x->path, y->path) && !strcmp(x->host, y->host) &&
+	       x->expect_min == y->expect_min &&
+	       x->expect_max == y->expect_max && rs_backend_addrs_equal(a, b);
+}
+
+/*
+ * A reload stops every health check and starts them again: a backend
+ * whose check is unchanged starts where its schedule was (its probe due
+ * when it was due, at once if one was out), not spread anew over the
+ * interval, so a reload delays a check by no more than its own length.
+ */
+static void checks_carry(struct daemon *d, struct rs_state *next,
+			 const struct rs_state *old)
+{
+	for (size_t i = 0; i < next->cfg.n_backends; i++) {
+		int o = view_find_backend(old, next->cfg.backends[i].name);
+		const struct rs_check *c;
+		double due;
+
+		if (o < 0 ||
+		    !same_check(&next->cfg.backends[i], &old->cfg.backends[o]))
+			continue;
+		c = &old->bes[o].check;
+		if (!c->running)
+			continue;
+		due = c->inflight || !ev_is_active(&c->interval)
+			      ? 0
+			      : ev_timer_remaining(d->loop,
+						   (ev_timer *)&c->interval);
+		next->bes[i].check_carried = true;
+		next->bes[i].check_due_ms =
+			due > 0 ? (uint32_t)(due * 1000) : 0;
+	}
+}
+
+/* Rings swapped into the data plane so far, over @st's services. */
+static uint64_t swaps_of(const struct rs_state *st)
+{
+	uint64_t n = 0;
+
+	for (size_t s = 0; s < st->cfg.n_services; s++)
+		n += st->svcs[s].rebuilds;
+	return n;
+}
+
+/*
+ * What the reload cost in ring work, from the counts before it (@made,
+ * @swaps): an unchanged file builds, merges and swaps nothing.
+ */
+static void log_ring_work(const struct daemon *d, const uint64_t made[3],
+			  uint64_t swaps)
+{
+	rs_info("reload: full rings %llu built, %llu merged from the last, "
+		"%llu copied unchanged; %llu rings swapped",
+		(unsigned long long)(d->rings_made[RING_CACHE_BUILT] -
+				     made[RING_CACHE_BUILT]),
+		(unsigned long long)(d->rings_made[RING_CACHE_MERGED] -
+				     made[RING_CACHE_MERGED]),
+		(unsigned long long)(d->rings_made[RING_CACHE_SAME] -
+				     made[RING_CACHE_SAME]),
+		(unsigned long long)(swaps_of(&d->st) - swaps));
+}
+
 int daemon_reload(struct daemon *d, bool force, char *err_text, size_t errlen)
 {
 	struct rs_state next = {0}, old = d->st;
 	struct snapshot *before;
 	struct rs_config_diff diff;
+	uint64_t made[3], swaps;
 	char why[512] = "";
 	int err, rb;
 
@@ -212,6 +269,10 @@ int daemon_reload(struct daemon *d, bool force, char *err_text, size_t errlen)
 		rs_info("reload: %s", diff.summary);
 	rs_config_empty_services(&next.cfg, log_warning);
 	rs_config_fleet_ipv6_notes(&next.cfg, log_warning);
+	memcpy(made, d->rings_made, sizeof(made));
+	/* rings_carry() carried the counts of swaps. */
+	swaps = swaps_of(&next);
+	checks_carry(d, &next, &old);
 	/* From here on the new state is the state; apply it. */
 	checks_stop(d);
 	d->st = next;
@@ -241,6 +302,7 @@ int daemon_reload(struct daemon *d, bool force, char *err_text, size_t errlen)
 		checks_start(d);
 		return err;
 	}
+	log_ring_work(d, made, swaps);
 	daemon_reconcile_sockets(d);
 	/* Backends gone or added: where steer_sockops sits may change. */
 	if (d->dp.sockops_auto)

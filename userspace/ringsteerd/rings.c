@@ -10,17 +10,28 @@
 #include <string.h>
 
 #include "log.h"
+#include "ring_cache.h"
 #include "ring_choice.h"
 #include "state.h"
 
-/* Service @s's ring with every backend at its built (maximum) points. */
+/*
+ * Service @s's ring with every backend at its built (maximum) points,
+ * through the service id's cache: the same members again (every reload,
+ * every refresh after one) copy the ring built last; a few changed
+ * members merge their points into it.
+ */
 int ring_build_full(struct daemon *d, size_t s, struct rs_ring *ring)
 {
 	struct rs_ring_member *m;
+	struct ring_cache *c = NULL;
 	struct rs_service svc;
 	size_t n = 0;
 	int err;
 
+	if (!d->ring_cache)
+		d->ring_cache = calloc(RS_MAX_SERVICES, sizeof(*d->ring_cache));
+	if (d->ring_cache && d->st.svcs[s].id < RS_MAX_SERVICES)
+		c = &d->ring_cache[d->st.svcs[s].id];
 	m = calloc(d->st.cfg.n_backends ? d->st.cfg.n_backends : 1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
@@ -34,13 +45,33 @@ int ring_build_full(struct daemon *d, size_t s, struct rs_ring *ring)
 		m[n].points = be->built_points;
 		n++;
 	}
-	err = ring_build(m, n, d->st.cfg.services[s].seed, ring);
+	err = c ? ring_cache_build(c, m, n, d->st.cfg.services[s].seed, ring)
+		: ring_build(m, n, d->st.cfg.services[s].seed, ring);
 	free(m);
-	if (err)
+	if (err < 0)
 		return err;
+	if (!c)
+		err = RING_CACHE_BUILT;
+	d->rings_made[err]++;
+	rs_debug("service %s: full ring of %u points %s",
+		 d->st.cfg.services[s].name, ring->npoints,
+		 err == RING_CACHE_SAME	    ? "as built before, copied"
+		 : err == RING_CACHE_MERGED ? "merged from the last one"
+					    : "built");
 	rs_service_from_conf(&d->st.cfg, s, d->st.svcs[s].id, &svc);
 	ring_set_key(ring, &svc);
 	return 0;
+}
+
+/* The cached rings go with the daemon's state (daemon_stop()). */
+void rings_cache_free(struct daemon *d)
+{
+	if (!d->ring_cache)
+		return;
+	for (size_t i = 0; i < RS_MAX_SERVICES; i++)
+		ring_cache_free(&d->ring_cache[i]);
+	free(d->ring_cache);
+	d->ring_cache = NULL;
 }
 
 static int ring_install(struct daemon *d, size_t s, struct rs_ring *ring,

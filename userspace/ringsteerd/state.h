@@ -38,6 +38,7 @@ enum refresh {
 	REFRESH_FORCE,	 /* rebuild and swap even if nothing changed */
 };
 int ring_build_full(struct daemon *d, size_t s, struct rs_ring *ring);
+void rings_cache_free(struct daemon *d);
 int ring_refresh(struct daemon *d, size_t s, enum refresh how, const char *why);
 int ring_install_trimmed(struct daemon *d, size_t s, const struct rs_ring *ring,
 			 const struct rs_backend *words, const char *why);

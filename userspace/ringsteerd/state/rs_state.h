@@ -69,6 +69,9 @@ struct be_rt {
 	enum rs_op_state op;
 	struct rs_health health;
 	struct rs_check check;
+	/* reload.c: the next check of a carried schedule, in ms from start. */
+	bool check_carried;
+	uint32_t check_due_ms;
 	ev_tstamp up_since; /* slow start reference; 0 = not ramping */
 	uint32_t weight;    /* in force: config, or operator's override */
 	bool weight_override;

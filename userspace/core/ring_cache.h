@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The last full ring built for a service, with what it was built from:
+ * the same members build it again by copying it, and a few changed
+ * members (a weight, a backend added or removed) by merging their points
+ * into it. Either way the ring is, point for point, what ring_build()
+ * makes from the same members (tests/unit/test_ring_cache.c).
+ */
+#ifndef RS_RING_CACHE_H
+#define RS_RING_CACHE_H
+
+#include "ring.h"
+
+struct ring_cache_member {
+	char name[RS_NAME_MAX];
+	uint32_t backend, points;
+};
+
+struct ring_cache {
+	struct rs_ring ring; /* as ring_build() made it */
+	struct ring_cache_member *members;
+	size_t n;
+	bool valid;
+};
+
+enum ring_cache_how {
+	RING_CACHE_SAME,   /* the members the cached ring was built from */
+	RING_CACHE_MERGED, /* changed members' points merged into it */
+	RING_CACHE_BUILT,  /* built whole (nothing cached, or another seed) */
+};
+
+/*
+ * ring_build(@m, @n, @seed, @out) through @c, which then holds the ring.
+ * Returns how (enum ring_cache_how) or what ring_build() returns.
+ */
+int ring_cache_build(struct ring_cache *c, const struct rs_ring_member *m,
+		     size_t n, uint64_t seed, struct rs_ring *out);
+void ring_cache_free(struct ring_cache *c);
+
+#endif /* RS_RING_CACHE_H */
