@@ -5,7 +5,9 @@
  * driven without a kernel or an event loop.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <CUnit/Basic.h>
@@ -181,6 +183,54 @@ static void test_takers_and_the_all_out_rule(void)
 	CU_ASSERT_EQUAL(view_service_takers(&st, 1, 0), 1);
 }
 
+/*
+ * restart_grace: the slots held for a backend (its word's held_slots)
+ * while its socket is there and for the grace after it went; a UDP
+ * service's only; and such a backend still counts as taking new clients.
+ */
+static void test_held_slots_follow_the_grace(void)
+{
+	static const struct {
+		const char *what;
+		uint8_t protocol;
+		uint32_t grace_ms;
+		bool has_socket;
+		double gone_since; /* now is 100 */
+		uint32_t want;
+	} cases[] = {
+		{"udp, socket there", IPPROTO_UDP, 5000, true, 0, 3},
+		{"udp, gone 1 s ago", IPPROTO_UDP, 5000, false, 99, 3},
+		{"udp, gone 6 s ago", IPPROTO_UDP, 5000, false, 94, 0},
+		{"udp, no grace", IPPROTO_UDP, 0, true, 0, 0},
+		{"tcp: never", IPPROTO_TCP, 5000, false, 99, 0},
+		{"udp, never had one", IPPROTO_UDP, 5000, false, 0, 0},
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct rs_addr_rt *rt = &bes[3].sock.addr[0];
+
+		state_reset();
+		svcs[1].protocol = cases[k].protocol;
+		svcs[1].restart_grace_ms = cases[k].grace_ms;
+		bcs[3].n_addrs = 1;
+		bes[3].has_socket = rt->has_socket = cases[k].has_socket;
+		rt->gone_since = cases[k].gone_since;
+		/* A dual-stack socket: both slots; "never had one": none. */
+		rt->held_mask =
+			cases[k].has_socket || cases[k].gone_since ? 3 : 0;
+		if (word(3, 100).held_slots != cases[k].want)
+			fprintf(stderr, "  %s: held_slots %u, want %u\n",
+				cases[k].what, word(3, 100).held_slots,
+				cases[k].want);
+		CU_ASSERT_EQUAL(word(3, 100).held_slots, cases[k].want);
+		CU_ASSERT_EQUAL(view_restarting(&st, &bes[3], 100),
+				!cases[k].has_socket && cases[k].want != 0);
+		/* Restarting, its clients wait: it still takes new ones. */
+		CU_ASSERT_EQUAL(view_takes_new(&st, 3, 100),
+				cases[k].has_socket || cases[k].want != 0);
+	}
+}
+
 static void test_find_by_name(void)
 {
 	state_reset();
@@ -210,6 +260,8 @@ int main(void)
 		    test_bound_counts_up_backends_of_its_service);
 	CU_add_test(s, "takers and the all-out rule",
 		    test_takers_and_the_all_out_rule);
+	CU_add_test(s, "held slots follow the restart grace",
+		    test_held_slots_follow_the_grace);
 	CU_add_test(s, "find by name", test_find_by_name);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();

@@ -11,6 +11,7 @@
 #include "backend_socket.h"
 #include "kernel.h"
 #include "log.h"
+#include "socket_holders.h"
 #include "sockets.h"
 #include "state.h"
 
@@ -445,6 +446,8 @@ bool sockets_reconcile_all(struct daemon *d, bool refresh)
 {
 	bool changed = false;
 
+	/* One /proc walk for every socket this pass takes. */
+	socket_holders_batch_begin();
 	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
 		struct be_rt *be = &d->st.bes[i];
 		bool had = be->has_socket;
@@ -459,6 +462,7 @@ bool sockets_reconcile_all(struct daemon *d, bool refresh)
 			ring_refresh(d, d->st.cfg.backends[i].service,
 				     REFRESH_CHECK, "backend socket");
 	}
+	socket_holders_batch_end();
 	return changed;
 }
 
