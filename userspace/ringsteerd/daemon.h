@@ -61,9 +61,10 @@ struct daemon {
 	struct ev_loop *loop;
 	ev_timer reconcile;
 	ev_timer ramp;
-	ev_timer load_check;	/* load_reconcile.c */
-	ev_timer load_flows;	/* load_flows.c */
-	ev_timer restart_watch; /* restart_watch.c */
+	ev_timer load_check;	   /* load_reconcile.c */
+	ev_timer load_flows;	   /* load_flows.c */
+	ev_timer restart_watch;	   /* restart_watch.c */
+	size_t restart_watch_next; /* where its next pass starts */
 	struct load_report {
 		uint64_t passes;
 		uint32_t uncounted;    /* predating connections attributed */

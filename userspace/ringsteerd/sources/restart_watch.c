@@ -28,6 +28,13 @@
  * looked for every 50 ms too: a restart takes a second or two.
  */
 #define RETAKE_WINDOW 10.0
+/*
+ * Backends with a socket gone that one pass looks for with sock_diag: a
+ * mass restart (every backend at once) must not keep the loop busy with
+ * a dump per address every 50 ms; the rest wait for the next passes,
+ * which start where this one stopped.
+ */
+#define LOOKS_PER_PASS 16
 
 static void log_change(const struct daemon *d, const struct be_rt *be, bool had,
 		       uint32_t held, double grace)
@@ -69,32 +76,48 @@ static void watch_backend(struct daemon *d, size_t i, double now, double grace)
 	(void)backend_changed(d, be);
 }
 
-static bool recently_gone(const struct be_rt *be, size_t n_addrs, double now)
+/* An address of @be has no socket since less than @window ago. */
+static bool recently_gone(const struct be_rt *be, size_t n_addrs, double now,
+			  double window)
 {
-	for (size_t a = 0; a < n_addrs; a++)
-		if (be->sock.addr[a].gone_since > 0 &&
-		    now < be->sock.addr[a].gone_since + RETAKE_WINDOW)
+	for (size_t a = 0; a < n_addrs; a++) {
+		const struct rs_addr_rt *r = &be->sock.addr[a];
+
+		if (!r->has_socket && r->gone_since > 0 &&
+		    now < r->gone_since + window)
 			return true;
+	}
 	return false;
 }
 
 static void on_watch(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct daemon *d = w->data;
+	size_t n = d->st.cfg.n_backends, looks = 0;
+	size_t start = n ? d->restart_watch_next % n : 0;
 	double now = ev_now(loop);
 
 	(void)revents;
-	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+	for (size_t k = 0; k < n; k++) {
+		size_t i = (start + k) % n;
 		const struct rs_backend_conf *bc = &d->st.cfg.backends[i];
 		const struct rs_service_conf *sc =
 			&d->st.cfg.services[bc->service];
 		double grace = sc->protocol == IPPROTO_UDP
 				       ? sc->restart_grace_ms / 1000.0
 				       : 0;
+		bool gone = recently_gone(&d->st.bes[i], bc->n_addrs, now,
+					  grace ? grace : RETAKE_WINDOW);
 
-		if (grace > 0 || recently_gone(&d->st.bes[i], bc->n_addrs, now))
+		if (gone && looks == LOOKS_PER_PASS) {
+			d->restart_watch_next = i;
+			return;
+		}
+		looks += gone;
+		if (grace > 0 || gone)
 			watch_backend(d, i, now, grace);
 	}
+	d->restart_watch_next = start;
 }
 
 void restart_watch_start(struct daemon *d)
