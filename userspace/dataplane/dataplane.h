@@ -136,13 +136,6 @@ int dp_read_pinned_backends(const char *root, struct rs_backend *words);
 /* ---- pins of another ABI (dataplane_migrate.c) ---- */
 
 /*
- * Whether the words of the maps pinned under @root can be read by field
- * name (their BTF is there): 0, -EPROTO (no BTF) or another negative
- * errno (-ENOENT: not pinned).
- */
-int dp_migrate_readable(const char *root);
-
-/*
  * @n values of the map @map pinned under @root, whatever its build, read
  * into @out (an array of this build's struct @type, @value_size each, by
  * key 0..@n-1) field by field through the map's BTF: every field of ours

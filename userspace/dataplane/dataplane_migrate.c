@@ -154,11 +154,6 @@ static struct btf *map_btf(const struct bpf_map_info *info, const char *what)
 	return btf;
 }
 
-int dp_migrate_readable(const char *root)
-{
-	return rs_pinned_words_readable(root);
-}
-
 int dp_migrate_read(const char *root, const char *map, const char *type,
 		    void *out, size_t value_size, uint32_t n)
 {

@@ -7,6 +7,7 @@
 
 #include "dataplane.h"
 #include "log.h"
+#include "pinned_words.h"
 #include "pins_found.h"
 #include "preflight.h"
 
@@ -39,7 +40,7 @@ static int report_pins(const struct rs_config *cfg, const char *config_path)
 		       cfg->bpffs, strerror(f.err));
 		return 0;
 	case DP_PINS_OTHER:
-		if (!dp_migrate_readable(cfg->bpffs) &&
+		if (!rs_pinned_words_readable(cfg->bpffs) &&
 		    f.abi == RS_ABI_VERSION) {
 			printf("pins: %s holds a data plane of this build's "
 			       "ABI (%d) sized for another configuration (%s: "
@@ -50,7 +51,7 @@ static int report_pins(const struct rs_config *cfg, const char *config_path)
 			       cfg->bpffs, RS_ABI_VERSION, f.map, f.differs);
 			return 0;
 		}
-		if (!dp_migrate_readable(cfg->bpffs)) {
+		if (!rs_pinned_words_readable(cfg->bpffs)) {
 			printf("pins: %s holds a data plane of ABI %u%s%s%s, "
 			       "this build is ABI %d: a start builds its own "
 			       "beside it, carries its operator state and "

@@ -64,6 +64,17 @@ static void help(struct buf *b, const char *name, const char *type,
 	put(b, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
 }
 
+/* Sockets refused on @be's addresses, or (@taken) taken there. */
+static double addr_count(const struct be_rt *be, bool taken)
+{
+	double n = 0;
+
+	for (size_t a = 0; a < RS_MAX_BACKEND_ADDRS; a++)
+		n += (double)(taken ? be->sock.addr[a].taken
+				    : be->sock.addr[a].refused);
+	return n;
+}
+
 static void backend_metrics(struct daemon *d, struct buf *b)
 {
 	static const struct {
@@ -207,18 +218,8 @@ static void backend_metrics(struct daemon *d, struct buf *b)
 					val = be->uncounted;
 					break;
 				case 16:
-					val = 0;
-					for (size_t a = 0;
-					     a < RS_MAX_BACKEND_ADDRS; a++)
-						val += (double)be->sock.addr[a]
-							       .refused;
-					break;
 				case 17:
-					val = 0;
-					for (size_t a = 0;
-					     a < RS_MAX_BACKEND_ADDRS; a++)
-						val += (double)be->sock.addr[a]
-							       .taken;
+					val = addr_count(be, k == 17);
 					break;
 				default:
 					val = view_restarting(&d->st, be,
