@@ -228,6 +228,18 @@ e2e_check "down (table)" bash -c "build/ringsteer -s '$SOCK' backend down web-1 
 e2e_check "up (table)" bash -c "build/ringsteer -s '$SOCK' backend up web-1 | grep -q 'state UP'"
 e2e_check "unknown backend fails" bash -c "! build/ringsteer -s '$SOCK' backend drain nope 2>/dev/null"
 e2e_check "bad weight refused" bash -c "! build/ringsteer -s '$SOCK' backend weight web-1 999 2>/dev/null"
+# The operator's state as the commands that set it (what a rollback to a
+# release that cannot read these maps replays): the drain and the
+# operator's weight (web-3 was built at 3: 2 grows no ring), nothing else.
+rsctl backend drain web-1 >/dev/null
+rsctl backend weight web-3 2 >/dev/null
+e2e_eq "backends --commands: the drain and the weight" \
+	"$(rsctl backends --commands | tr '\n' ';')" \
+	"backend drain web-1 --force;backend weight web-3 2 --force;"
+rsctl backend undrain web-1 >/dev/null
+rsctl backend weight web-3 1 >/dev/null
+e2e_eq "backends --commands: undrained, the file's weight again: nothing" \
+	"$(rsctl backends --commands)" ""
 rsjson ring show web >"$OUT/ring.json"
 # 5 backends at 160 points, web-3 built at weight 3 (lowered since).
 e2e_check "ring show (json): points sorted, count == points" jq -ne 'input | 

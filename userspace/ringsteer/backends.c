@@ -85,15 +85,43 @@ static void backends_table(json_t *r)
 	cookie_backends_table(r);
 }
 
+/*
+ * The operator's state in force as the commands that set it, one per
+ * line: what a rollback to a release that cannot read this one's maps
+ * replays with its own CLI (debian/ringsteer.prerm), and a record an
+ * operator can keep. Health is not operator state: it is not listed.
+ */
+static void backends_commands(json_t *r)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(r, "backends"), i, v)
+	{
+		const char *op = jstr(v, "op");
+
+		if (!strcmp(op, "drain") || !strcmp(op, "down"))
+			printf("backend %s %s --force\n", op, jstr(v, "name"));
+		if (json_is_true(json_object_get(v, "weight_override")))
+			printf("backend weight %s %lld --force\n",
+			       jstr(v, "name"), jint(v, "weight"));
+	}
+}
+
 int cmd_backends(int argc, char **argv)
 {
 	json_t *req = json_pack("{s:s}", "cmd", "backends");
+	bool commands = argc > 1 && !strcmp(argv[argc - 1], "--commands");
 
-	if (argc > 2)
-		return fail("usage: ringsteer backends [SERVICE]");
+	argc -= commands;
+	if (argc > 2) {
+		json_decref(req);
+		return fail("usage: ringsteer backends [SERVICE] [--commands]");
+	}
 	if (argc == 2)
 		json_object_set_new(req, "service", json_string(argv[1]));
-	return print_reply(call(req), backends_table);
+	return print_reply(call(req),
+			   commands ? backends_commands : backends_table);
 }
 
 /* What the backend is after the operator's action. */

@@ -31,8 +31,9 @@ static const struct cmd cmds[] = {
 	 cmd_status},
 	{"services", "services", "services with listens and counters",
 	 cmd_services},
-	{"backends", "backends [SERVICE]",
-	 "backends: state, health, weight, share, connections, last check",
+	{"backends", "backends [SERVICE] [--commands]",
+	 "backends: state, health, weight, share, connections, last check; "
+	 "--commands: the operator's drains, downs and weights as commands",
 	 cmd_backends},
 	{"backend",
 	 "backend drain|undrain|up|down NAME | weight NAME W [--force]",
