@@ -56,7 +56,7 @@ INC_ringsteerd := $(INC_sys) -Iuserspace/dataplane -I$(BUILD)/bpf \
 	-Iuserspace/ringsteerd -Iuserspace/ringsteerd/fleet \
 	-Iuserspace/ringsteerd/serve -Iuserspace/ringsteerd/state \
 	-Iuserspace/ringsteerd/sources
-INC_ringsteer := $(INC_config) -Iuserspace/ringsteer
+INC_ringsteer := $(INC_config) -Iuserspace/dataplane -I$(BUILD)/bpf -Iuserspace/ringsteer
 INC_tests     := $(INC_ringsteerd) -I$(BUILD)/tests/bpf
 
 BPF_PROGS := steer_lookup steer_tc steer_tc_kfunc steer_sockops steer_probe

@@ -104,6 +104,11 @@ load_flowing() { (($(rsjson backends | jq '[.backends[].assigned] | add') >= 200
 rs_until 10 load_flowing || e2e_fail "the load did not reach the first daemon"
 kill -TERM "$DAEMON"
 rs_until 10 e2e_gone "$DAEMON"
+# The daemon stopped: status reads the pins and says what a start does,
+# by the daemon's own rule (it said "adopts" for pins of another size).
+e2e_check "status (daemon stopped): a start upgrades, sized for the file" \
+	grep -q "Starting this ringsteer's daemon upgrades: the maps pinned under .* are sized for another configuration (rs_fleet_[a-z]*: 1 entries" \
+	<(rs_in_edge build/ringsteer -c "$CONF" -s "$SOCK" status 2>&1)
 rs_bg_start daemon2 rs_in_edge build/ringsteerd -c "$CONF"
 e2e_wait_for "$(rs_bg_err daemon2)" "upgrade: .* done" 20
 e2e_check "it says the maps are sized for another configuration" \

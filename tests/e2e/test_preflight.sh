@@ -150,7 +150,7 @@ bpftool map create "$BPFFS/rs_services" type array key 4 value 8 entries 64 name
 check_refuses stamp "say ABI $ABI but rs_services has value size 8, this build's [0-9]* (a layout changed without an ABI bump)"
 rc=0
 build/ringsteer -c "$CONF" status >"$OUT/stamp-status.out" 2>/dev/null || rc=$?
-e2e_check "status says a start refuses" grep -q "Starting this ringsteer's daemon refuses: the maps pinned under $BPFFS are of another layout" "$OUT/stamp-status.out"
+e2e_check "status says a start refuses, in the start's words" grep -q "Starting this ringsteer's daemon refuses: the maps pinned under $BPFFS say ABI $ABI but rs_services has value size 8, this build's [0-9]* (a layout changed without an ABI bump)" "$OUT/stamp-status.out"
 refused stamp "$CONF"
 e2e_check "not libbpf's parameter mismatch" bash -c "! grep -q 'parameter mismatch' '$(rs_bg_err stamp)'"
 build/ringsteerd -q --detach -c "$CONF"

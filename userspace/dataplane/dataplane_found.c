@@ -12,6 +12,7 @@
 
 #include "dataplane_internal.h"
 #include "log.h"
+#include "pinned_words.h"
 #include "pins_found.h"
 
 static char config_path[PATH_MAX];
@@ -168,6 +169,24 @@ int dp_pins_probe(const char *pin_dir, struct dp_pins_found *out)
 	else
 		out->kind = n ? DP_PINS_SAME : DP_PINS_NONE;
 	return out->kind;
+}
+
+enum dp_start_kind dp_start_kind(const char *pin_dir, struct dp_pins_found *out)
+{
+	switch (dp_pins_probe(pin_dir, out)) {
+	case DP_PINS_NONE:
+		return DP_START_CREATE;
+	case DP_PINS_SAME:
+		return DP_START_ADOPT;
+	case DP_PINS_OTHER:
+		/* What upgrade.c needs to build beside them: their words. */
+		if (rs_pinned_words_readable(pin_dir))
+			return DP_START_REFUSE;
+		return out->abi == RS_ABI_VERSION ? DP_START_RESIZE
+						  : DP_START_UPGRADE;
+	default:
+		return DP_START_UNCHECKED;
+	}
 }
 
 void dp_pins_refusal(const struct dp_pins_found *f, const char *pin_dir,

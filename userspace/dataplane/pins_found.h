@@ -51,6 +51,26 @@ struct dp_pins_found {
 int dp_pins_probe(const char *pin_dir, struct dp_pins_found *out);
 
 /*
+ * What a start over @pin_dir does with what is pinned there, as the
+ * daemon's start decides it (dp_open, upgrade.c), for `ringsteerd
+ * --check` and `ringsteer status` with the daemon stopped: the maps
+ * sized as the configuration will size them (dp_size_for() first), @out
+ * filled by dp_pins_probe(). Pins of another layout are upgraded from
+ * when their words can be read by field name (RESIZE: same ABI, a size
+ * the configuration changed), refused otherwise.
+ */
+enum dp_start_kind {
+	DP_START_CREATE,    /* nothing pinned */
+	DP_START_ADOPT,	    /* this build's ABI and layout */
+	DP_START_RESIZE,    /* this ABI, sized for another configuration */
+	DP_START_UPGRADE,   /* another ABI: built beside, no gap */
+	DP_START_REFUSE,    /* another layout, not readable by field name */
+	DP_START_UNCHECKED, /* pins not readable here, or no own object */
+};
+enum dp_start_kind dp_start_kind(const char *pin_dir,
+				 struct dp_pins_found *out);
+
+/*
  * For DP_PINS_OTHER: the one sentence that says what the pins are and
  * that a start refuses them, naming the command that removes them
  * (`ringsteerd --detach`, with -c @config when not NULL).

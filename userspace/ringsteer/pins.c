@@ -17,6 +17,8 @@
 #include "links.h"
 #include "pinned_words.h"
 #include "pins.h"
+#include "pins_found.h"
+#include "dataplane.h"
 
 /*
  * The daemon's RS_LINK_PIN_NAME (dataplane.h, out of the CLI's reach):
@@ -171,67 +173,61 @@ static json_t *sockets_of(const char *bpffs)
 	return json_integer(n);
 }
 
-/* Whether @name is pinned under @bpffs with another value size or count. */
-static bool layout_differs(const char *bpffs, const char *name,
-			   __u32 value_size, __u32 entries)
-{
-	int fd = pin_fd(bpffs, name);
-
-	if (fd < 0)
-		return false;
-	close(fd);
-	fd = array_fd(bpffs, name, value_size, entries);
-	if (fd < 0)
-		return true;
-	close(fd);
-	return false;
-}
-
 /*
- * What a start of this ringsteer's daemon over these pins does, as its
- * own pre-flight (pins_found.h, beyond the CLI's reach) says it: adopt,
- * or refuse and why, with the command that removes them.
+ * What a start of this ringsteer's daemon over these pins does, decided
+ * by the daemon's own rule (dp_start_kind(), pins_found.h: the maps
+ * sized as the configuration sizes them, their words readable by field
+ * name), so `status` and `ringsteerd --check` cannot disagree with it.
  */
-/* Whether @name is pinned with BTF (its words readable by field name). */
-static json_t *start_of(const char *bpffs, json_t *abi, json_t *links,
-			const char *config)
+static json_t *start_of(const char *bpffs, json_t *links, const char *config,
+			bool fleet)
 {
-	char why[2 * PATH_MAX + 512], cmd[PATH_MAX + 40];
+	char why[2 * PATH_MAX + 512];
 	json_t *other = links_foreign(links);
-	bool other_abi = json_is_integer(abi) &&
-			 json_integer_value(abi) != RS_ABI_VERSION;
+	struct dp_pins_found f;
+	const char *action = "refuse";
 
-	snprintf(cmd, sizeof(cmd), "`ringsteerd --detach -c %s`", config);
-	/* What the daemon's upgrade needs (upgrade.c): the words' BTF. */
-	if (other_abi && rs_pinned_words_readable(bpffs) == 0) {
+	dp_size_for(fleet);
+	switch (dp_start_kind(bpffs, &f)) {
+	case DP_START_CREATE:
+	case DP_START_ADOPT:
+		action = "adopt";
 		snprintf(why, sizeof(why),
-			 "the maps pinned under %s are of ABI %lld, this build "
+			 "the pins are of this build's ABI and layout");
+		break;
+	case DP_START_RESIZE:
+		action = "upgrade";
+		snprintf(why, sizeof(why),
+			 "the maps pinned under %s are sized for another "
+			 "configuration (%s: %s): a start builds a data plane "
+			 "of this file's sizes beside them, carries their "
+			 "operator state and sticky entries over, attaches, "
+			 "then retires them (no gap, no client moved)",
+			 bpffs, f.map, f.differs);
+		break;
+	case DP_START_UPGRADE:
+		action = "upgrade";
+		snprintf(why, sizeof(why),
+			 "the maps pinned under %s are of ABI %u, this build "
 			 "is ABI %d: a start builds its own data plane beside "
 			 "them, carries their operator state and sticky "
 			 "entries over, attaches, then retires them (no gap, "
 			 "no client moved)",
-			 bpffs, json_integer_value(abi), RS_ABI_VERSION);
-		return json_pack("{s:s, s:s}", "action", "upgrade", "why", why);
+			 bpffs, f.abi, RS_ABI_VERSION);
+		break;
+	case DP_START_REFUSE:
+		dp_pins_refusal(&f, bpffs, config, why, sizeof(why));
+		break;
+	default:
+		action = "unchecked";
+		snprintf(why, sizeof(why),
+			 "this ringsteer cannot read what is pinned under %s "
+			 "(run as root)",
+			 bpffs);
 	}
-	if (other_abi)
-		snprintf(why, sizeof(why),
-			 "the maps pinned under %s are of ABI %lld, this "
-			 "build is ABI %d: a start refuses to mix them. %s "
-			 "removes them (steering stops until the new daemon "
-			 "starts)",
-			 bpffs, json_integer_value(abi), RS_ABI_VERSION, cmd);
-	else if (layout_differs(bpffs, "rs_meta", sizeof(struct rs_meta), 1) ||
-		 layout_differs(bpffs, "rs_services", sizeof(struct rs_service),
-				RS_MAX_SERVICES) ||
-		 layout_differs(bpffs, "rs_backends", sizeof(struct rs_backend),
-				RS_MAX_BACKENDS))
-		snprintf(why, sizeof(why),
-			 "the maps pinned under %s are of another layout than "
-			 "this build's (ABI %d): a start refuses to mix them. "
-			 "%s removes them (steering stops until the new daemon "
-			 "starts)",
-			 bpffs, RS_ABI_VERSION, cmd);
-	else if (other)
+	/* One data plane per netns: a start refuses beside another. */
+	if (other && strcmp(action, "refuse")) {
+		action = "refuse";
 		snprintf(why, sizeof(why),
 			 "another ringsteer data plane is attached to this "
 			 "network namespace (link %lld): a start refuses to "
@@ -239,13 +235,11 @@ static json_t *start_of(const char *bpffs, json_t *abi, json_t *links,
 			 "`ringsteerd --detach -c FILE` (FILE with its bpffs) "
 			 "or `bpftool link detach id %lld`",
 			 jint(other, "link_id"), jint(other, "link_id"));
-	else
-		return json_pack("{s:s, s:s}", "action", "adopt", "why",
-				 "the pins are of this build's ABI and layout");
-	return json_pack("{s:s, s:s}", "action", "refuse", "why", why);
+	}
+	return json_pack("{s:s, s:s}", "action", action, "why", why);
 }
 
-json_t *pins_read(const char *bpffs, const char *config)
+json_t *pins_read(const char *bpffs, const char *config, bool fleet)
 {
 	bool enabled[RS_MAX_SERVICES] = {false};
 	json_t *names = pin_names(bpffs), *p, *link, *links;
@@ -276,9 +270,7 @@ json_t *pins_read(const char *bpffs, const char *config)
 		json_integer_value(json_object_get(link, "netns_ino")),
 		(uint32_t)json_integer_value(json_object_get(link, "link_id")));
 	json_object_set_new(p, "sk_lookup", links);
-	json_object_set_new(
-		p, "start",
-		start_of(bpffs, json_object_get(p, "abi"), links, config));
+	json_object_set_new(p, "start", start_of(bpffs, links, config, fleet));
 	return p;
 }
 

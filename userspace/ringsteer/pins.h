@@ -18,7 +18,7 @@
  * NULL with errno set when nothing is pinned there (ENOENT) or it cannot
  * be read (EACCES, EPERM).
  */
-json_t *pins_read(const char *bpffs, const char *config);
+json_t *pins_read(const char *bpffs, const char *config, bool fleet);
 /* The object above as an operator reads it, on stdout. */
 void pins_print(const json_t *p);
 

@@ -151,8 +151,12 @@ static void status_table(json_t *r)
 	status_services_table(r);
 }
 
-/* The bpffs of -c FILE or of the default file when readable. */
-static void config_bpffs(char *buf, size_t len)
+/*
+ * The bpffs of -c FILE or of the default file when readable, and whether
+ * it runs a fleet (the maps a start sizes by it). Without a readable
+ * file: the default bpffs, sized for everything, as the daemon's default.
+ */
+static void config_bpffs(char *buf, size_t len, bool *fleet)
 {
 	const char *path =
 		cli_config_file ? cli_config_file : RS_DEFAULT_CONFIG;
@@ -160,10 +164,12 @@ static void config_bpffs(char *buf, size_t len)
 	char errs[256];
 
 	snprintf(buf, len, "%s", RS_DEFAULT_BPFFS);
+	*fleet = true;
 	if (access(path, R_OK) ||
 	    rs_config_load(path, &cfg, errs, sizeof(errs)))
 		return;
 	snprintf(buf, len, "%s", cfg.bpffs);
+	*fleet = cfg.fleet.enabled;
 	rs_config_free(&cfg);
 }
 
@@ -210,11 +216,13 @@ static void no_pins(const char *bpffs, int err)
 static int status_from_pins(void)
 {
 	char bpffs[PATH_MAX];
+	bool fleet;
 	json_t *p;
 
-	config_bpffs(bpffs, sizeof(bpffs));
+	config_bpffs(bpffs, sizeof(bpffs), &fleet);
 	p = pins_read(bpffs,
-		      cli_config_file ? cli_config_file : RS_DEFAULT_CONFIG);
+		      cli_config_file ? cli_config_file : RS_DEFAULT_CONFIG,
+		      fleet);
 	if (!p) {
 		no_pins(bpffs, errno);
 		return 1;

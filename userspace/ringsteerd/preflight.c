@@ -7,7 +7,6 @@
 
 #include "dataplane.h"
 #include "log.h"
-#include "pinned_words.h"
 #include "pins_found.h"
 #include "preflight.h"
 
@@ -20,56 +19,54 @@ static int report_pins(const struct rs_config *cfg, const char *config_path)
 {
 	struct dp_pins_found f;
 	char line[2 * PATH_MAX + 512];
-	int kind = dp_pins_probe(cfg->bpffs, &f);
 
-	switch (kind) {
-	case DP_PINS_NONE:
+	switch (dp_start_kind(cfg->bpffs, &f)) {
+	case DP_START_CREATE:
 		printf("pins: nothing under %s: a start creates the data plane "
 		       "(ABI %d) and attaches it\n",
 		       cfg->bpffs, RS_ABI_VERSION);
 		return 0;
-	case DP_PINS_SAME:
+	case DP_START_ADOPT:
 		printf("pins: %s holds a data plane of this build's ABI "
 		       "(%d)%s: a start adopts it and moves no client\n",
 		       cfg->bpffs, RS_ABI_VERSION,
 		       f.link ? ", attached and steering" : "");
 		return 0;
-	case DP_PINS_UNREADABLE:
-		printf("note: cannot read the pins under %s (%s): what a start "
-		       "finds there is not checked (run as root)\n",
-		       cfg->bpffs, strerror(f.err));
+	case DP_START_RESIZE:
+		printf("pins: %s holds a data plane of this build's ABI (%d) "
+		       "sized for another configuration (%s: %s): a start "
+		       "builds one of this file's sizes beside it, carries its "
+		       "operator state and sticky entries over, attaches, then "
+		       "retires it: no gap, no client moved\n",
+		       cfg->bpffs, RS_ABI_VERSION, f.map, f.differs);
 		return 0;
-	case DP_PINS_OTHER:
-		if (!rs_pinned_words_readable(cfg->bpffs) &&
-		    f.abi == RS_ABI_VERSION) {
-			printf("pins: %s holds a data plane of this build's "
-			       "ABI (%d) sized for another configuration (%s: "
-			       "%s): a start builds one of this file's sizes "
-			       "beside it, carries its operator state and "
-			       "sticky entries over, attaches, then retires "
-			       "it: no gap, no client moved\n",
-			       cfg->bpffs, RS_ABI_VERSION, f.map, f.differs);
-			return 0;
-		}
-		if (!rs_pinned_words_readable(cfg->bpffs)) {
-			printf("pins: %s holds a data plane of ABI %u%s%s%s, "
-			       "this build is ABI %d: a start builds its own "
-			       "beside it, carries its operator state and "
-			       "sticky entries over, attaches, then retires "
-			       "it: no gap, no client moved (docs/operations.md"
-			       ", \"Upgrades across an ABI change\")\n",
-			       cfg->bpffs, f.abi, f.map[0] ? " (" : "", f.map,
-			       f.map[0] ? " differs)" : "", RS_ABI_VERSION);
-			return 0;
-		}
+	case DP_START_UPGRADE:
+		printf("pins: %s holds a data plane of ABI %u%s%s%s, this "
+		       "build "
+		       "is ABI %d: a start builds its own beside it, carries "
+		       "its operator state and sticky entries over, attaches, "
+		       "then retires it: no gap, no client moved "
+		       "(docs/operations.md, \"Upgrades across an ABI "
+		       "change\")\n",
+		       cfg->bpffs, f.abi, f.map[0] ? " (" : "", f.map,
+		       f.map[0] ? " differs)" : "", RS_ABI_VERSION);
+		return 0;
+	case DP_START_REFUSE:
 		dp_pins_refusal(&f, cfg->bpffs, config_path, line,
 				sizeof(line));
 		say_error(line);
 		return -EPROTO;
+	case DP_START_UNCHECKED:
 	default:
-		printf("note: cannot read this build's own program (%s): the "
-		       "pins under %s are not checked\n",
-		       strerror(-kind), cfg->bpffs);
+		if (f.kind == DP_PINS_UNREADABLE)
+			printf("note: cannot read the pins under %s (%s): what "
+			       "a start finds there is not checked (run as "
+			       "root)\n",
+			       cfg->bpffs, strerror(f.err));
+		else
+			printf("note: cannot read this build's own program: "
+			       "the pins under %s are not checked\n",
+			       cfg->bpffs);
 		return 0;
 	}
 }
