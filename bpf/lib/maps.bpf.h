@@ -79,12 +79,14 @@ struct {
 } rs_sockets SEC(".maps");
 
 /*
- * BPF_F_INNER_MAP lets every ring be sized to its own point count; the
- * daemon creates rings with the same flag and swaps the outer slot.
+ * The template of every ring (RS_RING_MAP_FLAGS): the kernel swaps in
+ * only an inner map whose flags equal it. BPF_F_INNER_MAP lets each ring
+ * be sized to its own point count, BPF_F_MMAPABLE lets the daemon write a
+ * new ring through mmap() before it swaps the outer slot.
  */
 struct rs_ring_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(map_flags, RS_RING_MAP_FLAGS);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct rs_ring_slot);

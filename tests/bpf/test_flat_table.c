@@ -236,6 +236,72 @@ static void test_ring_without_table(void)
 	ring_free(&ring);
 }
 
+/*
+ * A ring written through mmap() (RS_RING_MAP_FLAGS) is, slot for slot,
+ * what the map's syscalls read: header, points, flat table, trailer; and
+ * dp_read_ring(), which reads it through mmap() too, gives the ring back.
+ */
+static void test_ring_written_mapped(void)
+{
+	struct rs_ring_member m[NBACKENDS];
+	struct rs_ring ring, back;
+	struct bpf_map_info info = {0};
+	__u32 len = sizeof(info), key = SVC, id;
+	int outer = bpf_map__fd(fx.dp.skel->maps.rs_rings), inner, wrong = 0;
+	struct rs_ring_flat *flat;
+	uint64_t gen, gen_back;
+	uint32_t nslots;
+	uint8_t bits;
+
+	for (int i = 0; i < NBACKENDS; i++)
+		m[i] = (struct rs_ring_member){names[i], (uint32_t)i, 777};
+	CU_ASSERT_EQUAL_FATAL(ring_build(m, NBACKENDS, fx.service.seed, &ring),
+			      0);
+	ring_set_key(&ring, &fx.service);
+	gen = (uint64_t)dp_swap_ring(&fx.dp, SVC, &ring);
+	CU_ASSERT_FATAL((int64_t)gen > 0);
+	CU_ASSERT_EQUAL_FATAL(bpf_map_lookup_elem(outer, &key, &id), 0);
+	inner = bpf_map_get_fd_by_id(id);
+	CU_ASSERT_FATAL(inner >= 0);
+	CU_ASSERT_EQUAL_FATAL(bpf_obj_get_info_by_fd(inner, &info, &len), 0);
+	CU_ASSERT_EQUAL(info.map_flags, RS_RING_MAP_FLAGS);
+	bits = ring_bucket_bits(ring.npoints);
+	nslots = ring_map_slots(ring.npoints, bits);
+	CU_ASSERT_EQUAL(info.max_entries, nslots);
+	flat = calloc(1u << bits, sizeof(*flat));
+	CU_ASSERT_FATAL(flat != NULL);
+	ring_flat(&ring, bits, flat);
+	for (__u32 k = 0; k < nslots; k++) {
+		struct rs_ring_slot got, want = {0};
+
+		if (k == 0)
+			want.hdr = (struct rs_ring_header){
+				.seed = ring.seed,
+				.npoints = ring.npoints,
+				.bucket_bits = bits | RS_RING_FLAT,
+				.key_policy = ring.key_policy,
+				.prefix4 = ring.prefix4,
+				.prefix6 = ring.prefix6};
+		else if (k <= ring.npoints)
+			want.point = ring.points[k - 1];
+		else if (k + 1 < nslots)
+			memcpy(&want, &flat[2 * (k - ring.npoints - 1)],
+			       sizeof(want));
+		else
+			want.trailer.generation = gen;
+		wrong += bpf_map_lookup_elem(inner, &k, &got) ||
+			 memcmp(&got, &want, sizeof(got));
+	}
+	CU_ASSERT_EQUAL(wrong, 0);
+	CU_ASSERT_EQUAL(dp_read_ring(&fx.dp, SVC, &back, &gen_back), 0);
+	CU_ASSERT(ring_equal(&back, &ring));
+	CU_ASSERT_EQUAL(gen_back, gen);
+	close(inner);
+	free(flat);
+	ring_free(&back);
+	ring_free(&ring);
+}
+
 int main(void)
 {
 	static const struct fixture_test tests[] = {
@@ -245,6 +311,8 @@ int main(void)
 		 test_points_on_bucket_edges},
 		{"ring without a flat table: searched, kernel == replica",
 		 test_ring_without_table},
+		{"ring written through mmap: every slot, read back whole",
+		 test_ring_written_mapped},
 	};
 
 	return fixture_main("flat_table", setup, teardown, tests,

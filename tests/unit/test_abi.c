@@ -40,6 +40,7 @@ static const struct {
 	{8, 0x942440b4d05b9311ull},
 	{9, 0x8e62fa2c24efee14ull},
 	{10, 0x49c14ccc254a6e6cull},
+	{11, 0xacae6d98627a9bd1ull},
 };
 
 /* Every object-like macro of abi.h but RS_ABI_VERSION (the row's key). */
@@ -59,6 +60,7 @@ static const struct {
 	C(RS_MAX_BACKENDS),
 	C(RS_MAX_BINDS),
 	C(RS_MAX_RING_POINTS),
+	C(RS_RING_MAP_FLAGS),
 	C(RS_SEARCH_STEPS),
 	C(RS_WALK_MAX),
 	C(RS_MAX_BUCKET_BITS),

@@ -2423,7 +2423,7 @@ static void test_memory_budget(void)
 	EXPECT_ERROR(
 		WEB "sticky_ttl = 60\nsticky_max = 8388608\n",
 		"t.conf:5: [service web] sticky_max: ",
-		"needs ~832.1 MiB of kernel memory (ring 0 points (2 KiB), "
+		"needs ~832.1 MiB of kernel memory (ring 0 points (8 KiB), "
 		"sticky 8,388,608 entries (~832.1 MiB)), over memory_max "
 		"256 MiB: lower sticky_max or vnodes, or raise [global] "
 		"memory_max");
@@ -2435,7 +2435,7 @@ static void test_memory_budget(void)
 	/* Three default sticky tables (~104 MiB each): the third is over. */
 	EXPECT_ERROR(svc3, "t.conf:12: [service c] sticky_ttl: ",
 		     "the services up to this one need ~312.1 MiB of kernel "
-		     "memory together (this one: ring 0 points (2 KiB), "
+		     "memory together (this one: ring 0 points (8 KiB), "
 		     "sticky 1,048,576 entries (~104.1 MiB)), over memory_max "
 		     "256 MiB");
 	CU_ASSERT_EQUAL(count_lines(err), 1);
@@ -2492,9 +2492,9 @@ static void test_memory_budget(void)
 	fclose(f);
 	CU_ASSERT_STRING_EQUAL(
 		report,
-		"service web: ring 4,096 points (194 KiB), sticky 65,536 "
+		"service web: ring 4,096 points (200 KiB), sticky 65,536 "
 		"entries (~6.6 MiB)\n"
-		"service dns: ring 2,560 points (170 KiB), no sticky table\n"
+		"service dns: ring 2,560 points (176 KiB), no sticky table\n"
 		"kernel memory: ~6.9 MiB for 2 services (memory_max 256 "
 		"MiB)\n");
 	free(report);

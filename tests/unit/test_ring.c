@@ -487,6 +487,92 @@ static void test_flat_table(void)
 	}
 }
 
+/* The flat table as first written: every bucket scans for its points. */
+static void flat_by_bucket(const struct rs_ring *ring, uint8_t bits,
+			   struct rs_ring_flat *flat)
+{
+	uint32_t nb = 1u << bits, k = 0, next;
+
+	for (uint32_t b = 0; b < nb; b++) {
+		uint64_t end = (uint64_t)(b + 1) << (64 - bits);
+
+		for (next = k; next < ring->npoints &&
+			       (b + 1 == nb || ring->points[next].pos < end);
+		     next++)
+			;
+		if (next > k) {
+			flat[b] = (struct rs_ring_flat){.point = k + 1,
+							.owner = RS_FLAT_SPLIT |
+								 (next - k)};
+		} else {
+			const struct rs_point *p =
+				&ring->points[k < ring->npoints ? k : 0];
+
+			flat[b] = (struct rs_ring_flat){
+				.point = (k < ring->npoints ? k : 0) + 1,
+				.owner = p->backend << RS_FLAT_BACKEND_SHIFT |
+					 p->ordinal};
+		}
+		k = next;
+	}
+}
+
+static bool flat_same(const struct rs_ring *r)
+{
+	uint8_t bits = ring_bucket_bits(r->npoints);
+	struct rs_ring_flat *a = calloc(1u << bits, sizeof(*a)),
+			    *b = calloc(1u << bits, sizeof(*b));
+	bool same;
+
+	CU_ASSERT_FATAL(a && b);
+	ring_flat(r, bits, a);
+	flat_by_bucket(r, bits, b);
+	same = !memcmp(a, b, sizeof(*a) << bits);
+	free(a);
+	free(b);
+	return same;
+}
+
+/*
+ * ring_flat() in one pass over the points (issue 39) writes the table the
+ * scan per bucket wrote, entry for entry: built rings of 1 to 8,000
+ * points, and hand-made ones with points in the first and the last
+ * bucket, on both edges of a bucket, several in one bucket, all in one.
+ */
+static void test_flat_one_pass(void)
+{
+	const uint32_t sizes[] = {1, 2, 3, 5, 17, 160, 1000, 8000};
+	const uint64_t e = 1ull << 60; /* 3 points: 4 bits, buckets of 2^60 */
+	const uint64_t hand[][3] = {
+		{0, 1, UINT64_MAX},
+		{e - 1, e, e + 1},
+		{15 * e, 15 * e + 1, UINT64_MAX},
+		{7 * e, 7 * e, 7 * e},
+		{0, 0, 0},
+		{e, 9 * e - 1, 9 * e},
+	};
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct rs_ring_member m = {"only", 3, sizes[i]};
+		struct rs_ring r;
+
+		CU_ASSERT_EQUAL_FATAL(ring_build(&m, 1, SEED + i, &r), 0);
+		CU_ASSERT(flat_same(&r));
+		ring_free(&r);
+	}
+	for (size_t i = 0; i < sizeof(hand) / sizeof(hand[0]); i++) {
+		struct rs_point pts[3];
+		struct rs_ring r = {.points = pts, .npoints = 3};
+
+		for (uint32_t j = 0; j < 3; j++)
+			pts[j] = (struct rs_point){.pos = hand[i][j],
+						   .backend = 5 + j,
+						   .ordinal = 10 * (uint32_t)i +
+							      j};
+		CU_ASSERT(flat_same(&r));
+	}
+}
+
 /*
  * The trace says why each point before the chosen one was skipped, in
  * the walk's order: cache-a DOWN (then its repeats, while it is the last
@@ -562,6 +648,8 @@ int main(void)
 	CU_add_test(s, "the trace explains the walk",
 		    test_trace_explains_the_walk);
 	CU_add_test(s, "flat table == full search", test_flat_table);
+	CU_add_test(s, "flat table in one pass == scan per bucket",
+		    test_flat_one_pass);
 	CU_add_test(s, "missing sockets skipped; limits",
 		    test_missing_socket_and_limits);
 	CU_basic_set_mode(CU_BRM_VERBOSE);

@@ -85,6 +85,35 @@ static void test_cache_equals_build(void)
 	ring_cache_free(&c);
 }
 
+/*
+ * A weight change that fits the room the cache kept writes the merged
+ * ring into the buffer it holds (its pages already in memory, issue 39);
+ * one past it gets a new buffer. Either way the ring is ring_build()'s,
+ * and it says so, then and on the next build from the same members.
+ */
+static void test_cache_keeps_its_buffer(void)
+{
+	struct ring_cache c = {0};
+	struct set s;
+	const struct rs_point *first;
+
+	for (size_t i = 0; i < N; i++)
+		snprintf(names[i], sizeof(names[i]), "b-%zu", i);
+	set_init(&s, 30);
+	expect(&c, &s, 7, RING_CACHE_BUILT);
+	first = c.ring.points;
+	CU_ASSERT(c.cap >= c.ring.npoints + c.ring.npoints / 8);
+	s.m[1].points = 2 * VN; /* +256 of 7,680: within the eighth */
+	expect(&c, &s, 7, RING_CACHE_MERGED);
+	CU_ASSERT(c.ring.points == first);
+	expect(&c, &s, 7, RING_CACHE_SAME);
+	s.m[2].points = 20 * VN; /* far past it */
+	expect(&c, &s, 7, RING_CACHE_MERGED);
+	CU_ASSERT(c.cap >= c.ring.npoints);
+	expect(&c, &s, 7, RING_CACHE_SAME);
+	ring_cache_free(&c);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -95,6 +124,8 @@ int main(void)
 	s = CU_add_suite("ring_cache", NULL, NULL);
 	CU_add_test(s, "cached ring == built ring, every step",
 		    test_cache_equals_build);
+	CU_add_test(s, "a change that fits is merged into the cache's buffer",
+		    test_cache_keeps_its_buffer);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failed = (int)CU_get_number_of_failures();

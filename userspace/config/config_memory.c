@@ -11,8 +11,9 @@
  * The sizes follow the kernel's own accounting (map_mem_usage, shown as
  * "memlock" by `bpftool map show`), checked on 6.18: ours is the kernel's
  * figure plus at most a few hundred bytes of allowance per map.
- * - ring (ARRAY): one 16-byte struct rs_ring_slot per slot (header,
- *   points, bucket index), plus struct bpf_array;
+ * - ring (ARRAY, BPF_F_MMAPABLE): one 16-byte struct rs_ring_slot per
+ *   slot (header, points, bucket index) and struct bpf_array, each
+ *   rounded up to whole pages, as a map that can be mapped is allocated;
  * - sticky table (LRU_HASH, preallocated): per entry a struct htab_elem
  *   (48 bytes before the key) with the key and value each rounded up to
  *   8 bytes; per bucket (entries rounded up to a power of two) 16 bytes;
@@ -26,13 +27,14 @@
 #include <bpf/libbpf.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <ringsteer/rules.h>
 
 #include "config_checks.h"
 #include "ring.h"
 
-#define MAP_OVERHEAD   1024 /* struct bpf_array / bpf_htab, rounded up */
+#define MAP_OVERHEAD   1024 /* struct bpf_htab, rounded up */
 #define HTAB_ELEM_HEAD 48   /* struct htab_elem up to its key */
 #define HTAB_BUCKET    16   /* struct bucket */
 #define LRU_PERCPU     128  /* map_locked[] + struct bpf_lru_locallist */
@@ -46,9 +48,11 @@ uint64_t rs_ring_memory(uint64_t points)
 	uint32_t n = points > RS_MAX_RING_POINTS ? RS_MAX_RING_POINTS
 						 : (uint32_t)points;
 
-	return (uint64_t)ring_map_slots(n, ring_bucket_bits(n)) *
-		       sizeof(struct rs_ring_slot) +
-	       MAP_OVERHEAD;
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t bytes = (uint64_t)ring_map_slots(n, ring_bucket_bits(n)) *
+			 sizeof(struct rs_ring_slot);
+
+	return (bytes + page - 1) / page * page + page;
 }
 
 static uint64_t pow2_at_least(uint64_t n)

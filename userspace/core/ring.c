@@ -407,36 +407,47 @@ uint32_t ring_map_slots(uint32_t npoints, uint8_t bits)
 	return npoints + 1 + (bits ? ((1u << bits) + 1) / 2 : 0) + 1;
 }
 
+/* Buckets [@from, @to) hold no point: each names point @o, the next one. */
+static void flat_fill(const struct rs_ring *ring, uint32_t o,
+		      struct rs_ring_flat *flat, uint32_t from, uint32_t to)
+{
+	const struct rs_point *p = &ring->points[o];
+	const struct rs_ring_flat e = {
+		.point = o + 1,
+		.owner = p->backend << RS_FLAT_BACKEND_SHIFT | p->ordinal};
+
+	for (uint32_t b = from; b < to; b++)
+		flat[b] = e;
+}
+
+/*
+ * One pass over the points, not a scan of the points per bucket: at 2^20
+ * buckets the exit of that scan was a branch mispredicted about once a
+ * bucket, 12 ms of a weight change at 200 backends (issue 39).
+ */
 void ring_flat(const struct rs_ring *ring, uint8_t bits,
 	       struct rs_ring_flat *flat)
 {
-	uint32_t nb = 1u << bits, k = 0, next;
+	uint32_t b = 0, k = 0;
 
-	if (bits == 0)
+	if (bits == 0 || ring->npoints == 0)
 		return;
-	for (uint32_t b = 0; b < nb; b++) {
-		/* Points in [b << shift, (b + 1) << shift): k to next. */
-		uint64_t end = (uint64_t)(b + 1) << (64 - bits);
+	while (k < ring->npoints) {
+		uint32_t pb = (uint32_t)(ring->points[k].pos >> (64 - bits));
+		uint32_t next = k + 1;
 
-		for (next = k; next < ring->npoints &&
-			       (b + 1 == nb || ring->points[next].pos < end);
-		     next++)
-			;
-		if (next > k) {
-			flat[b] = (struct rs_ring_flat){.point = k + 1,
-							.owner = RS_FLAT_SPLIT |
-								 (next - k)};
-		} else {
-			uint32_t o = k < ring->npoints ? k : 0;
-			const struct rs_point *p = &ring->points[o];
-
-			flat[b] = (struct rs_ring_flat){
-				.point = o + 1,
-				.owner = p->backend << RS_FLAT_BACKEND_SHIFT |
-					 p->ordinal};
-		}
+		/* Buckets before point k's own lie on the arc it owns. */
+		flat_fill(ring, k, flat, b, pb);
+		while (next < ring->npoints &&
+		       ring->points[next].pos >> (64 - bits) == pb)
+			next++;
+		flat[pb] = (struct rs_ring_flat){
+			.point = k + 1, .owner = RS_FLAT_SPLIT | (next - k)};
+		b = pb + 1;
 		k = next;
 	}
+	/* Past the last point the arc wraps to the first. */
+	flat_fill(ring, 0, flat, b, 1u << bits);
 }
 
 uint32_t ring_flat_lower_bound(const struct rs_ring *ring, uint8_t bits,

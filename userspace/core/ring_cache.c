@@ -130,13 +130,28 @@ out:
 	return err;
 }
 
+/*
+ * The points go into the buffer the cache already holds when they fit:
+ * its pages are in memory, where a fresh 13 MB buffer (200 backends) is
+ * 3,300 page faults, about as long as the merge itself. The room kept
+ * past the points lets weights go up an eighth without a new buffer.
+ */
 static int remember(struct ring_cache *c, const struct rs_ring_member *m,
 		    size_t n, const struct rs_ring *ring)
 {
 	struct ring_cache_member *cm = calloc(n ? n : 1, sizeof(*cm));
-	struct rs_ring copy;
+	struct rs_point *points = c->ring.points;
+	uint32_t cap = c->cap;
 
-	if (!cm || ring_dup(&copy, ring)) {
+	if (cm && (!c->valid || cap < ring->npoints)) {
+		cap = ring->npoints + ring->npoints / 8 + 1;
+		points = malloc((size_t)cap * sizeof(*points));
+		if (points) {
+			free(c->ring.points);
+			c->ring.points = NULL;
+		}
+	}
+	if (!cm || !points) {
 		free(cm);
 		ring_cache_free(c);
 		return -ENOMEM;
@@ -146,8 +161,13 @@ static int remember(struct ring_cache *c, const struct rs_ring_member *m,
 		cm[i].backend = m[i].backend;
 		cm[i].points = m[i].points;
 	}
-	ring_cache_free(c);
-	c->ring = copy;
+	if (ring->npoints)
+		memcpy(points, ring->points,
+		       (size_t)ring->npoints * sizeof(*points));
+	free(c->members);
+	c->ring = *ring;
+	c->ring.points = points;
+	c->cap = cap;
 	c->members = cm;
 	c->n = n;
 	c->valid = true;

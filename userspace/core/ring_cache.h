@@ -18,6 +18,7 @@ struct ring_cache_member {
 
 struct ring_cache {
 	struct rs_ring ring; /* as ring_build() made it */
+	uint32_t cap;	     /* points ring.points has room for */
 	struct ring_cache_member *members;
 	size_t n;
 	bool valid;
