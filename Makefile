@@ -93,7 +93,7 @@ TOOLS      := $(patsubst tests/e2e/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/e
 HEADERS    := $(wildcard include/ringsteer/*.h userspace/*/*.h userspace/*/*/*.h)
 C_SOURCES  := $(shell find bpf include userspace tests scripts bench -name '*.[ch]' 2>/dev/null)
 
-.PHONY: all build deps bpffs test unit bpftest e2e tsan chaos demo demo-fleet bench-fleet bench-profile lint info clean install help bench \
+.PHONY: all build deps bpffs test unit bpftest e2e tsan chaos demo demo-fleet bench-fleet bench-profile lint shape info clean install help bench \
 	vmtest vmtest-systemd man uninstall package-test
 
 # `make` installs missing build dependencies first, as `make test` does
@@ -137,6 +137,8 @@ help:
 	@echo "make vmtest-systemd the package under systemd as PID 1: Debian 12 and 13"
 	@echo "                guests under qemu TCG (root; scripts/vmtest-systemd.sh)"
 	@echo "make lint       clang-format check, cppcheck and shellcheck"
+	@echo "make shape      folder and file sizes, the daemon's void * members and"
+	@echo "                circles of calls (scripts/shape.sh; fails on a broken rule)"
 	@echo "make info       verifier instruction count and stack use per program"
 	@echo "make bench      benchmarks (docs/benchmarks.md; root, not part of make test)"
 	@echo "make bench-fleet fleet forwarding benchmark (docs/benchmarks.md; root)"
@@ -361,6 +363,12 @@ bpffs:
 
 lint:
 	@scripts/lint.sh $(C_SOURCES)
+
+# The tree's shape (scripts/shape.sh): folder and file sizes, the daemon's
+# void * members and circles of calls (its files compiled with gcc
+# -fcallgraph-info, so the skeletons they include come first).
+shape: $(BPF_SKELS) $(VERSION_H)
+	@scripts/shape.sh $(CFLAGS_COMMON) $(INC_ringsteerd)
 
 $(BUILD)/bpf_info: scripts/bpf_info.c
 	@mkdir -p $(@D)
