@@ -48,7 +48,8 @@ endif
 # Each folder of userspace/ sees only itself and the layers below it:
 #   core <- config <- dataplane, sys <- ringsteerd, ringsteer
 # so an include that points up fails to compile.
-INC_core      := -Iinclude -I$(BUILD)/gen -Iuserspace/core -Iuserspace/core/fleet
+INC_core      := -Iinclude -I$(BUILD)/gen -Iuserspace/core -Iuserspace/core/fleet \
+	-Iuserspace/core/ring
 INC_config    := $(INC_core) -Iuserspace/config
 INC_dataplane := $(INC_core) -Iuserspace/dataplane -I$(BUILD)/bpf
 INC_sys       := $(INC_config) -Iuserspace/sys -I/usr/include/libnl3
@@ -68,8 +69,8 @@ TEST_BPF_PROGS := $(patsubst tests/bpf/progs/%.bpf.c,%,\
 TEST_BPF_SKELS := $(patsubst %,$(BUILD)/tests/bpf/%.skel.h,$(TEST_BPF_PROGS))
 
 LAYERS    := core config dataplane sys
-# A layer's subfolders (core/fleet/, dataplane/maps/) are rooms of it:
-# its include path, its rule (a stem may hold a slash).
+# A layer's subfolders (core/fleet/, core/ring/, dataplane/maps/) are
+# rooms of it: its include path, its rule (a stem may hold a slash).
 LIB_SRCS  := $(foreach l,$(LAYERS),$(wildcard userspace/$(l)/*.c userspace/$(l)/*/*.c))
 LIB_OBJS  := $(patsubst userspace/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 SAN_OBJS  := $(patsubst userspace/%.c,$(BUILD)/san/%.o,$(LIB_SRCS))
@@ -87,7 +88,11 @@ BINS      := $(BUILD)/ringsteerd $(BUILD)/ringsteer
 VERSION_H := $(BUILD)/gen/ringsteer/version_gen.h
 # Man pages: scdoc sources in man/, roff in build/man/.
 MANS      := $(patsubst man/%.scd,$(BUILD)/man/%,$(wildcard man/*.scd))
-UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+# Unit tests sit in a folder per subject (tests/unit/<subject>/test_*.c);
+# their programs in one folder, build/tests/.
+UNIT_SRCS  := $(wildcard tests/unit/*/test_*.c)
+UNIT_DIRS  := $(sort $(dir $(UNIT_SRCS)))
+UNIT_TESTS := $(addprefix $(BUILD)/tests/,$(basename $(notdir $(UNIT_SRCS))))
 BPF_TESTS  := $(patsubst tests/bpf/%.c,$(BUILD)/tests/%,$(wildcard tests/bpf/test_*.c))
 TOOLS      := $(patsubst tests/e2e/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/e2e/tools/*.c))
 HEADERS    := $(wildcard include/ringsteer/*.h userspace/*/*.h userspace/*/*/*.h)
@@ -237,13 +242,17 @@ $(TSAN_BUILD)/ringsteerd: $(TSAN_OBJS)
 	$(Q)$(CC) $(TSANFLAGS) $(LDFLAGS) $^ $(LIBS) -lsystemd -o $@
 
 # Test programs compile and link in one step; their .d files sit beside
-# them (-MF, since there is no .o to name it after).
-$(BUILD)/tests/%: tests/unit/%.c $(SAN_A) $(TEST_BPF_SKELS) | $(BPF_SKELS) \
+# them (-MF, since there is no .o to name it after). One rule per subject
+# folder: make takes the one whose source exists.
+define unit_rule
+$(BUILD)/tests/%: $(1)%.c $(SAN_A) $(TEST_BPF_SKELS) | $(BPF_SKELS) \
 	$(VERSION_H)
-	@mkdir -p $(@D)
-	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS_COMMON) $(INC_tests) $(SANFLAGS) $(DEPFLAGS) -MF $@.d \
-		$< $(filter %.o,$^) $(SAN_A) $(LIBS) -lcunit -o $@
+	@mkdir -p $$(@D)
+	$$(call msg,TEST,$$@)
+	$$(Q)$$(CC) $$(CFLAGS_COMMON) $$(INC_tests) $$(SANFLAGS) $$(DEPFLAGS) -MF $$@.d \
+		$$< $$(filter %.o,$$^) $$(SAN_A) $$(LIBS) -lcunit -o $$@
+endef
+$(foreach d,$(UNIT_DIRS),$(eval $(call unit_rule,$(d))))
 
 # The man page test reads the binaries' --help.
 $(BUILD)/tests/test_man_pages: $(BINS)

@@ -40,7 +40,7 @@ if ! cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr \
 	--enable=warning,portability,performance \
 	--suppress=missingIncludeSystem \
 	--include=/usr/include/bpf/libbpf_common.h --include=/usr/include/jansson.h \
-	-Iinclude -Iuserspace/core -Iuserspace/core/fleet -Iuserspace/config -Iuserspace/dataplane \
+	-Iinclude -Iuserspace/core -Iuserspace/core/fleet -Iuserspace/core/ring -Iuserspace/config -Iuserspace/dataplane \
 	-Iuserspace/sys -Iuserspace/ringsteerd -Iuserspace/ringsteerd/fleet -Iuserspace/ringsteerd/serve -Iuserspace/ringsteerd/state -Iuserspace/ringsteerd/sources -D__linux__ "${userspace[@]}"; then
 	echo "lint: cppcheck found problems"
 	rc=1

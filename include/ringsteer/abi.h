@@ -15,7 +15,7 @@
 
 /*
  * Every change of what a pinned value means (a size, an offset, a flag, a
- * limit) is a new ABI: tests/unit/test_abi.c fails until the new layout is
+ * limit) is a new ABI: tests/unit/abi/test_abi.c fails until the new layout is
  * recorded (docs/architecture.md "The ABI").
  */
 #define RS_ABI_VERSION 10

@@ -326,6 +326,7 @@ static char *layout_text(void)
 
 	if (!btf)
 		return NULL;
+	/* The test's first path: the released files are hashed, so it stays. */
 	put(&t,
 	    "# ringsteer ABI %u: what include/ringsteer/abi.h pins "
 	    "(tests/unit/test_abi.c)\n",
