@@ -54,9 +54,9 @@ INC_config    := $(INC_core) -Iuserspace/config
 INC_dataplane := $(INC_core) -Iuserspace/dataplane -I$(BUILD)/bpf
 INC_sys       := $(INC_config) -Iuserspace/sys -I/usr/include/libnl3
 INC_ringsteerd := $(INC_sys) -Iuserspace/dataplane -I$(BUILD)/bpf \
-	-Iuserspace/ringsteerd -Iuserspace/ringsteerd/fleet \
-	-Iuserspace/ringsteerd/serve -Iuserspace/ringsteerd/state \
-	-Iuserspace/ringsteerd/sources
+	-Iuserspace/ringsteerd -Iuserspace/ringsteerd/apply \
+	-Iuserspace/ringsteerd/fleet -Iuserspace/ringsteerd/serve \
+	-Iuserspace/ringsteerd/state -Iuserspace/ringsteerd/sources
 INC_ringsteer := $(INC_config) -Iuserspace/ringsteer
 INC_tests     := $(INC_ringsteerd) -I$(BUILD)/tests/bpf
 

@@ -43,7 +43,7 @@ if ! cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr \
 	--suppress=missingIncludeSystem \
 	--include=/usr/include/bpf/libbpf_common.h --include=/usr/include/jansson.h \
 	-Iinclude -Iuserspace/core -Iuserspace/core/fleet -Iuserspace/core/ring -Iuserspace/config -Iuserspace/dataplane \
-	-Iuserspace/sys -Iuserspace/ringsteerd -Iuserspace/ringsteerd/fleet -Iuserspace/ringsteerd/serve -Iuserspace/ringsteerd/state -Iuserspace/ringsteerd/sources -D__linux__ "${userspace[@]}"; then
+	-Iuserspace/sys -Iuserspace/ringsteerd -Iuserspace/ringsteerd/apply -Iuserspace/ringsteerd/fleet -Iuserspace/ringsteerd/serve -Iuserspace/ringsteerd/state -Iuserspace/ringsteerd/sources -D__linux__ "${userspace[@]}"; then
 	echo "lint: cppcheck found problems"
 	rc=1
 fi

@@ -11,6 +11,7 @@
 # reaches, calls that climb from a lower room back to a higher one).
 # Usage: scripts/shape.sh [CFLAGS for the daemon's files...]; make shape
 # passes the daemon's include path (the skeletons must exist).
+# SHAPE_VERBOSE=1 lists the calls that make each circle.
 # No root needed; about 10 s on 2 cores.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -171,10 +172,19 @@ circles = sccs(fgraph)
 nfiles = len({f for f in fgraph} | {g for gs in fgraph.values() for g in gs})
 print("shape: daemon call graph: %d files, %d file-to-file arrows, %d circles"
       % (nfiles, sum(len(v) for v in fgraph.values()), len(circles)))
+verbose = os.environ.get("SHAPE_VERBOSE") == "1"
 for c in circles:
     print("  circle: " + " <-> ".join(os.path.relpath(f, "userspace/ringsteerd")
                                        for f in c))
     fail.append("a circle of calls through %d daemon files" % len(c))
+    # SHAPE_VERBOSE=1: the calls that make it, to see which to move.
+    for (fa, a), targets in sorted(calls.items()) if verbose else ():
+        for fb, b in sorted(targets):
+            if fa != fb and fa in c and fb in c:
+                # A static function's name carries its file: dropped.
+                print("    %s:%s() -> %s:%s()" % (
+                    os.path.basename(fa), a.split(":")[-1],
+                    os.path.basename(fb), b.split(":")[-1]))
 
 # The walk from daemon_start: rooms ranked top (0) to bottom; a call from
 # a lower room to a higher one climbs.
