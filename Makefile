@@ -141,7 +141,7 @@ help:
 	@echo "                tree built and packaged in a trixie root (root; scripts/build-in-root.sh)"
 	@echo "make vmtest-systemd the package under systemd as PID 1: Debian 12 and 13"
 	@echo "                guests under qemu TCG (root; scripts/vmtest-systemd.sh)"
-	@echo "make lint       clang-format check, cppcheck and shellcheck"
+	@echo "make lint       clang-format check, cppcheck, shellcheck and make shape"
 	@echo "make shape      folder and file sizes, the daemon's void * members and"
 	@echo "                circles of calls (scripts/shape.sh; fails on a broken rule)"
 	@echo "make info       verifier instruction count and stack use per program"
@@ -372,6 +372,7 @@ bpffs:
 
 lint:
 	@scripts/lint.sh $(C_SOURCES)
+	@$(MAKE) --no-print-directory shape
 
 # The tree's shape (scripts/shape.sh): folder and file sizes, the daemon's
 # void * members and circles of calls (its files compiled with gcc

@@ -205,6 +205,10 @@ while todo:
             seen.add(w); todo.append(w)
 print("shape: from daemon_start: %d functions in %d files, %d calls climb "
       "a room" % (len(seen), len({f for f, _ in seen}), len(climbs)))
+for (fa, a), (fb, b) in sorted(climbs) if verbose else ():
+    print("    climbs: %s:%s() -> %s:%s()" % (
+        os.path.relpath(fa, "userspace/ringsteerd"), a.split(":")[-1],
+        os.path.relpath(fb, "userspace/ringsteerd"), b.split(":")[-1]))
 
 # Long functions of the daemon: a definition's '{' and '}' at column 0.
 long_fns = []

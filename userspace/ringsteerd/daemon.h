@@ -87,6 +87,12 @@ struct daemon {
 	struct fleet_rt *fleet; /* NULL: fleet mode off */
 	/* Client caps in force, from fd_budget.c (0: not computed yet). */
 	uint32_t control_clients_max, metrics_clients_max;
+	/*
+	 * Control clients connected now, kept by control.c: fd_budget.c
+	 * reads it (the control commands call the budget, so it must not
+	 * call back into the server).
+	 */
+	unsigned int control_open;
 	struct tc_state tc;
 	struct rs_pins_lock pins_lock; /* guard.c: one daemon per bpffs */
 	/* apply/rings.c: the last full ring of each service id (ring_cache.h).
