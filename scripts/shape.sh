@@ -2,7 +2,8 @@
 # The tree's shape (issue 35), measured; fails where it breaks a rule:
 #   - a folder with more than 16 .c files (tests/ included),
 #   - a source file (.c/.h under userspace/, include/, bpf/) over 800 lines,
-#   - a `void *` struct member in the daemon (userspace/ringsteerd/),
+#   - a `void *` struct member in the daemon (userspace/ringsteerd/), or
+#     a copy of struct daemon by value,
 #   - a circle of calls between the daemon's files: gcc -fcallgraph-info
 #     over userspace/ringsteerd/**.c, functions mapped to the file that
 #     defines them, strongly connected components of the file graph.
@@ -94,6 +95,22 @@ for p in sorted(tracked(["userspace/ringsteerd"], (".c", ".h"))):
                     in_struct.pop()
 print("shape: void * members in the daemon's structs: %d" % len(voids))
 fail += ["void * member at %s" % v for v in voids]
+
+# The daemon is never copied by value: not as a parameter or a return,
+# not initialised from another, not memcpy'd (live watchers, handles).
+copy_re = re.compile(
+    r"\bstruct daemon\s+\w+\s*[,)]"          # a parameter by value
+    r"|^\s*(static\s+)?struct daemon\s+\w+\s*\("  # returned by value
+    r"|\bstruct daemon\s+\w+\s*=\s*\*"       # from a dereference
+    r"|sizeof\s*\(\s*struct daemon\s*\)")
+copies = []
+for p in sorted(tracked(["userspace/ringsteerd"], (".c", ".h"))):
+    with open(p) as f:
+        for i, line in enumerate(f, 1):
+            if copy_re.search(re.sub(r"/\*.*?\*/|//.*", "", line)):
+                copies.append("%s:%d" % (p, i))
+print("shape: by-value copies of struct daemon: %d" % len(copies))
+fail += ["struct daemon copied by value at %s" % c for c in copies]
 
 # Calls between the daemon's files.
 defined = {}   # (ci, name) -> file
