@@ -48,14 +48,15 @@ endif
 # Each folder of userspace/ sees only itself and the layers below it:
 #   core <- config <- dataplane, sys <- ringsteerd, ringsteer
 # so an include that points up fails to compile.
-INC_core      := -Iinclude -I$(BUILD)/gen -Iuserspace/core -Iuserspace/core/fleet
+INC_core      := -Iinclude -I$(BUILD)/gen -Iuserspace/core -Iuserspace/core/fleet \
+	-Iuserspace/core/ring
 INC_config    := $(INC_core) -Iuserspace/config
 INC_dataplane := $(INC_core) -Iuserspace/dataplane -I$(BUILD)/bpf
 INC_sys       := $(INC_config) -Iuserspace/sys -I/usr/include/libnl3
 INC_ringsteerd := $(INC_sys) -Iuserspace/dataplane -I$(BUILD)/bpf \
-	-Iuserspace/ringsteerd -Iuserspace/ringsteerd/fleet \
-	-Iuserspace/ringsteerd/serve -Iuserspace/ringsteerd/state \
-	-Iuserspace/ringsteerd/sources
+	-Iuserspace/ringsteerd -Iuserspace/ringsteerd/apply \
+	-Iuserspace/ringsteerd/fleet -Iuserspace/ringsteerd/serve \
+	-Iuserspace/ringsteerd/state -Iuserspace/ringsteerd/sources
 INC_ringsteer := $(INC_config) -Iuserspace/dataplane -I$(BUILD)/bpf -Iuserspace/ringsteer
 INC_tests     := $(INC_ringsteerd) -I$(BUILD)/tests/bpf
 
@@ -68,8 +69,8 @@ TEST_BPF_PROGS := $(patsubst tests/bpf/progs/%.bpf.c,%,\
 TEST_BPF_SKELS := $(patsubst %,$(BUILD)/tests/bpf/%.skel.h,$(TEST_BPF_PROGS))
 
 LAYERS    := core config dataplane sys
-# A layer's subfolders (core/fleet/, dataplane/maps/) are rooms of it:
-# its include path, its rule (a stem may hold a slash).
+# A layer's subfolders (core/fleet/, core/ring/, dataplane/maps/) are
+# rooms of it: its include path, its rule (a stem may hold a slash).
 LIB_SRCS  := $(foreach l,$(LAYERS),$(wildcard userspace/$(l)/*.c userspace/$(l)/*/*.c))
 LIB_OBJS  := $(patsubst userspace/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 SAN_OBJS  := $(patsubst userspace/%.c,$(BUILD)/san/%.o,$(LIB_SRCS))
@@ -87,13 +88,17 @@ BINS      := $(BUILD)/ringsteerd $(BUILD)/ringsteer
 VERSION_H := $(BUILD)/gen/ringsteer/version_gen.h
 # Man pages: scdoc sources in man/, roff in build/man/.
 MANS      := $(patsubst man/%.scd,$(BUILD)/man/%,$(wildcard man/*.scd))
-UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+# Unit tests sit in a folder per subject (tests/unit/<subject>/test_*.c);
+# their programs in one folder, build/tests/.
+UNIT_SRCS  := $(wildcard tests/unit/*/test_*.c)
+UNIT_DIRS  := $(sort $(dir $(UNIT_SRCS)))
+UNIT_TESTS := $(addprefix $(BUILD)/tests/,$(basename $(notdir $(UNIT_SRCS))))
 BPF_TESTS  := $(patsubst tests/bpf/%.c,$(BUILD)/tests/%,$(wildcard tests/bpf/test_*.c))
 TOOLS      := $(patsubst tests/e2e/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/e2e/tools/*.c))
 HEADERS    := $(wildcard include/ringsteer/*.h userspace/*/*.h userspace/*/*/*.h)
 C_SOURCES  := $(shell find bpf include userspace tests scripts bench -name '*.[ch]' 2>/dev/null)
 
-.PHONY: all build deps bpffs test unit bpftest e2e tsan chaos demo demo-fleet bench-fleet bench-profile lint info clean install help bench \
+.PHONY: all build deps bpffs test unit bpftest e2e tsan chaos demo demo-fleet bench-fleet bench-profile lint shape info clean install help bench \
 	vmtest vmtest-systemd man uninstall package-test
 
 # `make` installs missing build dependencies first, as `make test` does
@@ -136,7 +141,9 @@ help:
 	@echo "                tree built and packaged in a trixie root (root; scripts/build-in-root.sh)"
 	@echo "make vmtest-systemd the package under systemd as PID 1: Debian 12 and 13"
 	@echo "                guests under qemu TCG (root; scripts/vmtest-systemd.sh)"
-	@echo "make lint       clang-format check, cppcheck and shellcheck"
+	@echo "make lint       clang-format check, cppcheck, shellcheck and make shape"
+	@echo "make shape      folder and file sizes, the daemon's void * members and"
+	@echo "                circles of calls (scripts/shape.sh; fails on a broken rule)"
 	@echo "make info       verifier instruction count and stack use per program"
 	@echo "make bench      benchmarks (docs/benchmarks.md; root, not part of make test)"
 	@echo "make bench-fleet fleet forwarding benchmark (docs/benchmarks.md; root)"
@@ -235,13 +242,17 @@ $(TSAN_BUILD)/ringsteerd: $(TSAN_OBJS)
 	$(Q)$(CC) $(TSANFLAGS) $(LDFLAGS) $^ $(LIBS) -lsystemd -o $@
 
 # Test programs compile and link in one step; their .d files sit beside
-# them (-MF, since there is no .o to name it after).
-$(BUILD)/tests/%: tests/unit/%.c $(SAN_A) $(TEST_BPF_SKELS) | $(BPF_SKELS) \
+# them (-MF, since there is no .o to name it after). One rule per subject
+# folder: make takes the one whose source exists.
+define unit_rule
+$(BUILD)/tests/%: $(1)%.c $(SAN_A) $(TEST_BPF_SKELS) | $(BPF_SKELS) \
 	$(VERSION_H)
-	@mkdir -p $(@D)
-	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS_COMMON) $(INC_tests) $(SANFLAGS) $(DEPFLAGS) -MF $@.d \
-		$< $(filter %.o,$^) $(SAN_A) $(LIBS) -lcunit -o $@
+	@mkdir -p $$(@D)
+	$$(call msg,TEST,$$@)
+	$$(Q)$$(CC) $$(CFLAGS_COMMON) $$(INC_tests) $$(SANFLAGS) $$(DEPFLAGS) -MF $$@.d \
+		$$< $$(filter %.o,$$^) $$(SAN_A) $$(LIBS) -lcunit -o $$@
+endef
+$(foreach d,$(UNIT_DIRS),$(eval $(call unit_rule,$(d))))
 
 # The man page test reads the binaries' --help.
 $(BUILD)/tests/test_man_pages: $(BINS)
@@ -361,6 +372,13 @@ bpffs:
 
 lint:
 	@scripts/lint.sh $(C_SOURCES)
+	@$(MAKE) --no-print-directory shape
+
+# The tree's shape (scripts/shape.sh): folder and file sizes, the daemon's
+# void * members and circles of calls (its files compiled with gcc
+# -fcallgraph-info, so the skeletons they include come first).
+shape: $(BPF_SKELS) $(VERSION_H)
+	@scripts/shape.sh $(CFLAGS_COMMON) $(INC_ringsteerd)
 
 $(BUILD)/bpf_info: scripts/bpf_info.c
 	@mkdir -p $(@D)

@@ -291,12 +291,12 @@ EOF
 **What changed (issue 39).** A full ring was hashed and sorted with a
 comparison sort twice per reload, changed or not (the writer's pipeline
 builds it, then checks the walk on it). Now `ring_build` sorts by radix
-(linear; tests/unit/test_ring.c checks it against the comparison sort
+(linear; tests/unit/ring/test_ring.c checks it against the comparison sort
 point for point), and each service id keeps the last full ring with the
-members it was built from (userspace/core/ring_cache.c): the same
+members it was built from (userspace/core/ring/ring_cache.c): the same
 members copy it, changed members (a weight, a backend added or removed)
 merge their points into it. The ring is the one `ring_build` makes
-(tests/unit/test_ring_cache.c, every kind of change). A reload logs
+(tests/unit/ring/test_ring_cache.c, every kind of change). A reload logs
 what it cost, e.g. for an unchanged file "reload: full rings 0 built, 0
 merged from the last, 2 copied unchanged; 0 rings swapped"
 (tests/e2e/test_swap.sh asserts it).

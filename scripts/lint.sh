@@ -14,14 +14,16 @@ if ((${#unformatted[@]})); then
 	echo "lint: not clang-formatted (run clang-format -i): ${unformatted[*]}"
 	rc=1
 fi
-# Each BPF header compiles on its own, included first: it includes what
-# it uses, so no program has to include something else before it.
+# Each BPF header (and each of the ABI's headers, which the programs
+# share with userspace) compiles on its own, included first: it includes
+# what it uses, so no program has to include something else before it.
 # (-Wno-unused-function: alone, its noinline statics have no caller.)
 alone=()
 arch_inc=/usr/include/$(${CC:-cc} -dumpmachine)
 for f in "$@"; do
-	case "$f" in bpf/lib/*.bpf.h) ;; *) continue ;; esac
-	if ! printf '#include "%s"\n' "${f#bpf/lib/}" |
+	case "$f" in bpf/lib/*.bpf.h | include/ringsteer/abi*.h) ;; *) continue ;; esac
+	h=${f#bpf/lib/}
+	if ! printf '#include "%s"\n' "${h#include/}" |
 		clang -target bpf -mcpu=v3 -O2 -Wall -Werror -Wno-unused-function \
 			-Iinclude -Ibpf/lib -I"$arch_inc" -fsyntax-only -x c - \
 			>/dev/null 2>&1; then
@@ -40,8 +42,8 @@ if ! cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr \
 	--enable=warning,portability,performance \
 	--suppress=missingIncludeSystem \
 	--include=/usr/include/bpf/libbpf_common.h --include=/usr/include/jansson.h \
-	-Iinclude -Iuserspace/core -Iuserspace/core/fleet -Iuserspace/config -Iuserspace/dataplane \
-	-Iuserspace/sys -Iuserspace/ringsteerd -Iuserspace/ringsteerd/fleet -Iuserspace/ringsteerd/serve -Iuserspace/ringsteerd/state -Iuserspace/ringsteerd/sources -D__linux__ "${userspace[@]}"; then
+	-Iinclude -Iuserspace/core -Iuserspace/core/fleet -Iuserspace/core/ring -Iuserspace/config -Iuserspace/dataplane \
+	-Iuserspace/sys -Iuserspace/ringsteerd -Iuserspace/ringsteerd/apply -Iuserspace/ringsteerd/fleet -Iuserspace/ringsteerd/serve -Iuserspace/ringsteerd/state -Iuserspace/ringsteerd/sources -D__linux__ "${userspace[@]}"; then
 	echo "lint: cppcheck found problems"
 	rc=1
 fi

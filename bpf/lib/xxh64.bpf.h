@@ -3,7 +3,7 @@
  * XXH64 for the one input the data plane hashes: a 24-byte
  * struct rs_affinity_key. Fixed length lets the compiler unroll everything
  * and keeps the verifier out of loops. Must equal libxxhash's XXH64() bit for
- * bit (tests/unit/test_hash.c checks this through BPF_PROG_TEST_RUN).
+ * bit (tests/unit/core/test_hash.c checks this through BPF_PROG_TEST_RUN).
  */
 #ifndef RS_BPF_XXH64_H
 #define RS_BPF_XXH64_H

@@ -16,7 +16,7 @@
  * rs_aes128_expand().
  *
  * The tables are the output of scripts/gen-aes-tables.py, which computes
- * them from the definitions in FIPS-197; tests/unit/test_aes128.c checks
+ * them from the definitions in FIPS-197; tests/unit/core/test_aes128.c checks
  * the whole cipher against OpenSSL.
  *
  * Written for the BPF verifier as much as for the compiler:

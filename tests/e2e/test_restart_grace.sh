@@ -121,7 +121,7 @@ a0=$(assigned d-1)
 e2e_check "the load reaches b-1" rs_until 10 more_assigned d-1 "$a0" 50
 kill -KILL "${RS_BG_PID[b1-0]}"
 e2e_check "its socket is gone" rs_until 10 has_socket d-1 false
-e2e_check "log: its flows wait for it" \
+e2e_check "log: its flows wait for it" rs_until 10 \
 	grep -q "backend d-1: socket gone; its flows wait for it up to 20 s" "$DLOG"
 rsjson backends >"$OUT/gap.json"
 e2e_check "backends -j: d-1 restarting, its socket gone (gone_s)" \

@@ -548,20 +548,17 @@ out:
 /*
  * No daemon, nothing ends a restart_grace: a flow must not wait for a
  * socket that may never come back. The pins keep steering as without the
- * grace until the next start holds again.
+ * grace until the next start holds again. The state says so (stopping:
+ * no slot held) and the word writer writes the words that differ.
  */
 static void release_held(struct daemon *d)
 {
+	d->st.stopping = true;
 	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
 		struct be_rt *be = &d->st.bes[i];
-		struct rs_backend w;
 
-		if (!be->pushed_valid || !be->pushed.held_slots)
-			continue;
-		w = be->pushed;
-		w.held_slots = 0;
-		if (!dp_set_backend(&d->dp, be->id, &w))
-			be->pushed = w;
+		if (be->pushed_valid && be->pushed.held_slots)
+			(void)backend_push(d, be);
 	}
 }
 

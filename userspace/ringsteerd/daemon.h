@@ -87,16 +87,23 @@ struct daemon {
 	struct fleet_rt *fleet; /* NULL: fleet mode off */
 	/* Client caps in force, from fd_budget.c (0: not computed yet). */
 	uint32_t control_clients_max, metrics_clients_max;
+	/*
+	 * Control clients connected now, kept by control.c: fd_budget.c
+	 * reads it (the control commands call the budget, so it must not
+	 * call back into the server).
+	 */
+	unsigned int control_open;
 	struct tc_state tc;
 	struct rs_pins_lock pins_lock; /* guard.c: one daemon per bpffs */
-	/* rings.c: the last full ring of each service id (ring_cache.h). */
+	/* apply/rings.c: the last full ring of each service id (ring_cache.h).
+	 */
 	struct ring_cache *ring_cache;
 	/* Full rings made so far, by how (enum ring_cache_how). */
 	uint64_t rings_made[3];
 };
 
 /*
- * apply.c (start-up and reload), sockets.c, rings.c. @up: what an upgrade
+ * apply.c (start-up and reload), sockets.c, apply/rings.c. @up: what an upgrade
  * from another ABI carries over (upgrade.h), or NULL.
  */
 struct upgrade;

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "control.h"
 #include "daemon.h"
 #include "fd_budget.h"
 #include "log.h"
@@ -95,7 +94,7 @@ int daemon_fd_budget(struct daemon *d)
 	const struct rs_config *cfg = &d->st.cfg;
 	unsigned long limit = raise_nofile(), reserve, used, room, need;
 	/* Clients open now are counted by fds_in_use(): take them back. */
-	unsigned long clients = control_clients(d) + metrics_clients(d);
+	unsigned long clients = d->control_open + metrics_clients(d);
 	uint32_t want_c = cfg->control_clients_max;
 	uint32_t want_m = cfg->has_metrics ? cfg->metrics_clients_max : 0;
 	uint32_t fixed_m = metrics_clients_max(d);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Between the files of the daemon's state engine: backends.c (state word,
- * weight, health, slow start), rings.c (which ring is installed), ids.c
- * (which id each object gets), apply.c (the one pipeline that writes a
- * configuration into the data plane, at start-up and on reload) and
- * sockets.c (backend sockets in their SOCKMAP slots).
+ * Between the files of the daemon's state engine: backends.c (operator
+ * state, weight, health, slow start), apply/words.c (the state words,
+ * written where they differ), apply/rings.c (which ring is installed),
+ * ids.c (which id each object gets), apply.c (the one pipeline that
+ * writes a configuration into the data plane, at start-up and on reload)
+ * and sockets.c (backend sockets in their SOCKMAP slots).
  *
  * Rule of thumb: anything that does not change ring membership or a
  * backend's maximum points is one state-word write to rs_backends. Ring
@@ -19,7 +20,6 @@
 /* backends.c */
 uint32_t backend_full_points(const struct daemon *d, const struct be_rt *be);
 int service_fit_points(struct rs_state *st, size_t svc, uint64_t *points);
-int backend_push(struct daemon *d, struct be_rt *be);
 int backend_changed(struct daemon *d, struct be_rt *be);
 /* Backend @i of @st, new: @d is the daemon whose checks will run it. */
 void backend_init(struct daemon *d, struct rs_state *st, size_t i);
@@ -31,7 +31,15 @@ void checks_start(struct daemon *d);
 void checks_stop(struct daemon *d);
 void on_ramp(struct ev_loop *loop, ev_timer *w, int revents);
 
-/* rings.c */
+/* apply/words.c: a backend's word, written if it changed. */
+int backend_push(struct daemon *d, struct be_rt *be);
+/*
+ * Every word of service @svc; the first error. The others are still
+ * written, and each one that was is recorded as pushed.
+ */
+int service_push(struct daemon *d, size_t svc);
+
+/* apply/rings.c */
 enum refresh {
 	REFRESH_CHECK,	 /* only if the installed ring is no longer right */
 	REFRESH_REBUILD, /* built points changed: rebuild, swap if it differs */

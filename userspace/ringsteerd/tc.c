@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include <openssl/crypto.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -257,31 +256,6 @@ static void sweep(struct daemon *d, bool want)
 	if_freenameindex(all);
 }
 
-/*
- * rs_quic_lb from the configuration: for each cookie service its current
- * config (encrypted with quic_key_file, else plaintext) and the previous
- * one of a rotation; every other config id is not decoded.
- */
-static int quic_lb_push(struct daemon *d)
-{
-	struct quic_cid_keys *cfgs = calloc(RS_MAX_SERVICES, sizeof(*cfgs));
-	size_t changed = 0;
-	int err;
-
-	if (!cfgs)
-		return -ENOMEM;
-	for (size_t s = 0; s < d->st.cfg.n_services; s++)
-		rs_service_quic_lb(&d->st.cfg.services[s],
-				   &cfgs[d->st.svcs[s].id]);
-	err = dp_tc_sync_quic_lb(&d->dp, cfgs, &changed);
-	if (!err && changed)
-		rs_info("quic-lb: %zu config entries written (AES: %s)",
-			changed, dp_tc_cipher(&d->dp, NULL));
-	OPENSSL_cleanse(cfgs, RS_MAX_SERVICES * sizeof(*cfgs));
-	free(cfgs);
-	return err;
-}
-
 int daemon_tc_apply(struct daemon *d)
 {
 	struct tc_state *t = &d->tc;
@@ -310,7 +284,7 @@ int daemon_tc_apply(struct daemon *d)
 				d->st.cfg.services[s].name);
 	err = dp_tc_open(&d->dp);
 	if (!err)
-		err = quic_lb_push(d);
+		err = quic_lb_apply(&d->dp, &d->st);
 	if (err)
 		return err;
 	t->active = true;

@@ -2,7 +2,7 @@
 /*
  * Test-only object: one global of every struct and enum of
  * include/ringsteer/abi.h, so that its BTF describes them all and
- * tests/unit/test_abi.c can print the layout the pins are made of.
+ * tests/unit/abi/test_abi.c can print the layout the pins are made of.
  * test_abi fails naming any struct or enum left out here.
  */
 #include <linux/bpf.h>

@@ -118,7 +118,8 @@ static bool record_verified(const struct fleet_trust *trust, const char *name,
 	}
 	/*
 	 * Exactly the MAC: copied whole, not cut to fit, or any bytes after
-	 * a valid one would pass (found by tests/unit/test_fleet_member_fuzz).
+	 * a valid one would pass (found by
+	 * tests/unit/fleet/test_fleet_member_fuzz).
 	 */
 	if (strlen(sig) != RS_FLEET_MAC_HEX - 1) {
 		snprintf(why, len, "\"sig\" is not %d hex digits",

@@ -2,7 +2,7 @@
 /*
  * One member record read from etcd, checked and parsed (docs/fleet.md,
  * "What a host believes"). Apart from the etcd thread's files so that a
- * unit test (the fuzz of tests/unit/test_fleet_member_fuzz.c) runs the
+ * unit test (the fuzz of tests/unit/fleet/test_fleet_member_fuzz.c) runs the
  * very function the fleet thread applies to every record.
  */
 #ifndef RS_FLEET_MEMBER_H

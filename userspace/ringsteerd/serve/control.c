@@ -38,7 +38,6 @@ struct control_server {
 	bool accept_failing; /* logged; cleared by the next accept */
 	/* Least recently active first: the first to go at the cap. */
 	struct control_client *lru_head, *lru_tail;
-	unsigned int n;
 	uint64_t dropped; /* at the cap, since the last warning */
 	uint64_t next_ticket;
 	struct control_client *current; /* whose request is being handled */
@@ -120,7 +119,7 @@ static void client_close(struct control_client *c)
 	ev_io_stop(d->loop, &c->io);
 	ev_timer_stop(d->loop, &c->idle);
 	lru_unlink(c);
-	srv->n--;
+	d->control_open--;
 	close(c->fd);
 	free(c->out);
 	free(c);
@@ -390,11 +389,12 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents)
 		close(fd);
 		return;
 	}
-	if (srv->n >= srv->d->control_clients_max && srv->lru_head)
+	if (srv->d->control_open >= srv->d->control_clients_max &&
+	    srv->lru_head)
 		drop_oldest(srv);
 	c->srv = srv;
 	c->fd = fd;
-	srv->n++;
+	srv->d->control_open++;
 	ev_io_init(&c->io, on_client_read, fd, EV_READ);
 	c->io.data = c;
 	ev_io_start(loop, &c->io);
@@ -402,13 +402,6 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents)
 	c->idle.data = c;
 	lru_append(c);
 	client_touch(c);
-}
-
-unsigned int control_clients(const struct daemon *d)
-{
-	const struct control_server *srv = d->control;
-
-	return srv ? srv->n : 0;
 }
 
 static int mkdir_parent(const char *path)

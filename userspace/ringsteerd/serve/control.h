@@ -15,8 +15,6 @@
 
 int control_start(struct daemon *d);
 void control_stop(struct daemon *d);
-/* Clients connected now. */
-unsigned int control_clients(const struct daemon *d);
 
 /*
  * Answer one request. Never fails: errors are replies of the form

@@ -5,10 +5,8 @@
 
 #include <jansson.h>
 
+#include "control_reply.h"
 #include "daemon.h"
-
-/* {"ok": false, "error": "<formatted>"}: every error reply looks so. */
-json_t *err_reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Reply to @cmd; unknown commands get an error reply. */
 json_t *control_dispatch(struct daemon *d, const char *cmd, json_t *req);

@@ -15,13 +15,7 @@
 #include "control_cmds.h"
 #include "hex.h"
 
-/* ---- helpers (control_cmds.c) ---- */
-
-/* {"ok": false, "error": "..."} */
-/* The string member @key of @req; NULL when absent or not a string. */
-const char *req_str(json_t *req, const char *key);
-/* Name of the backend with id @id, "?" when none has it. */
-const char *backend_name_of(struct daemon *d, uint32_t id);
+/* Helpers: control_reply.h. */
 
 /* ---- version, status, services (control_status.c) ---- */
 

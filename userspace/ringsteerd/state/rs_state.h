@@ -116,6 +116,12 @@ struct rs_state {
 	struct rs_config cfg;
 	struct svc_rt *svcs; /* parallel to cfg.services */
 	struct be_rt *bes;   /* parallel to cfg.backends */
+	/*
+	 * The daemon is stopping: nothing will end a restart_grace, so no
+	 * slot is held (view_held_slots()); the writer's last words clear
+	 * the held bits. Never set in a state a reload builds.
+	 */
+	bool stopping;
 };
 
 #endif /* RS_STATE_TYPES_H */

@@ -44,7 +44,8 @@ uint32_t view_held_slots(const struct rs_state *st, const struct be_rt *be,
 	double grace = sc->restart_grace_ms / 1000.0;
 	uint32_t mask = 0;
 
-	if (!sc->restart_grace_ms || sc->protocol != IPPROTO_UDP)
+	if (!sc->restart_grace_ms || sc->protocol != IPPROTO_UDP ||
+	    st->stopping)
 		return 0;
 	for (size_t a = 0; a < bc->n_addrs; a++) {
 		const struct rs_addr_rt *rt = &be->sock.addr[a];

@@ -4,7 +4,7 @@
  * (struct rs_state), computed from the state alone. Pure: no clock read
  * (the caller passes @now, the loop's time), no map read, no write; the
  * writer compares what these return with what it last wrote. Unit-tested
- * without a kernel (tests/unit/test_view.c).
+ * without a kernel (tests/unit/daemon/test_view.c).
  */
 #ifndef RS_VIEW_H
 #define RS_VIEW_H

@@ -13,6 +13,7 @@
 #include "ring_cache.h"
 #include "ring_choice.h"
 #include "state.h"
+#include "view.h"
 
 /*
  * Service @s's ring with every backend at its built (maximum) points,
@@ -207,7 +208,7 @@ int ring_install_trimmed(struct daemon *d, size_t s, const struct rs_ring *ring,
 
 int daemon_rebuild(struct daemon *d, const char *service)
 {
-	int s = daemon_find_service(d, service);
+	int s = view_find_service(&d->st, service);
 
 	if (s < 0)
 		return s;

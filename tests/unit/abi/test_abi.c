@@ -25,7 +25,15 @@
 
 #include "test_abi_layout.skel.h"
 
-#define ABI_H	"include/ringsteer/abi.h"
+#define ABI_H "include/ringsteer/abi.h"
+/* abi.h and the themed headers it includes: what test_complete reads. */
+static const char *const abi_headers[] = {
+	ABI_H,
+	"include/ringsteer/abi_base.h",
+	"include/ringsteer/abi_maps.h",
+	"include/ringsteer/abi_fleet.h",
+	"include/ringsteer/abi_trace.h",
+};
 #define ABI_DIR "tests/unit/abi"
 
 /*
@@ -328,6 +336,7 @@ static char *layout_text(void)
 
 	if (!btf)
 		return NULL;
+	/* The test's first path: the released files are hashed, so it stays. */
 	put(&t,
 	    "# ringsteer ABI %u: what include/ringsteer/abi.h pins "
 	    "(tests/unit/test_abi.c)\n",
@@ -349,16 +358,16 @@ static bool has_const(const char *name)
 }
 
 /*
- * A macro, struct or enum added to abi.h is in the layout, or this fails
- * naming it: abi_consts above, test_abi_layout.bpf.c for types.
+ * A macro, struct or enum added to @path (abi.h or a header it includes)
+ * is in the layout @text, or this fails naming it: abi_consts above,
+ * test_abi_layout.bpf.c for types.
  */
-static void test_complete(void)
+static void check_complete(const char *path, const char *text)
 {
-	char *src = slurp(ABI_H, NULL), *text = layout_text(), *p;
+	char *src = slurp(path, NULL), *p;
 	char name[128], want[160];
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(src);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
 	for (p = src; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p) {
 		char kind[16], brace = 0;
 		int end = 0;
@@ -368,8 +377,8 @@ static void test_complete(void)
 		    p[strlen("#define ") + strlen(name)] != '(') {
 			if (!has_const(name))
 				fprintf(stderr,
-					"\n%s: %s is not in abi_consts\n",
-					ABI_H, name);
+					"\n%s: %s is not in abi_consts\n", path,
+					name);
 			CU_ASSERT(has_const(name));
 		}
 		if (sscanf(p, "%15[a-z] rs_%100[a-z0-9_] %c", kind, name,
@@ -382,11 +391,21 @@ static void test_complete(void)
 					"\n%s: %s rs_%s is not in "
 					"tests/bpf/progs/"
 					"test_abi_layout.bpf.c\n",
-					ABI_H, kind, name);
+					path, kind, name);
 			CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
 		}
 	}
 	free(src);
+}
+
+static void test_complete(void)
+{
+	char *text = layout_text();
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	for (size_t i = 0; i < sizeof(abi_headers) / sizeof(abi_headers[0]);
+	     i++)
+		check_complete(abi_headers[i], text);
 	free(text);
 }
 

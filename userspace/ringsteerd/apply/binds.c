@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * The configuration's services and listens as data-plane entries: the
- * rs_services value of a service, and the whole rs_binds table.
+ * rs_services value of a service, the whole rs_binds table, and the
+ * QUIC-LB configs in rs_quic_lb.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "binds.h"
+#include "log.h"
 
 void rs_service_quic_lb(const struct rs_service_conf *sc,
 			struct quic_cid_keys *out)
@@ -88,5 +92,25 @@ int binds_apply(struct rs_dataplane *dp, const struct rs_config *cfg,
 	err = dp_sync_binds(dp, keys, vals, n);
 	free(keys);
 	free(vals);
+	return err;
+}
+
+/* rs_quic_lb from the configuration (binds.h). */
+int quic_lb_apply(struct rs_dataplane *dp, const struct rs_state *st)
+{
+	struct quic_cid_keys *cfgs = calloc(RS_MAX_SERVICES, sizeof(*cfgs));
+	size_t changed = 0;
+	int err;
+
+	if (!cfgs)
+		return -ENOMEM;
+	for (size_t s = 0; s < st->cfg.n_services; s++)
+		rs_service_quic_lb(&st->cfg.services[s], &cfgs[st->svcs[s].id]);
+	err = dp_tc_sync_quic_lb(dp, cfgs, &changed);
+	if (!err && changed)
+		rs_info("quic-lb: %zu config entries written (AES: %s)",
+			changed, dp_tc_cipher(dp, NULL));
+	OPENSSL_cleanse(cfgs, RS_MAX_SERVICES * sizeof(*cfgs));
+	free(cfgs);
 	return err;
 }

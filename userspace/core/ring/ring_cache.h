@@ -4,7 +4,7 @@
  * the same members build it again by copying it, and a few changed
  * members (a weight, a backend added or removed) by merging their points
  * into it. Either way the ring is, point for point, what ring_build()
- * makes from the same members (tests/unit/test_ring_cache.c).
+ * makes from the same members (tests/unit/ring/test_ring_cache.c).
  */
 #ifndef RS_RING_CACHE_H
 #define RS_RING_CACHE_H

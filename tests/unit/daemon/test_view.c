@@ -57,6 +57,7 @@ static void state_reset(void)
 		bes[i].weight = 1;
 		bes[i].built_points = i < 3 ? 100 : 10;
 	}
+	st.stopping = false;
 	st.cfg.services = svcs;
 	st.cfg.n_services = 2;
 	st.cfg.backends = bcs;
@@ -186,7 +187,8 @@ static void test_takers_and_the_all_out_rule(void)
 /*
  * restart_grace: the slots held for a backend (its word's held_slots)
  * while its socket is there and for the grace after it went; a UDP
- * service's only; and such a backend still counts as taking new clients.
+ * service's only, and none once the daemon is stopping (its last words
+ * clear them); such a backend still counts as taking new clients.
  */
 static void test_held_slots_follow_the_grace(void)
 {
@@ -196,14 +198,19 @@ static void test_held_slots_follow_the_grace(void)
 		uint32_t grace_ms;
 		bool has_socket;
 		double gone_since; /* now is 100 */
+		bool stopping;
 		uint32_t want;
 	} cases[] = {
-		{"udp, socket there", IPPROTO_UDP, 5000, true, 0, 3},
-		{"udp, gone 1 s ago", IPPROTO_UDP, 5000, false, 99, 3},
-		{"udp, gone 6 s ago", IPPROTO_UDP, 5000, false, 94, 0},
-		{"udp, no grace", IPPROTO_UDP, 0, true, 0, 0},
-		{"tcp: never", IPPROTO_TCP, 5000, false, 99, 0},
-		{"udp, never had one", IPPROTO_UDP, 5000, false, 0, 0},
+		{"udp, socket there", IPPROTO_UDP, 5000, true, 0, false, 3},
+		{"udp, gone 1 s ago", IPPROTO_UDP, 5000, false, 99, false, 3},
+		{"udp, gone 6 s ago", IPPROTO_UDP, 5000, false, 94, false, 0},
+		{"udp, no grace", IPPROTO_UDP, 0, true, 0, false, 0},
+		{"tcp: never", IPPROTO_TCP, 5000, false, 99, false, 0},
+		{"udp, never had one", IPPROTO_UDP, 5000, false, 0, false, 0},
+		{"udp, socket there, stopping", IPPROTO_UDP, 5000, true, 0,
+		 true, 0},
+		{"udp, gone 1 s ago, stopping", IPPROTO_UDP, 5000, false, 99,
+		 true, 0},
 	};
 
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
@@ -215,6 +222,7 @@ static void test_held_slots_follow_the_grace(void)
 		bcs[3].n_addrs = 1;
 		bes[3].has_socket = rt->has_socket = cases[k].has_socket;
 		rt->gone_since = cases[k].gone_since;
+		st.stopping = cases[k].stopping;
 		/* A dual-stack socket: both slots; "never had one": none. */
 		rt->held_mask =
 			cases[k].has_socket || cases[k].gone_since ? 3 : 0;

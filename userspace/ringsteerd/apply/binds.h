@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Services and listens of a configuration as rs_services and rs_binds. */
+/*
+ * Services and listens of a configuration as rs_services and rs_binds,
+ * and their QUIC-LB configs as rs_quic_lb.
+ */
 #ifndef RS_BINDS_H
 #define RS_BINDS_H
 
@@ -9,6 +12,7 @@
 #include "config.h"
 #include "quic_cid.h"
 #include "dataplane.h"
+#include "rs_state.h"
 
 /* The data plane's view of configured service @idx, under id @id. */
 /*
@@ -28,5 +32,13 @@ void rs_service_from_conf(const struct rs_config *cfg, size_t idx, uint32_t id,
  */
 int binds_apply(struct rs_dataplane *dp, const struct rs_config *cfg,
 		const uint32_t *svc_ids);
+
+/*
+ * rs_quic_lb from @st's configuration: for each cookie service (under
+ * its id in @st) its current config (encrypted with quic_key_file, else
+ * plaintext) and the previous one of a rotation; every other config id
+ * is not decoded. Logs what it wrote.
+ */
+int quic_lb_apply(struct rs_dataplane *dp, const struct rs_state *st);
 
 #endif /* RS_BINDS_H */
