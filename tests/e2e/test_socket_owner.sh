@@ -8,6 +8,9 @@
 # counts it in `ringsteer backends` and takes the backend's own socket again
 # when it is back. `owner = USER` names the user outright (a root socket
 # there is refused too), and a user that does not exist is FILE:LINE.
+# The service's own address, with no backend available, is not covered
+# by the owner check: fallback = drop keeps that user's listener from
+# getting its clients.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/netns.sh
@@ -50,6 +53,16 @@ service = web
 address = 127.0.0.1:8083
 check = none
 owner = $USER_NAME
+
+[service alt]
+protocol = tcp
+listen = 198.18.0.10:8080
+vnodes = 64
+
+[backend alt-1]
+service = alt
+address = 127.0.0.1:8084
+check = none
 CONF
 USER_AS=(setpriv --reuid="$USER_UID" --regid="$USER_GID" --clear-groups)
 rs_bg_start web-1 rs_in_edge build/tools/rs_backend --name web-1 --tcp 127.0.0.1:8081
@@ -70,7 +83,7 @@ e2e_check "naming $OUT/nouser.conf:$line and the user" \
 rs_bg_start daemon rs_in_edge build/ringsteerd -c "$CONF"
 e2e_wait_for "$(rs_bg_err daemon)" "control socket" 10
 sockets() { rsjson backends | jq -c '[.backends[] | .has_socket]'; }
-e2e_eq_within 10 "every backend's socket taken" '[true,true,true]' sockets
+e2e_eq_within 10 "every backend's socket taken" '[true,true,true,false]' sockets
 owner() { rsjson backends | jq -c --arg b "$1" '.backends[] | select(.name == $b) | .owner'; }
 e2e_eq "web-2's owner: root, from its first socket" "$(owner web-2)" \
 	'{"uid":0,"from":"first socket","refused":0,"refused_uid":null}'
@@ -87,7 +100,7 @@ reached() {
 
 echo "# web-2 is down; $USER_NAME listens on its address"
 rs_bg_stop web-2
-e2e_eq_within 10 "web-2 has no socket" '[true,false,true]' sockets
+e2e_eq_within 10 "web-2 has no socket" '[true,false,true,false]' sockets
 rs_bg_start squat rs_in_edge "${USER_AS[@]}" "$OUT/tool/rs_backend" --name squatter \
 	--tcp 127.0.0.1:8082
 rs_bg_wait_ready squat
@@ -96,7 +109,7 @@ e2e_eq_within 10 "the squatter's socket refused once" 1 refused web-2
 e2e_eq "its user named" "$(owner web-2 | jq .refused_uid)" "$USER_UID"
 e2e_check "the daemon says whose socket it refused, and whose it wants" \
 	grep -q "backend web-2: the socket on 127.0.0.1:8082 belongs to uid $USER_UID ($USER_NAME), not to uid 0 (root) (the user it was first taken from): refused" "$(rs_bg_err daemon)"
-e2e_eq "and still no socket for web-2" "$(sockets)" '[true,false,true]'
+e2e_eq "and still no socket for web-2" "$(sockets)" '[true,false,true,false]'
 reached >"$OUT/squat.clients"
 e2e_eq "40 clients answered" "$(wc -l <"$OUT/squat.clients")" 40
 e2e_eq "none by the squatter" "$(grep -c ' squatter$' "$OUT/squat.clients" || true)" 0
@@ -108,13 +121,13 @@ echo "# web-2 back, the squatter gone"
 rs_bg_stop squat
 rs_bg_start web-2b rs_in_edge build/tools/rs_backend --name web-2 --tcp 127.0.0.1:8082
 rs_bg_wait_ready web-2b
-e2e_eq_within 10 "web-2's own socket taken again" '[true,true,true]' sockets
+e2e_eq_within 10 "web-2's own socket taken again" '[true,true,true,false]' sockets
 reached >"$OUT/back.clients"
 e2e_check "clients reach web-2 again" grep -q ' web-2$' "$OUT/back.clients"
 
 echo "# owner = $USER_NAME: root's socket is refused there"
 rs_bg_stop web-3
-e2e_eq_within 10 "web-3 has no socket" '[true,true,false]' sockets
+e2e_eq_within 10 "web-3 has no socket" '[true,true,false,false]' sockets
 rs_bg_start root3 rs_in_edge build/tools/rs_backend --name root-3 --tcp 127.0.0.1:8083
 rs_bg_wait_ready root3
 e2e_eq_within 10 "root's socket refused" 1 refused web-3
@@ -127,12 +140,31 @@ rs_bg_stop root3
 rs_bg_start web-3b rs_in_edge "${USER_AS[@]}" "$OUT/tool/rs_backend" --name web-3 \
 	--tcp 127.0.0.1:8083
 rs_bg_wait_ready web-3b
-e2e_eq_within 10 "$USER_NAME's socket taken again" '[true,true,true]' sockets
+e2e_eq_within 10 "$USER_NAME's socket taken again" '[true,true,true,false]' sockets
+
+echo "# no backend of alt available: what listens on its address gets its clients"
+# The owner check covers backends' addresses, not the service's own: with
+# the default fallback = pass, a user's wildcard listener on the service
+# port (8080: no privilege needed) takes every client; fallback = drop
+# closes it (docs/operations.md, "Whose socket a backend takes").
+rs_bg_start squat8080 rs_in_edge "${USER_AS[@]}" "$OUT/tool/rs_backend" \
+	--name squatter --tcp 0.0.0.0:8080
+rs_bg_wait_ready squat8080
+alt() {
+	rs_in_client build/tools/rs_client --target 198.18.0.10:8080 \
+		--src-base 198.18.1.1 --count 40 --timeout-ms 1000 2>/dev/null || true
+}
+e2e_eq "fallback = pass: 40 of 40 clients reach the squatter" \
+	"$(alt | grep -c ' squatter$' || true)" 40
+sed -i 's/^listen = 198.18.0.10:8080$/&\nfallback = drop/' "$CONF"
+rsctl reload >/dev/null
+e2e_eq "fallback = drop: none of 40" "$(alt | grep -c ' squatter$' || true)" 0
+rs_bg_stop squat8080
 
 echo "# a reload that names another owner drops the socket in use"
 sed -i "s/^owner = $USER_NAME\$/owner = root/" "$CONF"
 rsctl reload >/dev/null
-e2e_eq_within 10 "web-3's socket (of $USER_NAME) out" '[true,true,false]' sockets
+e2e_eq_within 10 "web-3's socket (of $USER_NAME) out" '[true,true,false,false]' sockets
 reached >"$OUT/reowned.clients"
 e2e_eq "none of 40 clients on it" "$(grep -c ' web-3$' "$OUT/reowned.clients" || true)" 0
 
