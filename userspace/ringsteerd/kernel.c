@@ -11,14 +11,12 @@
 
 #include "daemon.h"
 #include "kernel.h"
+#include "kernel_features.h"
 #include "log.h"
-
-static struct rs_kernel_features features;
-static bool probed;
 
 const struct rs_kernel_features *daemon_kernel(void)
 {
-	return probed ? &features : NULL;
+	return kernel_features();
 }
 
 static bool any_cookie_service(const struct rs_config *cfg)
@@ -32,58 +30,36 @@ static bool any_cookie_service(const struct rs_config *cfg)
 int daemon_kernel_check(const struct rs_config *cfg)
 {
 	const struct rs_kernel_need *miss;
+	const struct rs_kernel_features *kf;
 	char line[512];
+	bool first;
 
-	if (!probed) {
-		rs_kernel_probe(&features);
-		probed = true;
-		rs_kernel_format(&features, line, sizeof(line));
+	kf = kernel_features_probe(&first);
+	if (first) {
+		rs_kernel_format(kf, line, sizeof(line));
 		rs_info("%s", line);
 	}
-	miss = rs_kernel_missing(&features);
+	miss = rs_kernel_missing(kf);
 	if (miss) {
 		rs_err("kernel %s lacks %s, which ringsteer needs (Linux %s or "
 		       "newer); refusing to start",
-		       features.release, miss->what, miss->since);
+		       kf->release, miss->what, miss->since);
 		return -EOPNOTSUPP;
 	}
-	miss = rs_kernel_missing_tc(&features);
+	miss = rs_kernel_missing_tc(kf);
 	if (miss && any_cookie_service(cfg)) {
 		rs_err("kernel %s lacks %s, which cookie = quic needs (Linux "
 		       "%s or newer); remove cookie = quic or upgrade",
-		       features.release, miss->what, miss->since);
+		       kf->release, miss->what, miss->since);
 		return -EOPNOTSUPP;
 	}
-	if (features.tc_assign_reuseport == 0 && any_cookie_service(cfg))
+	if (kf->tc_assign_reuseport == 0 && any_cookie_service(cfg))
 		rs_warn("kernel %s: bpf_sk_assign at TC refuses SO_REUSEPORT "
 			"sockets (Linux 6.6 takes them): a cookie = quic "
 			"backend must listen without SO_REUSEPORT, or its QUIC "
 			"cookies fall back to IP affinity",
-			features.release);
+			kf->release);
 	return 0;
-}
-
-static bool refused(const struct rs_config *cfg, size_t idx, bool reuseport)
-{
-	const struct rs_backend_conf *bc = &cfg->backends[idx];
-
-	return reuseport && probed && features.tc_assign_reuseport == 0 &&
-	       cfg->services[bc->service].cookie == RS_COOKIE_QUIC;
-}
-
-void daemon_kernel_note_socket(const struct rs_config *cfg, size_t idx,
-			       bool reuseport)
-{
-	const struct rs_backend_conf *bc = &cfg->backends[idx];
-
-	if (refused(cfg, idx, reuseport))
-		rs_warn("backend %s: its socket has SO_REUSEPORT, which "
-			"bpf_sk_assign at TC refuses on kernel %s (before "
-			"6.6): QUIC cookies of service %s cannot reach it and "
-			"fall back to IP affinity; listen without SO_REUSEPORT "
-			"or run Linux 6.6 or newer",
-			bc->name, features.release,
-			cfg->services[bc->service].name);
 }
 
 bool daemon_kernel_cookie_refused(const struct daemon *d, size_t idx)
@@ -92,7 +68,8 @@ bool daemon_kernel_cookie_refused(const struct daemon *d, size_t idx)
 
 	for (size_t a = 0; a < d->st.cfg.backends[idx].n_addrs; a++)
 		if (rt->addr[a].has_socket &&
-		    refused(&d->st.cfg, idx, rt->addr[a].reuseport))
+		    kernel_cookie_refused(&d->st.cfg, idx,
+					  rt->addr[a].reuseport))
 			return true;
 	return false;
 }
@@ -104,10 +81,12 @@ static json_t *feature(int v)
 
 json_t *daemon_kernel_json(const struct daemon *d)
 {
-	json_t *warn = json_array();
+	const struct rs_kernel_features *kf = kernel_features();
+	json_t *warn;
 
-	if (!probed)
+	if (!kf)
 		return json_null();
+	warn = json_array();
 	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
 		char msg[512];
 
@@ -123,13 +102,11 @@ json_t *daemon_kernel_json(const struct daemon *d)
 	}
 	return json_pack(
 		"{s:s, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}, s:o}",
-		"release", features.release, "features", "sk_lookup",
-		feature(features.sk_lookup), "sk_assign",
-		feature(features.sk_assign), "bpf_loop",
-		feature(features.bpf_loop), "sockmap",
-		feature(features.sockmap), "sockops", feature(features.sockops),
-		"tc_sk_assign", feature(features.tc_sk_assign),
-		"tc_sk_assign_reuseport", feature(features.tc_assign_reuseport),
-		"crypto_kfunc", feature(features.crypto_kfunc), "warnings",
-		warn);
+		"release", kf->release, "features", "sk_lookup",
+		feature(kf->sk_lookup), "sk_assign", feature(kf->sk_assign),
+		"bpf_loop", feature(kf->bpf_loop), "sockmap",
+		feature(kf->sockmap), "sockops", feature(kf->sockops),
+		"tc_sk_assign", feature(kf->tc_sk_assign),
+		"tc_sk_assign_reuseport", feature(kf->tc_assign_reuseport),
+		"crypto_kfunc", feature(kf->crypto_kfunc), "warnings", warn);
 }

@@ -28,15 +28,6 @@ int daemon_kernel_check(const struct rs_config *cfg);
 /* The features found by the last daemon_kernel_check(); NULL before. */
 const struct rs_kernel_features *daemon_kernel(void);
 
-/*
- * Backend @idx of @cfg got a socket: when its service has cookie = quic,
- * the socket has SO_REUSEPORT and this kernel's bpf_sk_assign at TC refuses
- * such sockets, warn (once per socket taken): that backend's QUIC cookies
- * fall back to IP affinity.
- */
-void daemon_kernel_note_socket(const struct rs_config *cfg, size_t idx,
-			       bool reuseport);
-
 /* True when backend @idx's cookies cannot be honoured on this kernel. */
 bool daemon_kernel_cookie_refused(const struct daemon *d, size_t idx);
 

@@ -9,7 +9,7 @@
 
 #include "addr.h"
 #include "backend_socket.h"
-#include "kernel.h"
+#include "kernel_features.h"
 #include "log.h"
 #include "socket_holders.h"
 #include "sockets.h"
@@ -308,7 +308,7 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 			rt->reuseport = fd >= 0 && has_reuseport(fd);
 			if (fd >= 0)
 				close(fd);
-			daemon_kernel_note_socket(cfg, idx, rt->reuseport);
+			kernel_note_socket(cfg, idx, rt->reuseport);
 			if (sa.protocol == IPPROTO_TCP)
 				dp_sockops_cover(dp, &found.cgroup_id, 1,
 						 false);
@@ -368,7 +368,7 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 		}
 		rt->uid_known = true;
 		rt->uid = found.uid;
-		daemon_kernel_note_socket(cfg, idx, reuseport);
+		kernel_note_socket(cfg, idx, reuseport);
 		rt->nslots = target_slots(bc, id, ba, &found, rt->slots);
 		if (rt->gone_since > 0)
 			rs_info("backend %s: socket %s back after %.0f ms",
