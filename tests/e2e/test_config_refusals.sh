@@ -183,7 +183,7 @@ echo "# the good file: --check reports memory, reload goes through"
 ln -sfn "$OUT/good.conf" "$LINK"
 build/ringsteerd --check -c "$LINK" >"$OUT/good.check"
 e2e_check "--check reports the service's memory" \
-	grep -qx "service web: ring 12,288 points (706 KiB), no sticky table" "$OUT/good.check"
+	grep -qx "service web: ring 12,288 points (712 KiB), no sticky table" "$OUT/good.check"
 e2e_check "--check then says successful" grep -q "test is successful" "$OUT/good.check"
 e2e_check "reload of the good file" bash -c "build/ringsteer -s '$SOCK' reload | grep -qx ok"
 clients after
