@@ -180,8 +180,11 @@ e2e_check "a missing -c FILE fails, naming it" \
 	test "$rc" -ne 0 -a "${out/none.conf/}" != "$out"
 
 echo "# --version and -t"
-e2e_check "ringsteer --version" bash -c "build/ringsteer --version | grep -Eqx 'ringsteer [0-9]+\.[0-9]+\.[0-9]+ \(commit [^ ]+, abi [0-9]+\)'"
-e2e_check "ringsteerd --version" bash -c "build/ringsteerd --version | grep -Eqx 'ringsteerd [0-9]+\.[0-9]+\.[0-9]+ \(commit [^ ]+, abi [0-9]+\)'"
+# The release is debian/changelog's, a development one included
+# (0.3.0~dev): what scripts/version.sh reads there.
+release=$(scripts/version.sh --version)
+e2e_check "ringsteer --version ($release)" bash -c "build/ringsteer --version | grep -Eqx 'ringsteer ${release//./\\.} \(commit [^ ]+, abi [0-9]+\)'"
+e2e_check "ringsteerd --version ($release)" bash -c "build/ringsteerd --version | grep -Eqx 'ringsteerd ${release//./\\.} \(commit [^ ]+, abi [0-9]+\)'"
 e2e_check "ringsteerd -t is --check" bash -c \
 	"build/ringsteerd -t -c '$CONF' | grep -q 'test is successful'"
 printf '[service broken]\nprotocol = sctp\n' >"$OUT/bad.conf"
