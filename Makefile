@@ -263,6 +263,9 @@ $(BUILD)/tests/test_view: $(BUILD)/san/ringsteerd/state/view.o
 $(BUILD)/tests/test_fleet_member_fuzz: \
 	$(BUILD)/san/ringsteerd/fleet/fleet_member.o \
 	$(BUILD)/san/ringsteerd/fleet/fleet_quic.o
+$(BUILD)/tests/test_fleet_member_bind: \
+	$(BUILD)/san/ringsteerd/fleet/fleet_member.o \
+	$(BUILD)/san/ringsteerd/fleet/fleet_quic.o
 
 BPF_TEST_LIB := $(patsubst tests/bpf/lib/%.c,$(BUILD)/tests/lib/%.o,\
 	$(wildcard tests/bpf/lib/*.c))

@@ -24,6 +24,12 @@
 #     signed with host-1's keys, and a record for host-2 signed with
 #     host-1's key, are rejected by every host: no table swapped, host-2
 #     keeps its address and place, no connection fails.
+#   - addresses bound in member_keys (issue 36, 3a): --check warns while
+#     none is, refuses an address listed for two names and a host whose
+#     own address is not on its line; then, host-2 away (stopped, its
+#     record gone), host-1 publishes its own record with host-2's
+#     address: rejected by every host's reader, no table swapped; host-2
+#     back is accepted at its address and place; no connection fails.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/e2e/fleet_lib.sh
@@ -365,6 +371,63 @@ e2e_check "host-2 puts its own record back" rs_until 5 bash -c \
 	"$(declare -f b64 etcd_call etcd_get); ETCD='$ETCD' RS_NS_EDGE='$RS_NS_EDGE' etcd_get '$PREFIX/members/host-2' | jq -e '.address == \"198.18.12.2\"' >/dev/null"
 e2e_check "then no host rejects anything of a member" hosts_ok
 e2e_eq "no host swapped its table" "$(swaps 1 2 3)" "$sw0"
+echo "# addresses bound in member_keys: host-1 cannot take host-2's while it is away"
+A1=$(rs_fleet_addr 1) A2=$(rs_fleet_addr 2)
+out=$(build/ringsteerd --check -c "$OUT/h1.conf" 2>&1 || true)
+e2e_check "--check warns that member_keys binds no address" \
+	grep -q "member_keys binds no address to a member" <<<"$out"
+# Each host's address after its key (docs/fleet.md), then two mistakes.
+for i in 1 2 3; do sed -i "s|^host-$i .*|& $(rs_fleet_addr "$i")|" "$OUT/members"; done
+cp "$OUT/members" "$OUT/members.good"
+sed -i "s|^host-3 .*|& $A2|" "$OUT/members"
+out=$(build/ringsteerd --check -c "$OUT/h3.conf" 2>&1 || true)
+e2e_check "an address listed for two names is refused at --check, with file:line" \
+	grep -qF "$OUT/members:3: address $A2 is host-2's already (line 2)" <<<"$out"
+sed "s|^\(host-1 [^ ]*\) .*|\1 198.18.11.9|" "$OUT/members.good" >"$OUT/members"
+out=$(build/ringsteerd --check -c "$OUT/h1.conf" 2>&1 || true)
+e2e_check "host-1's own address not on its line is refused, naming the line" \
+	grep -qF "address $A1 is not host-1's in member_keys (its addresses: line 1)" <<<"$out"
+cp "$OUT/members.good" "$OUT/members"
+rc=0
+out=$(build/ringsteerd --check -c "$OUT/h1.conf" 2>&1) || rc=$?
+e2e_eq "with each host's address listed, --check passes without the warning" \
+	"$rc $(grep -c "binds no address" <<<"$out" || true)" "0 0"
+bad=""
+for i in 1 2 3; do ctl "$i" reload >/dev/null || bad+=" host-$i"; done
+e2e_eq "every host reloaded with the addresses" "$bad" ""
+e2e_check "no host's record is rejected anywhere" hosts_ok
+# host-2 away (its daemon stopped, its record gone as when its lease
+# runs out); host-1's daemon stopped too while its claim is in etcd, or
+# it would put its own record back before host-3 reads the claim (what a
+# compromised host-1 would not do). Nothing here may end the script
+# before both run again.
+pid1=${RS_BG_PID[${DNAME[1]}]}
+away() { [[ $(members 1) == host-1,host-3 && $(members 3) == host-1,host-3 ]]; }
+claim_seen() { [[ $(rejected_of 3 host-1) == "address $A2 is host-2's in member_keys (line 2)"* ]]; }
+back() { [[ $(members 3) == host-1,host-2,host-3 && $(addr_of_2 3) == "$A2" && -n $(rejected_of 2 host-1) ]]; }
+addr_of_1() { ctl 3 -j fleet status | jq -r '.members[] | select(.name == "host-1") | .address'; }
+rc_away=0 rc_seen=0 rc_back=0 sw3="" sw3b="" members3="" addr1=""
+claim=$(forge 1 host-1 "$(etcd_get "$PREFIX/members/host-1" | jq -c --arg a "$A2" '.address = $a')")
+kill -STOP "$pid2"
+{ etcd_del_prefix "$PREFIX/members/host-2" && rs_until 5 away; } || rc_away=$?
+sw3=$(swaps 3) || true
+kill -STOP "$pid1"
+{ etcd_put "$PREFIX/members/host-1" "$claim" "$lease" && rs_until 3 claim_seen; } || rc_seen=$?
+members3=$(members 3) || true
+addr1=$(addr_of_1) || true
+sw3b=$(swaps 3) || true
+kill -CONT "$pid2"
+rs_until 5 back || rc_back=$?
+kill -CONT "$pid1"
+e2e_eq "host-2 away: hosts 1 and 3 take it out of their tables" "$rc_away" 0
+e2e_eq "host-1's own record with host-2's address: rejected by host-3 (address bound to host-2)" "$rc_seen" 0
+e2e_eq "host-3 keeps host-1 at its own address, host-2's place free" "$members3 $addr1" "host-1,host-3 $A1"
+e2e_eq "host-3 swapped no table for the claim" "$sw3b" "$sw3"
+e2e_eq "host-2 back: accepted at its address and in its place, host-1's claim rejected by host-2" "$rc_back" 0
+e2e_check "host-1's reader rejects its own record's claim" rs_until 5 grep -qF \
+	"record $PREFIX/members/host-1 rejected: address $A2 is host-2's in member_keys" "$(rs_bg_err "${DNAME[1]}")"
+e2e_check "host-1 puts its own record back; then no host rejects anything of a member" hosts_ok
+e2e_eq "and every host has host-2 at its address" "$(addr_of_2 1) $(addr_of_2 3)" "$A2 $A2"
 etcd_call /v3/lease/revoke "{\"ID\":\"$lease\"}" >/dev/null
 kill -USR1 "${RS_BG_PID[load-id]}"
 wait "${RS_BG_PID[load-id]}" || true

@@ -25,6 +25,7 @@
 #include "config_keys.h"
 #include "config_report.h"
 #include "config_sections.h"
+#include "fleet_ident.h"
 
 static int export_config(const struct cfg_entries *e, const char *file,
 			 struct rs_config *cfg)
@@ -292,6 +293,20 @@ int rs_config_find_service(const struct rs_config *cfg, const char *name)
 	return -ENOENT;
 }
 
+/* Whether member_keys binds an address to any member (unread: yes). */
+static bool member_addresses_bound(const char *path)
+{
+	struct rs_fleet_pubkeys keys;
+	char why[PATH_MAX + 160];
+	bool bound;
+
+	if (rs_fleet_pubkeys_read(path, &keys, why, sizeof(why)))
+		return true;
+	bound = keys.n_addr > 0;
+	rs_fleet_pubkeys_free(&keys);
+	return bound;
+}
+
 void rs_config_fleet_ipv6_notes(const struct rs_config *cfg,
 				void (*say)(const char *line))
 {
@@ -309,6 +324,13 @@ void rs_config_fleet_ipv6_notes(const struct rs_config *cfg,
 		    "compromised host can write records for the others and "
 		    "add members; give each host an identity_key "
 		    "(docs/fleet.md, \"Per-host identities\")");
+	if (cfg->fleet.enabled && cfg->fleet.member_keys[0] &&
+	    !member_addresses_bound(cfg->fleet.member_keys))
+		say("[fleet] member_keys binds no address to a member: a "
+		    "compromised member can claim another's address while "
+		    "that one is away, and keep it out; list each host's "
+		    "addresses after its key (docs/fleet.md, \"Per-host "
+		    "identities\")");
 	if (!cfg->fleet.enabled || cfg->fleet.has_addr6)
 		return;
 	for (size_t s = 0; s < cfg->n_services; s++) {

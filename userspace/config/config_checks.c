@@ -11,11 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
-
 #include "config_checks.h"
 #include "config_keys.h"
-#include "fleet_ident.h"
 
 #include <ringsteer/quic_lb.h>
 
@@ -667,50 +664,6 @@ static void check_fleet_etcd_auth(const struct fleet_entry *f,
 }
 
 /*
- * Per-host identities: identity_key and member_keys come together, and
- * this host's public key is listed under its own name, or every other
- * host would reject its record (the message gives the line to add).
- */
-static void check_fleet_identity(const struct fleet_entry *f,
-				 struct cfg_report *r)
-{
-	const struct rs_fleet_conf *c = &f->conf;
-	uint8_t priv[RS_FLEET_ID_KEY_LEN], pub[RS_FLEET_ID_KEY_LEN];
-	char why[PATH_MAX + 160], text[RS_FLEET_ID_PUB_TEXT];
-	struct rs_fleet_pubkeys keys;
-	bool listed;
-
-	if (!f->key_line[FL_IDENTITY_KEY] != !f->key_line[FL_MEMBER_KEYS]) {
-		bool id = f->key_line[FL_IDENTITY_KEY];
-
-		cfg_report(r,
-			   f->key_line[id ? FL_IDENTITY_KEY : FL_MEMBER_KEYS],
-			   "fleet", id ? "identity_key" : "member_keys",
-			   "needs %s too", id ? "member_keys" : "identity_key");
-		return;
-	}
-	if (!c->identity_key[0] || !c->member_keys[0] || !c->name[0])
-		return;
-	/* Each file that cannot be read was reported with its key. */
-	if (rs_fleet_identity_read(c->identity_key, priv, pub, why,
-				   sizeof(why)))
-		return;
-	OPENSSL_cleanse(priv, sizeof(priv));
-	if (rs_fleet_pubkeys_read(c->member_keys, &keys, why, sizeof(why)))
-		return;
-	listed = rs_fleet_pubkeys_has(&keys, c->name, pub);
-	rs_fleet_pubkeys_free(&keys);
-	if (listed)
-		return;
-	rs_fleet_pubkey_text(pub, text);
-	cfg_report(r, f->key_line[FL_IDENTITY_KEY], "fleet", "identity_key",
-		   "its public key is not %s's in %s, and every host would "
-		   "reject this host's record: add the line '%s %s' to "
-		   "member_keys on every host",
-		   c->name, c->member_keys, c->name, text);
-}
-
-/*
  * [fleet] names its etcd, this host and its address or is refused; a
  * service with fleet = on needs [fleet] and interfaces for the TC program,
  * and no QUIC cookie (not carried across hosts: docs/fleet.md).
@@ -731,7 +684,7 @@ static void check_fleet(const struct cfg_entries *e, struct cfg_report *r)
 				   "missing required key '%s'",
 				   required[i].name);
 	check_fleet_etcd_auth(f, r);
-	check_fleet_identity(f, r);
+	cfg_check_fleet_identity(f, r);
 	for (size_t i = 0; i < e->n_svcs; i++) {
 		const struct svc_entry *s = &e->svcs[i];
 		int line = s->key_line[SVC_FLEET];

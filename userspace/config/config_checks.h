@@ -28,4 +28,13 @@ uint64_t cfg_service_points(const struct cfg_entries *e, size_t svc);
 /* Refuses rings and sticky tables past [global] memory_max. */
 void cfg_check_memory(const struct cfg_entries *e, struct cfg_report *r);
 
+/* ---- [fleet] identities (config_fleet_ident.c) ---- */
+
+/*
+ * identity_key and member_keys together, this host's key and addresses
+ * its own in member_keys, or every other host rejects its record.
+ */
+void cfg_check_fleet_identity(const struct fleet_entry *f,
+			      struct cfg_report *r);
+
 #endif /* RS_CONFIG_CHECKS_H */

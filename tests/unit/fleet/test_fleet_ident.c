@@ -4,8 +4,11 @@
  * made by `openssl genpkey -algorithm ed25519` signs a record that only
  * its own host's public keys verify, bound to its etcd key; member_keys
  * as operators write it, with its errors by line; a key listed for two
- * hosts is refused.
+ * hosts is refused. Addresses bound to members (fleet_bind.c): a record
+ * claims only its own, and never another name's, whether or not that
+ * member is in the table; an address listed for two names is refused.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -159,6 +162,99 @@ static void test_member_keys_errors(void)
 	CU_ASSERT_EQUAL(rs_fleet_identity_read(key1, priv1, pub1, why, 512), 0);
 }
 
+/* rs_fleet_addr_check() of @name claiming @text; @why into @out. */
+static int claims(const struct rs_fleet_pubkeys *p, const char *name,
+		  const char *text, char *out, size_t len)
+{
+	uint8_t a[16];
+	int family = strchr(text, ':') ? AF_INET6 : AF_INET;
+
+	out[0] = 0;
+	CU_ASSERT_EQUAL_FATAL(inet_pton(family, text, a), 1);
+	return rs_fleet_addr_check(p, name, family, a, out, len);
+}
+
+/* host-1 with two addresses, host-2 with one per key, host-3 none. */
+static void test_member_addresses(void)
+{
+	char p1[RS_FLEET_ID_PUB_TEXT], p2[RS_FLEET_ID_PUB_TEXT],
+		p3[RS_FLEET_ID_PUB_TEXT], text[1024], why[512];
+	uint8_t pub3[32];
+	struct rs_fleet_pubkeys p, q;
+
+	memset(pub3, 0x33, sizeof(pub3));
+	rs_fleet_pubkey_text(pub1, p1);
+	rs_fleet_pubkey_text(pub2, p2);
+	rs_fleet_pubkey_text(pub3, p3);
+	snprintf(text, sizeof(text),
+		 "host-1 %s 198.18.0.1 2001:db8::1\nhost-2 %s 198.18.0.2\n"
+		 "host-2 MCowBQYDK2VwAyEAKmAg9Ug0L0oHZnqTQrdt8vp5xx4tD3Esk6ZYC1"
+		 "bWRM8=\t198.18.0.12 198.18.0.2\nhost-3 %s\n",
+		 p1, p2, p3);
+	write_file(members, text, 0644);
+	CU_ASSERT_EQUAL_FATAL(rs_fleet_pubkeys_read(members, &p, why, 512), 0);
+	CU_ASSERT_EQUAL(p.n, 4);
+	CU_ASSERT_EQUAL(p.n_addr, 4); /* 198.18.0.2 once */
+	CU_ASSERT_EQUAL(claims(&p, "host-1", "198.18.0.1", why, 512), 0);
+	CU_ASSERT_EQUAL(claims(&p, "host-1", "2001:db8::1", why, 512), 0);
+	CU_ASSERT_EQUAL(claims(&p, "host-2", "198.18.0.12", why, 512), 0);
+	CU_ASSERT_EQUAL(claims(&p, "host-3", "198.18.0.3", why, 512), 0);
+	/* The finding: another's address, listed or not, present or not. */
+	CU_ASSERT_EQUAL(claims(&p, "host-1", "198.18.0.2", why, 512), -EPERM);
+	CU_ASSERT_STRING_EQUAL(why, "address 198.18.0.2 is host-2's in "
+				    "member_keys (line 2)");
+	CU_ASSERT_EQUAL(claims(&p, "host-3", "198.18.0.12", why, 512), -EPERM);
+	CU_ASSERT_STRING_EQUAL(why, "address 198.18.0.12 is host-2's in "
+				    "member_keys (line 3)");
+	CU_ASSERT_EQUAL(claims(&p, "host-1", "198.18.0.9", why, 512), -EPERM);
+	CU_ASSERT_STRING_EQUAL(why, "address 198.18.0.9 is not host-1's in "
+				    "member_keys (its addresses: line 1)");
+	CU_ASSERT_EQUAL(claims(&p, "host-1", "2001:db8::9", why, 512), -EPERM);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "address6 2001:db8::9 is not"));
+	CU_ASSERT_EQUAL(claims(&p, "host-3", "2001:db8::1", why, 512), -EPERM);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "address6 2001:db8::1 is host-1's"));
+	/* The daemon's reader works on a copy. */
+	CU_ASSERT_EQUAL_FATAL(rs_fleet_pubkeys_copy(&q, &p), 0);
+	CU_ASSERT_EQUAL(q.n_addr, 4);
+	CU_ASSERT_EQUAL(claims(&q, "host-1", "198.18.0.2", why, 512), -EPERM);
+	rs_fleet_pubkeys_free(&q);
+	rs_fleet_pubkeys_free(&p);
+	/* No address anywhere: anything goes, as before. */
+	snprintf(text, sizeof(text), "host-1 %s\nhost-2 %s\n", p1, p2);
+	write_file(members, text, 0644);
+	CU_ASSERT_EQUAL_FATAL(rs_fleet_pubkeys_read(members, &p, why, 512), 0);
+	CU_ASSERT_EQUAL(p.n_addr, 0);
+	CU_ASSERT_EQUAL(claims(&p, "host-1", "198.18.0.2", why, 512), 0);
+	rs_fleet_pubkeys_free(&p);
+}
+
+static void test_member_addresses_errors(void)
+{
+	char p1[RS_FLEET_ID_PUB_TEXT], p2[RS_FLEET_ID_PUB_TEXT], text[512];
+
+	rs_fleet_pubkey_text(pub1, p1);
+	rs_fleet_pubkey_text(pub2, p2);
+	snprintf(text, sizeof(text),
+		 "host-1 %s 198.18.0.1\n# x\nhost-2 %s "
+		 "198.18.0.2 198.18.0.1\n",
+		 p1, p2);
+	refused(text, 0644, -EINVAL,
+		":3: address 198.18.0.1 is host-1's already (line 1): one "
+		"address, one host");
+	snprintf(text, sizeof(text),
+		 "host-1 %s 2001:db8::1\nhost-2 %s "
+		 "2001:DB8:0::1\n",
+		 p1, p2);
+	refused(text, 0644, -EINVAL, ":2: address 2001:DB8:0::1 is host-1's");
+	snprintf(text, sizeof(text), "host-1 %s edge-1\n", p1);
+	refused(text, 0644, -EINVAL,
+		":1: 'edge-1' is not an IPv4 or IPv6 address");
+	snprintf(text, sizeof(text), "host-1 %s 127.0.0.1\n", p1);
+	refused(text, 0644, -EINVAL, ":1: 127.0.0.1: loopback address");
+	snprintf(text, sizeof(text), "host-1 %s ff02::1\n", p1);
+	refused(text, 0644, -EINVAL, ":1: ff02::1: multicast IPv6");
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -174,6 +270,10 @@ int main(void)
 		    test_sign_verify);
 	CU_add_test(s, "member_keys: lines, errors by line, one key one host",
 		    test_member_keys_errors);
+	CU_add_test(s, "member_keys addresses: a record claims its own only",
+		    test_member_addresses);
+	CU_add_test(s, "member_keys addresses: errors, one address one host",
+		    test_member_addresses_errors);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failed = CU_get_number_of_failures();

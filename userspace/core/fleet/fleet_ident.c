@@ -132,18 +132,19 @@ static int pubkey_cmp(const void *pa, const void *pb)
 	return c ? c : memcmp(a->key, b->key, sizeof(a->key));
 }
 
-/* One line's NAME and KEY into @k; its problem into @why otherwise. */
-static int line_parse(char *p, const struct rs_fleet_pubkeys *seen,
-		      const int *lines, struct rs_fleet_pubkey *k,
-		      const char *where, char *why, size_t len)
+/* One line's NAME, KEY and addresses into @out; its problem into @why. */
+static int line_parse(char *p, struct rs_fleet_pubkeys *out, const int *lines,
+		      int lineno, const char *where, char *why, size_t len)
 {
+	struct rs_fleet_pubkey *k = &out->k[out->n];
 	char *save = NULL, *name = strtok_r(p, " \t", &save),
-	     *key = strtok_r(NULL, " \t", &save);
+	     *key = strtok_r(NULL, " \t", &save), *addr;
+	int err = 0;
 
-	if (!key || strtok_r(NULL, " \t", &save)) {
+	if (!key) {
 		snprintf(why, len,
-			 "%s: expected NAME KEY (the key: the middle line of "
-			 "openssl pkey -pubout)",
+			 "%s: expected NAME KEY [ADDRESS...] (the key: the "
+			 "middle line of openssl pkey -pubout)",
 			 where);
 		return -EINVAL;
 	}
@@ -163,16 +164,19 @@ static int line_parse(char *p, const struct rs_fleet_pubkeys *seen,
 	}
 	snprintf(k->name, sizeof(k->name), "%s", name);
 	/* One key, one host: else the key's holder speaks for both. */
-	for (size_t i = 0; i < seen->n; i++)
-		if (!memcmp(seen->k[i].key, k->key, sizeof(k->key)) &&
-		    strcmp(seen->k[i].name, name)) {
+	for (size_t i = 0; i < out->n; i++)
+		if (!memcmp(out->k[i].key, k->key, sizeof(k->key)) &&
+		    strcmp(out->k[i].name, name)) {
 			snprintf(why, len,
 				 "%s: this key is %s's already (line %d): "
 				 "one key, one host",
-				 where, seen->k[i].name, lines[i]);
+				 where, out->k[i].name, lines[i]);
 			return -EINVAL;
 		}
-	return 0;
+	while (!err && (addr = strtok_r(NULL, " \t", &save)))
+		err = rs_fleet_bound_add(out, name, addr, lineno, where, why,
+					 len);
+	return err;
 }
 
 /* The lines of @text into @out; 0 or a negative errno with @why. */
@@ -196,8 +200,7 @@ static int pubkeys_parse(const char *path, char *text, size_t size,
 				 RS_FLEET_ID_KEYS_MAX);
 			return -E2BIG;
 		}
-		err = line_parse(p, out, lines, &out->k[out->n], where, why,
-				 len);
+		err = line_parse(p, out, lines, lineno, where, why, len);
 		if (!err)
 			lines[out->n++] = lineno;
 	}
@@ -225,8 +228,9 @@ int rs_fleet_pubkeys_read(const char *path, struct rs_fleet_pubkeys *out,
 		err = -EINVAL;
 	}
 	out->k = calloc(RS_FLEET_ID_KEYS_MAX, sizeof(*out->k));
+	out->a = calloc(RS_FLEET_ID_ADDRS_MAX, sizeof(*out->a));
 	lines = calloc(RS_FLEET_ID_KEYS_MAX, sizeof(*lines));
-	if (!err && (!out->k || !lines)) {
+	if (!err && (!out->k || !out->a || !lines)) {
 		snprintf(why, len, "%s: out of memory", path);
 		err = -ENOMEM;
 	}
@@ -244,6 +248,7 @@ int rs_fleet_pubkeys_read(const char *path, struct rs_fleet_pubkeys *out,
 void rs_fleet_pubkeys_free(struct rs_fleet_pubkeys *p)
 {
 	free(p->k);
+	free(p->a);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -254,10 +259,16 @@ int rs_fleet_pubkeys_copy(struct rs_fleet_pubkeys *dst,
 	if (!src->n)
 		return 0;
 	dst->k = malloc(src->n * sizeof(*dst->k));
-	if (!dst->k)
+	dst->a = src->n_addr ? malloc(src->n_addr * sizeof(*dst->a)) : NULL;
+	if (!dst->k || (src->n_addr && !dst->a)) {
+		rs_fleet_pubkeys_free(dst);
 		return -ENOMEM;
+	}
 	memcpy(dst->k, src->k, src->n * sizeof(*dst->k));
 	dst->n = src->n;
+	if (src->n_addr)
+		memcpy(dst->a, src->a, src->n_addr * sizeof(*dst->a));
+	dst->n_addr = src->n_addr;
 	return 0;
 }
 

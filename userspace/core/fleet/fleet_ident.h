@@ -32,10 +32,26 @@ struct rs_fleet_pubkey {
 	uint8_t key[RS_FLEET_ID_KEY_LEN];
 };
 
+/* Addresses member_keys binds to members: a few per host of a PoP. */
+#define RS_FLEET_ID_ADDRS_MAX 1024
+
+/*
+ * An address a member_keys line (`NAME KEY ADDRESS...`) binds to NAME:
+ * only NAME's record may claim it, and NAME's only one of its own.
+ */
+struct rs_fleet_bound_addr {
+	char name[RS_NAME_MAX];
+	int family;	  /* AF_INET or AF_INET6 */
+	uint8_t addr[16]; /* network order, IPv4 in the first 4 bytes */
+	int line;	  /* of member_keys, for messages */
+};
+
 /* Every member's public keys (member_keys), sorted by name; malloc'd. */
 struct rs_fleet_pubkeys {
 	struct rs_fleet_pubkey *k;
 	size_t n;
+	struct rs_fleet_bound_addr *a; /* in file order */
+	size_t n_addr;
 };
 
 /*
@@ -50,11 +66,13 @@ int rs_fleet_identity_read(const char *path, uint8_t priv[RS_FLEET_ID_KEY_LEN],
 			   size_t len);
 
 /*
- * The member_keys file @path: one `NAME KEY` per line, KEY being the
- * public key's base64 (the middle line of `openssl pkey -pubout`), '#'
+ * The member_keys file @path: one `NAME KEY [ADDRESS...]` per line, KEY
+ * being the public key's base64 (the middle line of `openssl pkey
+ * -pubout`), ADDRESS an IPv4 or IPv6 address bound to NAME, '#'
  * comments and blank lines skipped, a name on several lines for a
- * rotation. Read with rs_trusted_file_read(). 0, or a negative errno
- * with "PATH:LINE: problem" in @why. @out is freed by
+ * rotation (the addresses of all its lines count). A key or an address
+ * listed for two names is refused. Read with rs_trusted_file_read(). 0, or a
+ * negative errno with "PATH:LINE: problem" in @why. @out is freed by
  * rs_fleet_pubkeys_free().
  */
 int rs_fleet_pubkeys_read(const char *path, struct rs_fleet_pubkeys *out,
@@ -66,6 +84,26 @@ int rs_fleet_pubkeys_copy(struct rs_fleet_pubkeys *dst,
 /* Whether @key is one of @name's keys in @p. */
 bool rs_fleet_pubkeys_has(const struct rs_fleet_pubkeys *p, const char *name,
 			  const uint8_t key[RS_FLEET_ID_KEY_LEN]);
+
+/*
+ * Address @text of member @name's line @line (@where: "PATH:LINE") into
+ * @p->a: 0, or a negative errno with @why when it is no forwarding
+ * address or another name's already (fleet_bind.c).
+ */
+int rs_fleet_bound_add(struct rs_fleet_pubkeys *p, const char *name,
+		       const char *text, int line, const char *where, char *why,
+		       size_t len);
+
+/*
+ * Whether member @name's record may claim @family/@addr (4 or 16 bytes)
+ * as its forwarding address: 0, or -EPERM with "address A is OTHER's in
+ * member_keys (line N)" when another name lists it, or "address A is not
+ * NAME's in member_keys (...)" when NAME lists addresses and not this
+ * one. Without addresses in @p, anything goes (the table's own rule,
+ * one address one member, still holds).
+ */
+int rs_fleet_addr_check(const struct rs_fleet_pubkeys *p, const char *name,
+			int family, const void *addr, char *why, size_t len);
 
 /* @pub as member_keys writes it (base64), NUL-terminated. */
 void rs_fleet_pubkey_text(const uint8_t pub[RS_FLEET_ID_KEY_LEN],

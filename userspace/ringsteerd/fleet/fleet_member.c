@@ -253,6 +253,23 @@ static bool address6_parse(const struct fleet_local *local, json_t *j,
 	return true;
 }
 
+/*
+ * With addresses in member_keys, @m's own only, and none another name
+ * lists: whether that member is in the table or away.
+ */
+static bool addresses_bound(const struct fleet_trust *trust, const char *name,
+			    const struct rs_fleet_member_info *m, char *why,
+			    size_t len)
+{
+	const struct rs_fleet_pubkeys *ids = trust->ids;
+
+	if (!ids || !ids->n_addr)
+		return true;
+	return !rs_fleet_addr_check(ids, name, AF_INET, &m->addr, why, len) &&
+	       (!m->has_addr6 ||
+		!rs_fleet_addr_check(ids, name, AF_INET6, m->addr6, why, len));
+}
+
 /* "wire", optional: hosts from before wire version 3 say nothing. */
 static bool wire_parse(json_t *j, struct rs_fleet_member_info *m, char *why,
 		       size_t len)
@@ -326,6 +343,7 @@ bool fleet_member_parse(const struct rs_fleet_conf *c,
 	snprintf(m->name, sizeof(m->name), "%s", name);
 	ok = address_parse(c, local, name, j, m, why, len) &&
 	     address6_parse(local, j, m, why, len) &&
+	     addresses_bound(trust, name, m, why, len) &&
 	     wire_parse(j, m, why, len) && services_parse(j, m, why, len);
 	json_decref(j);
 	return ok;
