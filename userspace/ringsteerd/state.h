@@ -57,6 +57,8 @@ void rings_read_pinned(struct daemon *d);
  * True when a backend gained or lost its socket.
  */
 bool sockets_reconcile_all(struct daemon *d, bool refresh);
+/* Passes of sockets_reconcile_all() so far (the metrics). */
+uint64_t sockets_reconcile_passes(void);
 void on_reconcile(struct ev_loop *loop, ev_timer *w, int revents);
 
 /*

@@ -46,10 +46,30 @@ static bool diag_msg_matches(const struct inet_diag_msg *m,
 	return memcmp(m->id.idiag_src, want->addr, alen) == 0;
 }
 
+/* What a dump's message @nlh (@m) says of its socket. */
+static void diag_found(struct nlmsghdr *nlh, const struct inet_diag_msg *m,
+		       struct rs_sock_found *f)
+{
+	struct nlattr *tb[INET_DIAG_MAX + 1];
+
+	f->v6only = false;
+	f->cgroup_id = 0;
+	if (nlmsg_parse(nlh, sizeof(*m), tb, INET_DIAG_MAX, NULL) == 0) {
+		if (m->idiag_family == AF_INET6 && tb[INET_DIAG_SKV6ONLY])
+			f->v6only = nla_get_u8(tb[INET_DIAG_SKV6ONLY]) != 0;
+		if (tb[INET_DIAG_CGROUP_ID] &&
+		    nla_len(tb[INET_DIAG_CGROUP_ID]) >= (int)sizeof(uint64_t))
+			f->cgroup_id = nla_get_u64(tb[INET_DIAG_CGROUP_ID]);
+	}
+	f->inode = m->idiag_inode;
+	f->uid = m->idiag_uid;
+	f->cookie = (uint64_t)m->id.idiag_cookie[0] |
+		    (uint64_t)m->id.idiag_cookie[1] << 32;
+}
+
 static int diag_on_msg(struct nl_msg *msg, void *arg)
 {
 	struct nlmsghdr *nlh = nlmsg_hdr(msg);
-	struct nlattr *tb[INET_DIAG_MAX + 1];
 	struct diag_match *dm = arg;
 	const struct inet_diag_msg *m;
 
@@ -61,21 +81,7 @@ static int diag_on_msg(struct nl_msg *msg, void *arg)
 		return NL_OK;
 	if (dm->inodes && dm->n_inodes < dm->max_inodes)
 		dm->inodes[dm->n_inodes++] = m->idiag_inode;
-	dm->found.v6only = false;
-	dm->found.cgroup_id = 0;
-	if (nlmsg_parse(nlh, sizeof(*m), tb, INET_DIAG_MAX, NULL) == 0) {
-		if (m->idiag_family == AF_INET6 && tb[INET_DIAG_SKV6ONLY])
-			dm->found.v6only =
-				nla_get_u8(tb[INET_DIAG_SKV6ONLY]) != 0;
-		if (tb[INET_DIAG_CGROUP_ID] &&
-		    nla_len(tb[INET_DIAG_CGROUP_ID]) >= (int)sizeof(uint64_t))
-			dm->found.cgroup_id =
-				nla_get_u64(tb[INET_DIAG_CGROUP_ID]);
-	}
-	dm->found.inode = m->idiag_inode;
-	dm->found.uid = m->idiag_uid;
-	dm->found.cookie = (uint64_t)m->id.idiag_cookie[0] |
-			   (uint64_t)m->id.idiag_cookie[1] << 32;
+	diag_found(nlh, m, &dm->found);
 	dm->hit = true;
 	return NL_OK;
 }
@@ -85,7 +91,15 @@ static int diag_on_msg(struct nl_msg *msg, void *arg)
  * builds the TCP-only TCPDIAG_GETSOCK request, and UDP backends need
  * SOCK_DIAG_BY_FAMILY.
  */
-static int diag_dump(const struct rs_sock_addr *addr, struct diag_match *dm)
+static uint64_t dumps_made;
+
+uint64_t sock_diag_dumps(void)
+{
+	return dumps_made;
+}
+
+static int diag_dump(const struct rs_sock_addr *addr,
+		     int (*on_msg)(struct nl_msg *, void *), void *arg)
 {
 	struct inet_diag_req_v2 req = {
 		.sdiag_family = addr->family,
@@ -105,7 +119,8 @@ static int diag_dump(const struct rs_sock_addr *addr, struct diag_match *dm)
 		err = -ECONNREFUSED;
 		goto out;
 	}
-	nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, diag_on_msg, dm);
+	nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, on_msg, arg);
+	dumps_made++;
 	err = nl_send_simple(sk, SOCK_DIAG_BY_FAMILY, NLM_F_DUMP, &req,
 			     sizeof(req));
 	if (err < 0) {
@@ -119,10 +134,108 @@ out:
 	return err;
 }
 
+/*
+ * A batch's dumps: every socket of one (family, protocol) that a lookup
+ * can match (TCP listeners, unconnected UDP sockets), in the kernel's
+ * order, so that the first match is the one a dump of its own would give.
+ */
+struct batch_sock {
+	uint16_t port;
+	uint8_t addr[16];
+	struct rs_sock_found found;
+};
+struct batch_dump {
+	bool made;
+	int err;
+	struct batch_sock *s;
+	size_t n, cap;
+};
+static struct {
+	int depth;
+	struct batch_dump dump[2][2]; /* [IPv6][UDP] */
+} batch;
+
+static int batch_on_msg(struct nl_msg *msg, void *arg)
+{
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct batch_dump *bd = arg;
+	const struct inet_diag_msg *m;
+	struct batch_sock *b;
+
+	if (nlh->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+	    nlmsg_datalen(nlh) < (int)sizeof(*m))
+		return NL_OK;
+	m = nlmsg_data(nlh);
+	/* A connected UDP socket is a client flow, not a server's. */
+	if (m->id.idiag_dport != 0)
+		return NL_OK;
+	if (bd->n == bd->cap) {
+		size_t cap = bd->cap ? bd->cap * 2 : 64;
+		void *s = realloc(bd->s, cap * sizeof(*bd->s));
+
+		if (!s) {
+			bd->err = -ENOMEM;
+			return NL_STOP;
+		}
+		bd->s = s;
+		bd->cap = cap;
+	}
+	b = &bd->s[bd->n++];
+	b->port = ntohs(m->id.idiag_sport);
+	memcpy(b->addr, m->id.idiag_src, sizeof(b->addr));
+	diag_found(nlh, m, &b->found);
+	return NL_OK;
+}
+
+static int batch_find(const struct rs_sock_addr *addr,
+		      struct rs_sock_found *out)
+{
+	struct batch_dump *bd = &batch.dump[addr->family == AF_INET6]
+					   [addr->protocol == IPPROTO_UDP];
+	size_t alen = addr->family == AF_INET ? 4 : 16;
+	int err;
+
+	if (!bd->made) {
+		bd->made = true;
+		err = diag_dump(addr, batch_on_msg, bd);
+		if (err && !bd->err)
+			bd->err = err;
+	}
+	if (bd->err)
+		return bd->err;
+	for (size_t i = 0; i < bd->n; i++)
+		if (bd->s[i].port == addr->port &&
+		    !memcmp(bd->s[i].addr, addr->addr, alen)) {
+			*out = bd->s[i].found;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+void sock_diag_batch_begin(void)
+{
+	batch.depth++;
+}
+
+void sock_diag_batch_end(void)
+{
+	if (batch.depth <= 0 || --batch.depth > 0)
+		return;
+	for (int f = 0; f < 2; f++)
+		for (int p = 0; p < 2; p++) {
+			free(batch.dump[f][p].s);
+			batch.dump[f][p] = (struct batch_dump){0};
+		}
+}
+
 int sock_diag_find(const struct rs_sock_addr *addr, struct rs_sock_found *out)
 {
 	struct diag_match dm = {.want = addr};
-	int err = diag_dump(addr, &dm);
+	int err;
+
+	if (batch.depth > 0)
+		return batch_find(addr, out);
+	err = diag_dump(addr, diag_on_msg, &dm);
 
 	if (!err && !dm.hit)
 		err = -ENOENT;
@@ -235,7 +348,7 @@ int sock_each_listener(const struct rs_sock_addr *addr,
 		.want = addr, .inodes = inodes, .max_inodes = RS_SOCK_EACH_MAX};
 	struct each_listener e = {
 		.inodes = inodes, .done = done, .fn = fn, .arg = arg};
-	int err = diag_dump(addr, &dm);
+	int err = diag_dump(addr, diag_on_msg, &dm);
 
 	if (err)
 		return err;

@@ -35,6 +35,21 @@ struct rs_sock_found {
  */
 int sock_diag_find(const struct rs_sock_addr *addr, struct rs_sock_found *out);
 
+/*
+ * Between begin and end (nested: the outermost pair counts),
+ * sock_diag_find() answers from one dump per family and protocol made at
+ * its first call, not one dump per address: a reconcile pass over 1,000
+ * backends without a socket made 1,000 dumps a second, and held the
+ * event loop long enough for health checks to time out. A socket bound
+ * after the dump is found by the next pass. For the event loop's thread
+ * only.
+ */
+void sock_diag_batch_begin(void);
+void sock_diag_batch_end(void);
+
+/* sock_diag dumps made so far (the metrics show what a pass costs). */
+uint64_t sock_diag_dumps(void);
+
 /* A process and fd number that hold socket @inode. -ESRCH when none. */
 int sock_owner_find(uint64_t inode, pid_t *pid, int *fd);
 

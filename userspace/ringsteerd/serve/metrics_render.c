@@ -18,10 +18,12 @@
 
 #include "addr.h"
 #include "all_out.h"
+#include "backend_socket.h"
 #include "control_cmds.h"
 #include "fleet.h"
 #include "log.h"
 #include "metrics.h"
+#include "state.h"
 #include "view.h"
 
 struct buf {
@@ -505,6 +507,16 @@ char *metrics_render(struct daemon *d)
 	     "a service with no backend taking new connections.");
 	put(&b, "ringsteer_forced_all_out_total %llu\n",
 	    (unsigned long long)d->forced_all_out);
+	help(&b, "ringsteer_socket_reconcile_passes_total", "counter",
+	     "Passes that look for every backend's listening socket (one a "
+	     "second, and after each reload).");
+	put(&b, "ringsteer_socket_reconcile_passes_total %llu\n",
+	    (unsigned long long)sockets_reconcile_passes());
+	help(&b, "ringsteer_socket_diag_dumps_total", "counter",
+	     "sock_diag dumps made to find backends' sockets: at most one per "
+	     "family and protocol a pass, however many backends.");
+	put(&b, "ringsteer_socket_diag_dumps_total %llu\n",
+	    (unsigned long long)sock_diag_dumps());
 	help(&b, "ringsteer_service_taking_backends", "gauge",
 	     "Backends of the service that take new connections (UP, weight "
 	     "above 0, with a socket); 0 is an all-out.");

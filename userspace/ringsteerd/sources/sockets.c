@@ -442,12 +442,21 @@ bool sockets_listening(const struct rs_config *cfg, size_t idx)
 
 /* ---- every backend of the daemon ---- */
 
+static uint64_t passes;
+
+uint64_t sockets_reconcile_passes(void)
+{
+	return passes;
+}
+
 bool sockets_reconcile_all(struct daemon *d, bool refresh)
 {
 	bool changed = false;
 
-	/* One /proc walk for every socket this pass takes. */
+	passes++;
+	/* One /proc walk and one sock_diag dump per family for the pass. */
 	socket_holders_batch_begin();
+	sock_diag_batch_begin();
 	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
 		struct be_rt *be = &d->st.bes[i];
 		bool had = be->has_socket;
@@ -462,6 +471,7 @@ bool sockets_reconcile_all(struct daemon *d, bool refresh)
 			ring_refresh(d, d->st.cfg.backends[i].service,
 				     REFRESH_CHECK, "backend socket");
 	}
+	sock_diag_batch_end();
 	socket_holders_batch_end();
 	return changed;
 }
