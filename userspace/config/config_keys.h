@@ -46,7 +46,9 @@ extern const struct be_entry cfg_backend_defaults;
 
 /* ---- values (config_values.c) ---- */
 
-#define NAME_RULE "names are 1..63 characters of A-Z a-z 0-9 . _ -"
+#define NAME_RULE                                                              \
+	"names are 1..63 characters of A-Z a-z 0-9 . _ -, not beginning with " \
+	"-"
 
 /* An error about key @k. */
 void __attribute__((format(printf, 2, 3)))

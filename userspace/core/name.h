@@ -2,8 +2,9 @@
 /*
  * The one rule for names: services, backends and fleet members, whether
  * from the configuration or read from etcd. 1..RS_NAME_MAX-1 characters
- * of letters, digits, '.', '_' and '-', so a name is safe in a log line,
- * a metric label, an etcd key and a bpftool dump alike.
+ * of letters, digits, '.', '_' and '-', not beginning with '-', so a name
+ * is safe in a log line, a metric label, an etcd key, a bpftool dump and a
+ * command line alike.
  */
 #ifndef RS_NAME_H
 #define RS_NAME_H

@@ -1022,6 +1022,10 @@ static void test_bad_sections(void)
 		     "t.conf:4: [backend a b]: ", "bad backend name 'a b'");
 	EXPECT_ERROR("[service w!]\n",
 		     "t.conf:1: [service w!]: ", "bad service name 'w!'");
+	/* A command line would read it as an option (the prerm's replay). */
+	EXPECT_ERROR(WEB "[backend -x]\n", "t.conf:4: [backend -x]: ",
+		     "bad backend name '-x': names are 1..63 characters of "
+		     "A-Z a-z 0-9 . _ -, not beginning with -");
 	{
 		char text[256], name[65];
 

@@ -151,7 +151,7 @@ static int line_parse(char *p, struct rs_fleet_pubkeys *out, const int *lines,
 	if (!rs_name_ok(name) || strlen(name) >= sizeof(k->name)) {
 		snprintf(why, len,
 			 "%s: member name is not 1-63 letters, digits, '.', "
-			 "'_' or '-'",
+			 "'_' or '-' (not beginning with '-')",
 			 where);
 		return -EINVAL;
 	}

@@ -50,7 +50,7 @@ const char *rs_fleet_name_problem(const char *name)
 {
 	return rs_name_ok(name) ? NULL
 				: "member name is not 1-63 letters, digits, "
-				  "'.', '_' or '-'";
+				  "'.', '_' or '-' (not beginning with '-')";
 }
 
 static int candidate_cmp(const void *pa, const void *pb)
