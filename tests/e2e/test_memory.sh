@@ -107,7 +107,7 @@ rs_until 10 e2e_gone "$DAEMON"
 # The daemon stopped: status reads the pins and says what a start does,
 # by the daemon's own rule (it said "adopts" for pins of another size).
 e2e_check "status (daemon stopped): a start upgrades, sized for the file" \
-	grep -q "Starting this ringsteer's daemon upgrades: the maps pinned under .* are sized for another configuration (rs_fleet_[a-z]*: 1 entries" \
+	grep -q "Starting this ringsteer's daemon upgrades: .* holds a data plane of this build's ABI ([0-9]*) sized for another configuration (rs_fleet_[a-z]*: 1 entries" \
 	<(rs_in_edge build/ringsteer -c "$CONF" -s "$SOCK" status 2>&1)
 rs_bg_start daemon2 rs_in_edge build/ringsteerd -c "$CONF"
 e2e_wait_for "$(rs_bg_err daemon2)" "upgrade: .* done" 20

@@ -189,6 +189,31 @@ enum dp_start_kind dp_start_kind(const char *pin_dir, struct dp_pins_found *out)
 	}
 }
 
+void dp_start_beside(enum dp_start_kind kind, const struct dp_pins_found *f,
+		     const char *pin_dir, char *buf, size_t len)
+{
+	char what[256];
+
+	if (kind == DP_START_RESIZE)
+		snprintf(what, sizeof(what),
+			 "of this build's ABI (%d) sized for another "
+			 "configuration (%s: %s): a start builds one of this "
+			 "file's sizes",
+			 RS_ABI_VERSION, f->map, f->differs);
+	else
+		snprintf(what, sizeof(what),
+			 "of ABI %u%s%s%s, this build is ABI %d: a start "
+			 "builds its own",
+			 f->abi, f->map[0] ? " (" : "", f->map,
+			 f->map[0] ? " differs)" : "", RS_ABI_VERSION);
+	snprintf(buf, len,
+		 "%s holds a data plane %s beside it, carries its operator "
+		 "state and sticky entries over, attaches, then retires it: "
+		 "no gap, no client moved (docs/operations.md, \"Upgrades "
+		 "across an ABI change\")",
+		 pin_dir, what);
+}
+
 void dp_pins_refusal(const struct dp_pins_found *f, const char *pin_dir,
 		     const char *config, char *buf, size_t len)
 {

@@ -71,6 +71,14 @@ enum dp_start_kind dp_start_kind(const char *pin_dir,
 				 struct dp_pins_found *out);
 
 /*
+ * For DP_START_RESIZE and DP_START_UPGRADE: the one sentence that says
+ * what the pins under @pin_dir are and how a start upgrades from them,
+ * for `ringsteerd --check` and `ringsteer status` alike.
+ */
+void dp_start_beside(enum dp_start_kind kind, const struct dp_pins_found *f,
+		     const char *pin_dir, char *buf, size_t len);
+
+/*
  * For DP_PINS_OTHER: the one sentence that says what the pins are and
  * that a start refuses them, naming the command that removes them
  * (`ringsteerd --detach`, with -c @config when not NULL).

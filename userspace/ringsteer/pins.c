@@ -186,9 +186,11 @@ static json_t *start_of(const char *bpffs, json_t *links, const char *config,
 	json_t *other = links_foreign(links);
 	struct dp_pins_found f;
 	const char *action = "refuse";
+	enum dp_start_kind kind;
 
 	dp_size_for(fleet);
-	switch (dp_start_kind(bpffs, &f)) {
+	kind = dp_start_kind(bpffs, &f);
+	switch (kind) {
 	case DP_START_CREATE:
 	case DP_START_ADOPT:
 		action = "adopt";
@@ -196,24 +198,9 @@ static json_t *start_of(const char *bpffs, json_t *links, const char *config,
 			 "the pins are of this build's ABI and layout");
 		break;
 	case DP_START_RESIZE:
-		action = "upgrade";
-		snprintf(why, sizeof(why),
-			 "the maps pinned under %s are sized for another "
-			 "configuration (%s: %s): a start builds a data plane "
-			 "of this file's sizes beside them, carries their "
-			 "operator state and sticky entries over, attaches, "
-			 "then retires them (no gap, no client moved)",
-			 bpffs, f.map, f.differs);
-		break;
 	case DP_START_UPGRADE:
 		action = "upgrade";
-		snprintf(why, sizeof(why),
-			 "the maps pinned under %s are of ABI %u, this build "
-			 "is ABI %d: a start builds its own data plane beside "
-			 "them, carries their operator state and sticky "
-			 "entries over, attaches, then retires them (no gap, "
-			 "no client moved)",
-			 bpffs, f.abi, RS_ABI_VERSION);
+		dp_start_beside(kind, &f, bpffs, why, sizeof(why));
 		break;
 	case DP_START_REFUSE:
 		dp_pins_refusal(&f, bpffs, config, why, sizeof(why));

@@ -19,8 +19,9 @@ static int report_pins(const struct rs_config *cfg, const char *config_path)
 {
 	struct dp_pins_found f;
 	char line[2 * PATH_MAX + 512];
+	enum dp_start_kind kind = dp_start_kind(cfg->bpffs, &f);
 
-	switch (dp_start_kind(cfg->bpffs, &f)) {
+	switch (kind) {
 	case DP_START_CREATE:
 		printf("pins: nothing under %s: a start creates the data plane "
 		       "(ABI %d) and attaches it\n",
@@ -33,23 +34,9 @@ static int report_pins(const struct rs_config *cfg, const char *config_path)
 		       f.link ? ", attached and steering" : "");
 		return 0;
 	case DP_START_RESIZE:
-		printf("pins: %s holds a data plane of this build's ABI (%d) "
-		       "sized for another configuration (%s: %s): a start "
-		       "builds one of this file's sizes beside it, carries its "
-		       "operator state and sticky entries over, attaches, then "
-		       "retires it: no gap, no client moved\n",
-		       cfg->bpffs, RS_ABI_VERSION, f.map, f.differs);
-		return 0;
 	case DP_START_UPGRADE:
-		printf("pins: %s holds a data plane of ABI %u%s%s%s, this "
-		       "build "
-		       "is ABI %d: a start builds its own beside it, carries "
-		       "its operator state and sticky entries over, attaches, "
-		       "then retires it: no gap, no client moved "
-		       "(docs/operations.md, \"Upgrades across an ABI "
-		       "change\")\n",
-		       cfg->bpffs, f.abi, f.map[0] ? " (" : "", f.map,
-		       f.map[0] ? " differs)" : "", RS_ABI_VERSION);
+		dp_start_beside(kind, &f, cfg->bpffs, line, sizeof(line));
+		printf("pins: %s\n", line);
 		return 0;
 	case DP_START_REFUSE:
 		dp_pins_refusal(&f, cfg->bpffs, config_path, line,
