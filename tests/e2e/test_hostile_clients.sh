@@ -188,7 +188,14 @@ echo "# $((1024 - 7)) backends without a socket: the reconcile passes stay cheap
 # health checks' 250 ms timeout (all three web backends DOWN at once in
 # 2 of 3 runs). One dump per family and protocol a pass now: counted by
 # the daemon's own metrics over three passes.
-counter() { rs_in_edge curl -sf -m 5 "http://$MADDR/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
+# scrape NS [CURL-ARGS...]: one scrape into $OUT/scrape; fails if none.
+scrape() {
+	local ns=$1
+	shift
+	$ns curl -sf -m 5 -o "$OUT/scrape" "$@" "http://$MADDR/metrics"
+}
+# counter NAME: the value of an unlabelled metric, from a scrape.
+counter() { scrape rs_in_edge && awk -v n="$1" '$1 == n { print $2 }' "$OUT/scrape"; }
 p0=$(counter ringsteer_socket_reconcile_passes_total)
 d0=$(counter ringsteer_socket_diag_dumps_total)
 three_passes() { (($(counter ringsteer_socket_reconcile_passes_total) >= p0 + 3)); }
@@ -227,12 +234,6 @@ for ((i = 1; i <= 12; i++)); do
 		"for ((;;)); do curl -s -m 5 -o /dev/null --interface 198.18.2.$((200 + i)) http://$MADDR/metrics; done"
 done
 rs_bg_start hog bash -c 'for ((;;)); do :; done'
-# scrape NS [CURL-ARGS...]: one scrape into $OUT/scrape; fails if none.
-scrape() {
-	local ns=$1
-	shift
-	$ns curl -sf -m 5 -o "$OUT/scrape" "$@" "http://$MADDR/metrics"
-}
 many_up() { grep -c '^ringsteer_backend_up{service="many",' "$OUT/scrape"; }
 for src in 198.18.1.201 198.18.1.204 198.18.2.250; do
 	e2e_check "a scrape from $src (dribblers on 198.18.1.201-204)" \
