@@ -11,6 +11,7 @@
 
 #include "bind_match.bpf.h"
 #include "coarse_clock.bpf.h"
+#include "generations.bpf.h"
 #include "maps.bpf.h"
 #include "net.bpf.h"
 #include "trace.bpf.h"
@@ -658,6 +659,28 @@ static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 	return 0;
 }
 
+/*
+ * A QUIC generations service: the backend TC found in this 4-tuple's
+ * connection ID (it wrote it in the flow entry) takes the datagram, on
+ * the flow's generation. 0: assigned; -1: steer() decides.
+ */
+static __always_inline int steer_cid_flow(struct bpf_sk_lookup *ctx,
+					  __u32 svc_id,
+					  struct rs_trace_decision *dec)
+{
+	__u32 b = RS_NONE;
+
+	if (rs_gen_on(ctx, svc_id) == 2)
+		b = rs_gen_flow_steer(ctx, svc_id);
+	if (b == RS_NONE)
+		return -1;
+	count_assigned(b, 0);
+	/* Traced as an affinity entry honoured, which the flow entry is. */
+	dec->named = dec->chosen = b;
+	dec->sticky_hit = 1;
+	return 0;
+}
+
 SEC("sk_lookup")
 int steer_lookup(struct bpf_sk_lookup *ctx)
 {
@@ -682,7 +705,17 @@ int steer_lookup(struct bpf_sk_lookup *ctx)
 	sst = service_stats(svc_id);
 	if (sst)
 		sst->lookups++;
-	err = steer(ctx, svc_id, sst, &dec);
+	err = steer_cid_flow(ctx, svc_id, &dec);
+	if (err) {
+		err = steer(ctx, svc_id, sst, &dec);
+		/*
+		 * steer() assigned the backend's slot with flags 0 (the
+		 * kernel's reuseport pick): a generation replaces that pick.
+		 * Should that fail, the slot's assignment stands.
+		 */
+		if (!err && rs_gen_on(ctx, svc_id))
+			rs_gen_steer(ctx, dec.chosen, svc_id);
+	}
 	if (err > 0) {
 		if (sst)
 			sst->held++;

@@ -11,10 +11,12 @@
  * rotation bits and the server ID of a backend that is UP or DRAIN goes
  * straight to that backend's socket (bpf_sk_assign), wherever the client
  * moved to. Everything else is left alone for sk_lookup and its IP
- * affinity, and counted by reason. The program never drops or modifies a
- * packet and never ends the filter chain: every path returns TC_ACT_UNSPEC,
- * so filters after it still run (the fleet step aside). docs/quic.md has
- * the whole story.
+ * affinity, and counted by reason. For a service with generations the
+ * backend goes into the 4-tuple's flow entry instead of an assign, and
+ * sk_lookup picks the generation (flow_backend()). The program never drops or
+ * modifies a packet and never ends the filter chain: every path returns
+ * TC_ACT_UNSPEC, so filters after it still run (the fleet step aside).
+ * docs/quic.md has the whole story.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -28,6 +30,7 @@
 #include <bpf/bpf_endian.h>
 
 #include "bind_match.bpf.h"
+#include "coarse_clock.bpf.h"
 #include "fleet.bpf.h"
 #include "maps.bpf.h"
 #include "quic.bpf.h"
@@ -44,6 +47,7 @@ enum tc_outcome {
 	TC_MALFORMED,
 	TC_ERROR, /* bad service config or a socket that must not be used */
 	TC_HELD,  /* the ID's backend restarts: dropped, the flow waits */
+	TC_FLOW,  /* generations: the backend written for sk_lookup to honour */
 };
 
 struct udp_flow {
@@ -166,6 +170,64 @@ static __always_inline struct bpf_sock *backend_socket(__u32 backend,
 	return bpf_map_lookup_elem(&rs_sockets, &slot);
 }
 
+/*
+ * A generations service: no bpf_sk_assign here, which the kernel would
+ * follow with its reuseport pick among the old and the new process.
+ * The CID's backend goes into the 4-tuple's flow entry instead, and
+ * sk_lookup, which runs next for this very skb on this CPU, honours it
+ * and picks the flow's generation (generations.bpf.h). With list receive
+ * several skbs' TC may run before their lookups: a 4-tuple is one flow,
+ * so the entry is right for each of them. The cookie stays while the
+ * backend does, else 0 (sk_lookup then records the working socket).
+ * Returns 0 when written; -1 when the backend has no socket (the caller
+ * holds the flow or calls it down, as without generations) or the entry
+ * could not be written (a full table): the datagram is then assigned
+ * here, as without generations. The addresses and ports are read again
+ * here, from headers parse_udp() checked, not passed: a pointer to its
+ * struct would put that on steer_tc's stack, which is full.
+ */
+static __attribute__((noinline)) int flow_backend(struct __sk_buff *skb,
+						  __u32 backend, __u32 family,
+						  __u32 l4_off)
+{
+	struct bpf_sock *sk = backend_socket(backend, family);
+	struct rs_udp_flow_key key = {};
+	struct rs_udp_flow *e, v = {.backend = backend};
+	__u32 now = (__u32)(rs_coarse_now() / RS_NS_PER_S);
+	__u16 ports[2];
+	__u32 v4[2];
+	int err;
+
+	if (!sk)
+		return -1;
+	bpf_sk_release(sk);
+	/* Source and destination are adjacent in both headers. */
+	if (family == RS_AF_INET) {
+		err = bpf_skb_load_bytes(
+			skb, ETH_HLEN + offsetof(struct iphdr, saddr), v4, 8);
+		key.saddr[0] = v4[0];
+		key.daddr[0] = v4[1];
+	} else {
+		/* key.saddr and key.daddr as well: one read fills both. */
+		err = bpf_skb_load_bytes(
+			skb, ETH_HLEN + offsetof(struct ipv6hdr, saddr),
+			key.saddr, 32);
+	}
+	if (err || bpf_skb_load_bytes(skb, l4_off, ports, sizeof(ports)))
+		return -1;
+	key.sport = bpf_ntohs(ports[0]);
+	key.dport = bpf_ntohs(ports[1]);
+	key.family = family;
+	e = bpf_map_lookup_elem(&rs_udp_flows, &key);
+	if (e && e->backend == backend) {
+		if (rs_gen_refresh_due(e->seen, now))
+			e->seen = now;
+		return 0;
+	}
+	v.seen = now;
+	return bpf_map_update_elem(&rs_udp_flows, &key, &v, BPF_ANY) ? -1 : 0;
+}
+
 static __always_inline enum tc_outcome steer_cookie(
 	struct __sk_buff *skb, const struct udp_flow *f, __u32 svc_id,
 	const struct rs_service *svc, __u32 *backend)
@@ -235,6 +297,10 @@ decoded:
 	/* DRAIN keeps its QUIC connections: they are sticky by nature. */
 	if (be->state != RS_BACKEND_UP && be->state != RS_BACKEND_DRAIN)
 		return TC_DOWN;
+	/* No socket reference is held across this call: less stack. */
+	if (svc->generations &&
+	    !flow_backend(skb, *backend, f->family, f->l4_off))
+		return TC_FLOW;
 	sk = backend_socket(*backend, f->family);
 	if (!sk)
 		return rs_restart_holds(be, f->family == RS_AF_INET6,
@@ -266,7 +332,9 @@ decoded:
  * as bpf_sk_assign is called; assigned only those the kernel accepted, and
  * a refusal counts in the service's errors. On a real ingress hook the two
  * agree; under BPF_PROG_TEST_RUN the kernel always refuses (-EOPNOTSUPP:
- * not at TC ingress), so the choice stays observable there.
+ * not at TC ingress), so the choice stays observable there. A
+ * generations service's hit (TC_FLOW) is assigned by sk_lookup, which
+ * counts it there.
  */
 static __always_inline void count(__u32 svc_id, enum tc_outcome outcome,
 				  __u32 backend)
@@ -274,14 +342,15 @@ static __always_inline void count(__u32 svc_id, enum tc_outcome outcome,
 	struct rs_service_stats *sst;
 	struct rs_backend_stats *bst;
 
-	if (outcome == TC_HIT || outcome == TC_ASSIGN_FAILED) {
+	if (outcome == TC_HIT || outcome == TC_ASSIGN_FAILED ||
+	    outcome == TC_FLOW) {
 		bst = bpf_map_lookup_elem(&rs_backend_stats, &backend);
 		if (bst) {
 			bst->cookie_hits++;
 			if (outcome == TC_HIT)
 				bst->assigned++;
 		}
-		if (outcome == TC_HIT)
+		if (outcome != TC_ASSIGN_FAILED)
 			return;
 	}
 	sst = bpf_map_lookup_elem(&rs_service_stats, &svc_id);
@@ -321,6 +390,7 @@ static __always_inline void note_cookie(struct __sk_buff *skb,
 		n->flags = RS_TRACE_F_ASSIGNED;
 		/* fall through */
 	case TC_ASSIGN_FAILED:
+	case TC_FLOW:
 		n->cookie = RS_TRACE_COOKIE_HIT;
 		n->backend = backend;
 		break;

@@ -79,6 +79,36 @@ struct {
 } rs_sockets SEC(".maps");
 
 /*
+ * Generations (abi_maps.h): every socket of a generations backend by its
+ * cookie, each backend slot's working cookie, and the flows' generations.
+ * Sized down to one entry when no service has generations
+ * (dataplane_sizing.c).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_SOCKHASH);
+	__uint(max_entries, RS_GEN_SOCKETS_MAX);
+	__type(key, __u64);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_gen_sockets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RS_SOCKMAP_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_gen_working SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RS_GEN_FLOWS_DEFAULT);
+	__type(key, struct rs_udp_flow_key);
+	__type(value, struct rs_udp_flow);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rs_udp_flows SEC(".maps");
+
+/*
  * The template of every ring (RS_RING_MAP_FLAGS): the kernel swaps in
  * only an inner map whose flags equal it. BPF_F_INNER_MAP lets each ring
  * be sized to its own point count, BPF_F_MMAPABLE lets the daemon write a

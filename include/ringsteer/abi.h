@@ -15,7 +15,7 @@
  * limit) is a new ABI: tests/unit/abi/test_abi.c fails until the new
  * layout is recorded (docs/architecture.md "The ABI").
  */
-#define RS_ABI_VERSION 11
+#define RS_ABI_VERSION 12
 
 #include "abi_base.h"
 #include "abi_maps.h"

@@ -81,7 +81,14 @@ struct rs_service {
 	__u8 quic_server_id_len; /* 1..RS_QUIC_MAX_SERVER_ID */
 	__u8 quic_cid_len;	 /* DCID length of short-header packets */
 	__u8 quic_config_id;	 /* config rotation bits, 0..6 */
-	__u8 pad[2];
+	/*
+	 * 1: UDP only; a backend's address may hold several sockets, the
+	 * newest taking new flows (rs_gen_working), each older one keeping
+	 * the flows recorded on it (rs_udp_flows) until it closes. 0: one
+	 * socket per backend, the kernel's reuseport pick kept.
+	 */
+	__u8 generations;
+	__u8 pad[1];
 	__u32 sticky_ttl; /* seconds idle before a sticky entry lapses; 0 = off
 			   */
 	/*
@@ -420,6 +427,58 @@ struct rs_service_stats {
 	__u64 reassigned;
 	/* Datagrams dropped while their backend's socket was gone (held). */
 	__u64 held;
+	/*
+	 * Generations (rs_udp_flows): datagrams delivered to a draining
+	 * generation; flows whose generation closed, moved to the working
+	 * one (handovers); new flows left unrecorded, the table full.
+	 */
+	__u64 gen_draining;
+	__u64 gen_handovers;
+	__u64 flows_full;
+};
+
+/*
+ * Generations (rs_service.generations, docs/architecture.md
+ * "Generations"). rs_gen_sockets (SOCKHASH): every socket of a generations
+ * backend, keyed by its socket cookie. rs_gen_working (ARRAY, index
+ * rs_socket_slot()): the cookie of the backend's working socket for that
+ * family, 0 = none known (then its rs_sockets slot is the working one).
+ * rs_gen_sockets holds RS_GEN_SOCKETS_MAX, or 1 when no service has
+ * generations; rs_gen_working always RS_SOCKMAP_SLOTS (16 KiB).
+ */
+#define RS_GEN_SOCKETS_MAX 4096
+
+/*
+ * rs_udp_flows (HASH, not LRU: a flood of forged sources must not evict a
+ * recorded flow): the generation each UDP flow of a generations service
+ * started on. A full table records no new flow (it goes to the working
+ * socket, where a new flow belongs anyway); the daemon deletes entries
+ * idle for the service's flow_idle. Sized by flow_table, default
+ * RS_GEN_FLOWS_DEFAULT, 1 when no service has generations.
+ */
+#define RS_GEN_FLOWS_DEFAULT 65536
+
+struct rs_udp_flow_key {
+	__u32 saddr[4]; /* network order; IPv4 in word 0, the rest zero */
+	__u32 daddr[4];
+	__u16 sport; /* host order */
+	__u16 dport;
+	__u8 family;
+	__u8 pad[3];
+};
+
+struct rs_udp_flow {
+	__u32 backend;
+	/*
+	 * CLOCK_MONOTONIC seconds when last seen, refreshed at most once a
+	 * second (no write per datagram).
+	 */
+	__u32 seen;
+	/*
+	 * Socket cookie of the generation the flow is on; 0: none yet (TC
+	 * wrote the backend a QUIC CID names, sk_lookup picks the socket).
+	 */
+	__u64 cookie;
 };
 
 /*
@@ -510,7 +569,11 @@ _Static_assert(RS_MAX_BUCKET_BITS <= RS_RING_BITS_MASK, "bits fit the mask");
 RS_ABI_SIZE(rs_point, 16);
 RS_ABI_SIZE(rs_ring_slot, 16);
 RS_ABI_SIZE(rs_backend_stats, 40);
-RS_ABI_SIZE(rs_service_stats, 80);
+RS_ABI_SIZE(rs_service_stats, 104);
+RS_ABI_SIZE(rs_udp_flow_key, 40);
+/* steer_tc reads an IPv6 source and destination into both at once. */
+RS_ABI_OFFSET(rs_udp_flow_key, daddr, 16);
+RS_ABI_SIZE(rs_udp_flow, 16);
 RS_ABI_SIZE(rs_meta, 24);
 
 #endif /* RINGSTEER_ABI_MAPS_H */

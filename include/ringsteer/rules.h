@@ -148,6 +148,35 @@ static inline int rs_sticky_bound_applies(__u32 state, __u8 protocol)
 	return state == RS_BACKEND_UP && protocol == 6;
 }
 
+/* ---- generations (rs_udp_flows) ---- */
+
+/*
+ * Which generation a recorded flow of backend @b goes to: the one it
+ * started on (@e_cookie) while that is not the working one (@working) and
+ * the flow is still this backend's. Then its socket is looked up; once
+ * that socket is gone the flow goes to the working one (a handover).
+ */
+static inline int rs_gen_draining(__u32 e_backend, __u64 e_cookie, __u32 b,
+				  __u64 working)
+{
+	return e_backend == b && e_cookie && e_cookie != working;
+}
+
+/* A flow entry's seen is written once a second at most, not per datagram. */
+static inline int rs_gen_refresh_due(__u32 seen_s, __u32 now_s)
+{
+	return (__s32)(now_s - seen_s) >= 1;
+}
+
+/*
+ * Idle for @idle_s seconds: the daemon may delete it. An entry stamped
+ * "in the future" (another CPU's clock reading) is not idle.
+ */
+static inline int rs_gen_flow_idle(__u32 seen_s, __u32 now_s, __u32 idle_s)
+{
+	return (__s32)(now_s - seen_s) >= (__s32)idle_s;
+}
+
 /*
  * What a key-policy change (key, prefix4, prefix6, seed: all carried by
  * the ring header) does to old entries: nothing is rewritten. The key is

@@ -280,6 +280,7 @@ void rs_config_memory(const struct rs_config *cfg, size_t svc,
 struct rs_memory_fixed {
 	uint64_t maps;	      /* every map pinned by name */
 	uint64_t fleet_maps;  /* of them, the fleet's tables */
+	uint64_t gen_maps;    /* of them, the generations' (rs_udp_flows) */
 	uint64_t fleet_table; /* with [fleet]: the table's map, made later */
 };
 

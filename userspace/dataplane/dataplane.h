@@ -83,21 +83,32 @@ int dp_fault(const char *site);
  */
 void dp_size_for(bool fleet);
 bool dp_sized_for_fleet(void);
+/*
+ * The generations' flow table (rs_udp_flows): @flow_table entries, 0 when
+ * no service has generations (then it and rs_gen_sockets get one entry).
+ * Set like dp_size_for(); the default is RS_GEN_FLOWS_DEFAULT.
+ */
+void dp_size_flows(uint32_t flow_table);
+uint32_t dp_sized_flows(void);
 /* Before loading @obj: its configured sizes. 0 or a negative errno. */
 struct bpf_object;
 int dp_size_maps(struct bpf_object *obj);
 /*
  * 0 when the maps of the running @dp fit a configuration (@fleet: it has
- * [fleet]); else -EXFULL and, in @why, which map and that a restart
- * resizes it (a reload cannot).
+ * [fleet]; @flow_table: its generations' flow table, 0 = none); else -EXFULL
+ * and, in
+ * @why, which map and that a restart resizes it (a reload cannot).
  */
-int dp_sizing_fits(struct rs_dataplane *dp, bool fleet, char *why, size_t len);
+int dp_sizing_fits(struct rs_dataplane *dp, bool fleet, uint32_t flow_table,
+		   char *why, size_t len);
 /*
  * Kernel memory of the maps a start pins at the sizes set (every pinned
  * map of steer_lookup, not the rings and sticky tables that the services
- * add, nor the fleet table): *@bytes, of it *@fleet_bytes the fleet's.
+ * add, nor the fleet table): *@bytes, of it *@fleet_bytes the fleet's
+ * and *@gen_bytes the generations' (rs_udp_flows, rs_gen_sockets).
  */
-int dp_pinned_memory(uint64_t *bytes, uint64_t *fleet_bytes);
+int dp_pinned_memory(uint64_t *bytes, uint64_t *fleet_bytes,
+		     uint64_t *gen_bytes);
 /* The inner map of rs_fleet that fleet mode makes for its table. */
 uint64_t dp_fleet_table_memory(void);
 

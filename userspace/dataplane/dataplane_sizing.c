@@ -28,8 +28,15 @@ static const char *const fleet_only[] = {
 	"rs_fleet_sip",
 };
 
+/* Maps that only services with generations use (abi_maps.h). */
+static const char *const generations_only[] = {
+	"rs_gen_sockets",
+	"rs_udp_flows",
+};
+
 /* Default: a data plane sized for everything (tests, tools without one). */
 static bool sized_for_fleet = true;
+static uint32_t sized_flows = RS_GEN_FLOWS_DEFAULT;
 
 void dp_size_for(bool fleet)
 {
@@ -41,26 +48,60 @@ bool dp_sized_for_fleet(void)
 	return sized_for_fleet;
 }
 
-static bool is_fleet_only(const char *name)
+void dp_size_flows(uint32_t flow_table)
 {
-	for (size_t i = 0; i < sizeof(fleet_only) / sizeof(fleet_only[0]); i++)
-		if (!strcmp(name, fleet_only[i]))
+	sized_flows = flow_table;
+}
+
+uint32_t dp_sized_flows(void)
+{
+	return sized_flows;
+}
+
+static bool is_in(const char *name, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(name, list[i]))
 			return true;
 	return false;
+}
+
+static bool is_fleet_only(const char *name)
+{
+	return is_in(name, fleet_only,
+		     sizeof(fleet_only) / sizeof(fleet_only[0]));
+}
+
+static bool is_generations_only(const char *name)
+{
+	return is_in(name, generations_only,
+		     sizeof(generations_only) / sizeof(generations_only[0]));
+}
+
+/* The entries @name gets at the sizes set; 0: its build size. */
+static uint32_t configured_entries(const char *name)
+{
+	if (!sized_for_fleet && is_fleet_only(name))
+		return 1;
+	if (!strcmp(name, "rs_udp_flows"))
+		return sized_flows ? sized_flows : 1;
+	if (!strcmp(name, "rs_gen_sockets") && !sized_flows)
+		return 1;
+	return 0;
 }
 
 int dp_size_maps(struct bpf_object *obj)
 {
 	struct bpf_map *m;
+	uint32_t n;
 	int err;
 
-	if (sized_for_fleet)
-		return 0;
 	bpf_object__for_each_map(m, obj)
 	{
-		if (!is_fleet_only(bpf_map__name(m)))
+		n = configured_entries(bpf_map__name(m));
+		if (!n)
 			continue;
-		err = bpf_map__set_max_entries(m, 1);
+		err = bpf_map__set_max_entries(m, n);
 		if (err) {
 			rs_err("bpf: cannot size %s: %s", bpf_map__name(m),
 			       strerror(-err));
@@ -70,10 +111,25 @@ int dp_size_maps(struct bpf_object *obj)
 	return 0;
 }
 
-int dp_sizing_fits(struct rs_dataplane *dp, bool fleet, char *why, size_t len)
+int dp_sizing_fits(struct rs_dataplane *dp, bool fleet, uint32_t flow_table,
+		   char *why, size_t len)
 {
 	const struct bpf_map *m = dp->skel->maps.rs_fleet_flows;
+	uint32_t flows = bpf_map__max_entries(dp->skel->maps.rs_udp_flows);
 
+	/* A table of one entry: started without generations. */
+	if (flow_table && flows != flow_table) {
+		snprintf(why, len,
+			 "flow_table %u needs the generations' flow table of "
+			 "that size, which this data plane was started with "
+			 "%u entries (%s): restart ringsteerd to resize it "
+			 "(the start resizes it beside the running data "
+			 "plane, no client moved)",
+			 flow_table, flows,
+			 flows == 1 ? "no service had generations"
+				    : "another flow_table");
+		return -EXFULL;
+	}
 	if (!fleet || bpf_map__max_entries(m) >= RS_FLEET_FLOWS_MAX)
 		return 0;
 	snprintf(why, len,
@@ -157,6 +213,9 @@ static uint64_t map_memory(const struct bpf_map *m, uint64_t cpus)
 		return htab_memory(m, cpus);
 	case BPF_MAP_TYPE_SOCKMAP:
 		return SOCKMAP_HEAD + n * 8;
+	case BPF_MAP_TYPE_SOCKHASH:
+		/* Buckets only: an element is allocated per socket inserted. */
+		return SOCKMAP_HEAD + pow2_at_least(n) * HTAB_BUCKET;
 	case BPF_MAP_TYPE_RINGBUF:
 		return RINGBUF_HEAD + n + RINGBUF_META * PAGE +
 		       (RINGBUF_META + 2 * (n / PAGE)) * 8;
@@ -165,14 +224,15 @@ static uint64_t map_memory(const struct bpf_map *m, uint64_t cpus)
 	}
 }
 
-int dp_pinned_memory(uint64_t *bytes, uint64_t *fleet_bytes)
+int dp_pinned_memory(uint64_t *bytes, uint64_t *fleet_bytes,
+		     uint64_t *gen_bytes)
 {
 	struct steer_lookup_bpf *skel = steer_lookup_bpf__open();
 	int cpus = libbpf_num_possible_cpus();
 	struct bpf_map *m;
 	int err;
 
-	*bytes = *fleet_bytes = 0;
+	*bytes = *fleet_bytes = *gen_bytes = 0;
 	if (!skel)
 		return -errno;
 	err = dp_size_maps(skel->obj);
@@ -185,6 +245,8 @@ int dp_pinned_memory(uint64_t *bytes, uint64_t *fleet_bytes)
 		*bytes += b;
 		if (is_fleet_only(bpf_map__name(m)))
 			*fleet_bytes += b;
+		if (is_generations_only(bpf_map__name(m)))
+			*gen_bytes += b;
 	}
 	steer_lookup_bpf__destroy(skel);
 	return err;

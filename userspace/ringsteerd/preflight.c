@@ -101,7 +101,7 @@ int preflight_report(const struct rs_config *cfg, const char *config_path)
 void preflight_memory(const struct rs_config *cfg)
 {
 	struct rs_memory_fixed x = {0};
-	int err = dp_pinned_memory(&x.maps, &x.fleet_maps);
+	int err = dp_pinned_memory(&x.maps, &x.fleet_maps, &x.gen_maps);
 
 	if (err) {
 		printf("note: cannot read this build's own program (%s): only "

@@ -38,6 +38,8 @@ struct rs_point layout_rs_point;
 struct rs_ring_slot layout_rs_ring_slot;
 struct rs_backend_stats layout_rs_backend_stats;
 struct rs_service_stats layout_rs_service_stats;
+struct rs_udp_flow_key layout_rs_udp_flow_key;
+struct rs_udp_flow layout_rs_udp_flow;
 struct rs_meta layout_rs_meta;
 struct rs_fleet_addr layout_rs_fleet_addr;
 struct rs_fleet_header layout_rs_fleet_header;

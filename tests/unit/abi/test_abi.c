@@ -45,10 +45,9 @@ static const struct {
 	unsigned int abi;
 	unsigned long long hash;
 } abi_rows[] = {
-	{8, 0x942440b4d05b9311ull},
-	{9, 0x8e62fa2c24efee14ull},
-	{10, 0x49c14ccc254a6e6cull},
-	{11, 0xacae6d98627a9bd1ull},
+	{8, 0x942440b4d05b9311ull},  {9, 0x8e62fa2c24efee14ull},
+	{10, 0x49c14ccc254a6e6cull}, {11, 0xacae6d98627a9bd1ull},
+	{12, 0x2069ac3c2f674cefull},
 };
 
 /* Every object-like macro of abi.h but RS_ABI_VERSION (the row's key). */
@@ -84,6 +83,8 @@ static const struct {
 	C(RS_LOAD_TCP_STATES),
 	C(RS_LOAD_CLAMP),
 	C(RS_LOAD_UNBOUNDED),
+	C(RS_GEN_SOCKETS_MAX),
+	C(RS_GEN_FLOWS_DEFAULT),
 	C(RS_FLAT_SPLIT),
 	C(RS_FLAT_BACKEND_SHIFT),
 	C(RS_FLAT_ORDINAL_MASK),

@@ -286,7 +286,8 @@ static void service_metrics(struct daemon *d, struct buf *b)
 		"lookups",     "no_backend",	   "errors",
 		"walk_limit",  "cookie_none",	   "cookie_unknown",
 		"cookie_down", "cookie_malformed", "reassigned",
-		"held",
+		"held",	       "gen_draining",	   "gen_handovers",
+		"flows_full",
 	};
 	static const char *const helps[] = {
 		"sk_lookup runs that matched the service.",
@@ -303,6 +304,12 @@ static void service_metrics(struct daemon *d, struct buf *b)
 		"rate(this) / rate(lookups).",
 		"Datagrams dropped while their backend's socket was gone, "
 		"within restart_grace (held for it, not sent elsewhere).",
+		"Datagrams of flows recorded on a draining generation (an "
+		"older socket of their backend), delivered to it.",
+		"Recorded flows whose generation closed, moved to their "
+		"backend's working socket.",
+		"New flows of a generations service not recorded: the flow "
+		"table (flow_table) was full. They go to the working socket.",
 	};
 
 	struct rs_service_stats *st;
