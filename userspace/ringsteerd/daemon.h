@@ -27,6 +27,7 @@ struct control_server; /* control.c */
 struct metrics_server; /* metrics.c */
 struct fleet_rt;       /* fleet.c */
 struct ring_cache;     /* ring_cache.h */
+struct lookups_memo;   /* apply.c */
 
 /* One `[global] interfaces` name and steer_tc's filter on it. */
 struct tc_iface {
@@ -100,6 +101,11 @@ struct daemon {
 	struct ring_cache *ring_cache;
 	/* Full rings made so far, by how (enum ring_cache_how). */
 	uint64_t rings_made[3];
+	/* Services a reload left as they were (apply_config()). */
+	uint64_t rings_untouched;
+	/* apply.c: what rs_binds and rs_cookies were last written with. */
+	struct lookups_memo *lookups;
+	uint64_t lookups_written; /* tables written, rs_binds or rs_cookies */
 };
 
 /*

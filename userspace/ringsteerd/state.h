@@ -45,7 +45,9 @@ enum refresh {
 	REFRESH_REBUILD, /* built points changed: rebuild, swap if it differs */
 	REFRESH_FORCE,	 /* rebuild and swap even if nothing changed */
 };
-int ring_build_full(struct daemon *d, size_t s, struct rs_ring *ring);
+int ring_build_full(struct daemon *d, size_t s, struct rs_ring **ring);
+bool ring_unchanged(struct daemon *d, size_t s,
+		    const struct rs_backend *before);
 void rings_cache_free(struct daemon *d);
 int ring_refresh(struct daemon *d, size_t s, enum refresh how, const char *why);
 int ring_install_trimmed(struct daemon *d, size_t s, const struct rs_ring *ring,

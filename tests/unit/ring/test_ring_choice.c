@@ -164,6 +164,43 @@ static void test_empty_ring_stays_full(void)
 	ring_free(&s.full);
 }
 
+/*
+ * ring_trim_keeps_all() says whether ring_trim() would keep every point
+ * (then the daemon installs the ring itself instead of a trimmed copy):
+ * it must agree with ring_trim(), never keep a point ring_trim() drops.
+ */
+static void trim_agrees(const struct service *s, bool usable_only)
+{
+	struct rs_ring t;
+
+	CU_ASSERT_EQUAL_FATAL(ring_trim(&s->full, &s->view, usable_only, &t),
+			      0);
+	CU_ASSERT_EQUAL(ring_trim_keeps_all(&s->full, &s->view, usable_only),
+			t.npoints == s->full.npoints);
+	ring_free(&t);
+}
+
+static void test_trim_keeps_all(void)
+{
+	struct service s;
+
+	service_init(&s, even);
+	CU_ASSERT_TRUE(ring_trim_keeps_all(&s.full, &s.view, true));
+	trim_agrees(&s, false);
+	trim_agrees(&s, true);
+	s.words[4].state = RS_BACKEND_DOWN; /* in use, not usable */
+	CU_ASSERT_TRUE(ring_trim_keeps_all(&s.full, &s.view, false));
+	CU_ASSERT_FALSE(ring_trim_keeps_all(&s.full, &s.view, true));
+	trim_agrees(&s, false);
+	trim_agrees(&s, true);
+	s.words[4].state = RS_BACKEND_UP;
+	s.words[1].active_points = VNODES - 1; /* one point past its weight */
+	CU_ASSERT_FALSE(ring_trim_keeps_all(&s.full, &s.view, false));
+	trim_agrees(&s, false);
+	trim_agrees(&s, true);
+	ring_free(&s.full);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -179,6 +216,8 @@ int main(void)
 		    test_most_down_trims);
 	CU_add_test(s, "all down: an empty ring", test_all_down_is_empty);
 	CU_add_test(s, "an empty ring stays full", test_empty_ring_stays_full);
+	CU_add_test(s, "keeps-all agrees with ring_trim()",
+		    test_trim_keeps_all);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failed = CU_get_number_of_failures();

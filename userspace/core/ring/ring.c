@@ -381,6 +381,20 @@ int ring_trim(const struct rs_ring *ring, const struct rs_ring_view *view,
 	return 0;
 }
 
+bool ring_trim_keeps_all(const struct rs_ring *ring,
+			 const struct rs_ring_view *view, bool usable_only)
+{
+	for (uint32_t i = 0; i < ring->npoints; i++) {
+		enum rs_ring_skip why = ring_point_skip(&ring->points[i], view);
+
+		if (why == RS_RING_SKIP_UNKNOWN ||
+		    why == RS_RING_SKIP_INACTIVE ||
+		    (usable_only && why != RS_RING_USABLE))
+			return false;
+	}
+	return true;
+}
+
 bool ring_equal(const struct rs_ring *a, const struct rs_ring *b)
 {
 	return a->seed == b->seed && a->key_policy == b->key_policy &&

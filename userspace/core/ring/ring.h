@@ -144,6 +144,12 @@ uint32_t ring_max_skip_run(const struct rs_ring *ring,
  */
 int ring_trim(const struct rs_ring *ring, const struct rs_ring_view *view,
 	      bool usable_only, struct rs_ring *out);
+/*
+ * Whether ring_trim() would keep every point: then the trimmed ring is
+ * @ring itself, and neither needs to be made nor compared.
+ */
+bool ring_trim_keeps_all(const struct rs_ring *ring,
+			 const struct rs_ring_view *view, bool usable_only);
 
 bool ring_equal(const struct rs_ring *a, const struct rs_ring *b);
 

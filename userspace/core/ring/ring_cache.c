@@ -16,6 +16,7 @@
 void ring_cache_free(struct ring_cache *c)
 {
 	ring_free(&c->ring);
+	free(c->spare);
 	free(c->members);
 	memset(c, 0, sizeof(*c));
 }
@@ -95,18 +96,61 @@ static void merge(const struct rs_ring *ring, const struct keep *k,
 		out[o++] = add[j++];
 }
 
-/* The cached ring with the changes @k describes, into @out. */
-static int merged(const struct ring_cache *c, const struct rs_ring_member *m,
-		  size_t n, const struct keep *k, struct rs_ring *out)
+/*
+ * Members @m as what the ring @c holds was built from; false when they
+ * cannot stand for it (out of memory: the ring is right, the next call
+ * builds it whole).
+ */
+static bool members_keep(struct ring_cache *c, const struct rs_ring_member *m,
+			 size_t n)
+{
+	struct ring_cache_member *cm = calloc(n ? n : 1, sizeof(*cm));
+
+	free(c->members);
+	c->members = cm;
+	c->n = cm ? n : 0;
+	for (size_t i = 0; cm && i < n; i++) {
+		strncpy(cm[i].name, m[i].name, sizeof(cm[i].name) - 1);
+		cm[i].backend = m[i].backend;
+		cm[i].points = m[i].points;
+	}
+	return cm != NULL;
+}
+
+/* @ring (taken) becomes the ring @c holds; its buffer before, the spare. */
+static void hold(struct ring_cache *c, struct rs_ring *ring, uint32_t cap)
+{
+	free(c->spare);
+	c->spare = c->ring.points;
+	c->spare_cap = c->cap;
+	c->ring = *ring;
+	c->cap = cap;
+	c->serial++;
+	memset(ring, 0, sizeof(*ring));
+}
+
+/*
+ * The cached ring with the changes @k describes, merged into the spare
+ * buffer when the points fit (the room kept past them lets weights go up
+ * an eighth without a new one), which then holds the ring.
+ */
+static int merged(struct ring_cache *c, const struct rs_ring_member *m,
+		  size_t n, const struct keep *k)
 {
 	struct rs_point *add = malloc(k->added ? k->added * sizeof(*add) : 1);
 	const char **names = ring_names_by_id(m, n);
+	uint64_t total = k->added + k->kept;
+	struct rs_ring out = c->ring;
+	uint32_t cap = c->spare_cap;
 	size_t a = 0;
 	int err = -ENOMEM;
 
-	*out = c->ring;
-	out->points = malloc((k->added + k->kept + 1) * sizeof(*out->points));
-	if (!add || !names || !out->points)
+	out.points = c->spare;
+	if (!out.points || cap < total) {
+		cap = (uint32_t)(total + total / 8 + 1);
+		out.points = malloc((size_t)cap * sizeof(*out.points));
+	}
+	if (!add || !names || !out.points)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t from = m[i].backend < RS_MAX_BACKENDS
@@ -117,61 +161,20 @@ static int merged(const struct ring_cache *c, const struct rs_ring_member *m,
 		a += m[i].points - from;
 	}
 	err = ring_sort_points(&add, a, names);
-	if (!err)
-		merge(&c->ring, k, add, a, names, out->points);
-	out->npoints = (uint32_t)(k->added + k->kept);
+	if (err)
+		goto out;
+	merge(&c->ring, k, add, a, names, out.points);
+	out.npoints = (uint32_t)total;
+	if (out.points == c->spare)
+		c->spare = NULL;
+	hold(c, &out, cap);
+	c->valid = members_keep(c, m, n);
 out:
-	if (err) {
-		free(out->points);
-		memset(out, 0, sizeof(*out));
-	}
+	if (out.points && out.points != c->spare)
+		free(out.points);
 	free(add);
 	free(names);
 	return err;
-}
-
-/*
- * The points go into the buffer the cache already holds when they fit:
- * its pages are in memory, where a fresh 13 MB buffer (200 backends) is
- * 3,300 page faults, about as long as the merge itself. The room kept
- * past the points lets weights go up an eighth without a new buffer.
- */
-static int remember(struct ring_cache *c, const struct rs_ring_member *m,
-		    size_t n, const struct rs_ring *ring)
-{
-	struct ring_cache_member *cm = calloc(n ? n : 1, sizeof(*cm));
-	struct rs_point *points = c->ring.points;
-	uint32_t cap = c->cap;
-
-	if (cm && (!c->valid || cap < ring->npoints)) {
-		cap = ring->npoints + ring->npoints / 8 + 1;
-		points = malloc((size_t)cap * sizeof(*points));
-		if (points) {
-			free(c->ring.points);
-			c->ring.points = NULL;
-		}
-	}
-	if (!cm || !points) {
-		free(cm);
-		ring_cache_free(c);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		strncpy(cm[i].name, m[i].name, sizeof(cm[i].name) - 1);
-		cm[i].backend = m[i].backend;
-		cm[i].points = m[i].points;
-	}
-	if (ring->npoints)
-		memcpy(points, ring->points,
-		       (size_t)ring->npoints * sizeof(*points));
-	free(c->members);
-	c->ring = *ring;
-	c->ring.points = points;
-	c->cap = cap;
-	c->members = cm;
-	c->n = n;
-	c->valid = true;
-	return 0;
 }
 
 /* Members the cache can stand for: ids in range, no name cut short. */
@@ -188,32 +191,49 @@ static bool cacheable(const struct rs_ring_member *m, size_t n)
 	return total <= RS_MAX_RING_POINTS;
 }
 
+/* Built whole, and held. */
+static int built(struct ring_cache *c, const struct rs_ring_member *m, size_t n,
+		 uint64_t seed)
+{
+	struct rs_ring ring;
+	int err = ring_build(m, n, seed, &ring);
+
+	if (err)
+		return err;
+	hold(c, &ring, ring.npoints);
+	c->valid = cacheable(m, n) && members_keep(c, m, n);
+	return RING_CACHE_BUILT;
+}
+
+int ring_cache_get(struct ring_cache *c, const struct rs_ring_member *m,
+		   size_t n, uint64_t seed, struct rs_ring **out)
+{
+	struct keep k = {0};
+	int err;
+
+	if (!c->valid || c->ring.seed != seed || !cacheable(m, n)) {
+		err = built(c, m, n, seed);
+	} else {
+		err = plan(c, m, n, &k);
+		if (!err && !k.same)
+			err = merged(c, m, n, &k);
+		if (!err)
+			err = k.same ? RING_CACHE_SAME : RING_CACHE_MERGED;
+		free(k.limit);
+	}
+	if (err >= 0)
+		*out = &c->ring;
+	return err;
+}
+
 int ring_cache_build(struct ring_cache *c, const struct rs_ring_member *m,
 		     size_t n, uint64_t seed, struct rs_ring *out)
 {
-	struct keep k = {0};
-	int err, how;
+	struct rs_ring *ring;
+	int how = ring_cache_get(c, m, n, seed, &ring), err;
 
-	if (!cacheable(m, n)) {
-		ring_cache_free(c);
-		return ring_build(m, n, seed, out);
-	}
-	if (!c->valid || c->ring.seed != seed) {
-		err = ring_build(m, n, seed, out);
-		how = RING_CACHE_BUILT;
-	} else {
-		err = plan(c, m, n, &k);
-		if (!err && k.same)
-			err = ring_dup(out, &c->ring);
-		else if (!err)
-			err = merged(c, m, n, &k, out);
-		how = k.same ? RING_CACHE_SAME : RING_CACHE_MERGED;
-		free(k.limit);
-	}
-	if (err)
-		return err;
-	/* On -ENOMEM only the cache is lost: the ring is right. */
-	if (how != RING_CACHE_SAME)
-		(void)remember(c, m, n, out);
-	return how;
+	if (how < 0)
+		return how;
+	err = ring_dup(out, ring);
+	return err ? err : how;
 }

@@ -58,27 +58,19 @@ void rs_service_from_conf(const struct rs_config *cfg, size_t idx, uint32_t id,
 	snprintf(out->name, sizeof(out->name), "%s", sc->name);
 }
 
-int binds_apply(struct rs_dataplane *dp, const struct rs_config *cfg,
-		const uint32_t *svc_ids)
+size_t binds_collect(const struct rs_config *cfg, const uint32_t *svc_ids,
+		     struct rs_bind_key *keys, struct rs_bind *vals)
 {
-	struct rs_bind_key *keys;
-	struct rs_bind *vals;
 	size_t n = 0;
-	int err;
 
-	keys = calloc(RS_MAX_BINDS, sizeof(*keys));
-	vals = calloc(RS_MAX_BINDS, sizeof(*vals));
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return -ENOMEM;
-	}
 	for (size_t s = 0; s < cfg->n_services; s++) {
 		const struct rs_service_conf *sc = &cfg->services[s];
 
 		for (size_t l = 0; l < sc->n_listens && n < RS_MAX_BINDS; l++) {
 			const struct rs_listen *li = &sc->listens[l];
 
+			memset(&keys[n], 0, sizeof(keys[n]));
+			memset(&vals[n], 0, sizeof(vals[n]));
 			keys[n].prefixlen = 32 + li->prefixlen;
 			keys[n].protocol = sc->protocol;
 			keys[n].family = li->family;
@@ -89,10 +81,7 @@ int binds_apply(struct rs_dataplane *dp, const struct rs_config *cfg,
 			n++;
 		}
 	}
-	err = dp_sync_binds(dp, keys, vals, n);
-	free(keys);
-	free(vals);
-	return err;
+	return n;
 }
 
 /* rs_quic_lb from the configuration (binds.h). */

@@ -27,11 +27,12 @@ void rs_service_from_conf(const struct rs_config *cfg, size_t idx, uint32_t id,
 			  struct rs_service *out);
 
 /*
- * Make rs_binds hold exactly the listens of @cfg, service @i mapped to
- * @svc_ids[i]. New entries are written before stale ones are deleted.
+ * What rs_binds should hold: the listens of @cfg, service @i mapped to
+ * @svc_ids[i], into @keys and @vals (RS_MAX_BINDS each). Returns how many.
+ * dp_sync_binds() writes them, new entries before stale ones go.
  */
-int binds_apply(struct rs_dataplane *dp, const struct rs_config *cfg,
-		const uint32_t *svc_ids);
+size_t binds_collect(const struct rs_config *cfg, const uint32_t *svc_ids,
+		     struct rs_bind_key *keys, struct rs_bind *vals);
 
 /*
  * rs_quic_lb from @st's configuration: for each cookie service (under

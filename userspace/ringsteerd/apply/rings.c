@@ -15,27 +15,35 @@
 #include "state.h"
 #include "view.h"
 
+/* The cache of service @s's id (NULL: out of memory). */
+static struct ring_cache *cache_of(struct daemon *d, size_t s)
+{
+	if (!d->ring_cache)
+		d->ring_cache = calloc(RS_MAX_SERVICES, sizeof(*d->ring_cache));
+	if (!d->ring_cache || d->st.svcs[s].id >= RS_MAX_SERVICES)
+		return NULL;
+	return &d->ring_cache[d->st.svcs[s].id];
+}
+
 /*
  * Service @s's ring with every backend at its built (maximum) points,
- * through the service id's cache: the same members again (every reload,
- * every refresh after one) copy the ring built last; a few changed
- * members merge their points into it.
+ * held by the service id's cache (*@ring valid until its next build):
+ * the same members again (every reload, every refresh after one) find
+ * it as built last, a few changed members merge their points into it.
  */
-int ring_build_full(struct daemon *d, size_t s, struct rs_ring *ring)
+int ring_build_full(struct daemon *d, size_t s, struct rs_ring **ring)
 {
+	struct ring_cache *c = cache_of(d, s);
 	struct rs_ring_member *m;
-	struct ring_cache *c = NULL;
 	struct rs_service svc;
 	size_t n = 0;
 	int err;
 
-	if (!d->ring_cache)
-		d->ring_cache = calloc(RS_MAX_SERVICES, sizeof(*d->ring_cache));
-	if (d->ring_cache && d->st.svcs[s].id < RS_MAX_SERVICES)
-		c = &d->ring_cache[d->st.svcs[s].id];
 	m = calloc(d->st.cfg.n_backends ? d->st.cfg.n_backends : 1, sizeof(*m));
-	if (!m)
+	if (!m || !c) {
+		free(m);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
 		struct be_rt *be = &d->st.bes[i];
 
@@ -46,22 +54,64 @@ int ring_build_full(struct daemon *d, size_t s, struct rs_ring *ring)
 		m[n].points = be->built_points;
 		n++;
 	}
-	err = c ? ring_cache_build(c, m, n, d->st.cfg.services[s].seed, ring)
-		: ring_build(m, n, d->st.cfg.services[s].seed, ring);
+	err = ring_cache_get(c, m, n, d->st.cfg.services[s].seed, ring);
 	free(m);
 	if (err < 0)
 		return err;
-	if (!c)
-		err = RING_CACHE_BUILT;
 	d->rings_made[err]++;
 	rs_debug("service %s: full ring of %u points %s",
-		 d->st.cfg.services[s].name, ring->npoints,
-		 err == RING_CACHE_SAME	    ? "as built before, copied"
+		 d->st.cfg.services[s].name, (*ring)->npoints,
+		 err == RING_CACHE_SAME	    ? "as built before"
 		 : err == RING_CACHE_MERGED ? "merged from the last one"
 					    : "built");
 	rs_service_from_conf(&d->st.cfg, s, d->st.svcs[s].id, &svc);
-	ring_set_key(ring, &svc);
+	ring_set_key(*ring, &svc);
 	return 0;
+}
+
+/*
+ * Whether service @s's installed ring is what apply_config() would make
+ * of it again: made from the ring its id's cache holds, which is built
+ * from exactly its members now, with the key in force and a flat table,
+ * and no word of its backends changes from @before (what the data plane
+ * holds). Making it again would copy, trim and compare the whole ring
+ * (13 MB at 200 backends) three times to find nothing to do.
+ */
+bool ring_unchanged(struct daemon *d, size_t s, const struct rs_backend *before)
+{
+	const struct svc_rt *svc = &d->st.svcs[s];
+	const struct ring_cache *c = cache_of(d, s);
+	struct rs_service key;
+	size_t n = 0;
+
+	if (!c || !c->valid || !svc->generation || svc->needs_table ||
+	    svc->full_serial != c->serial)
+		return false;
+	rs_service_from_conf(&d->st.cfg, s, svc->id, &key);
+	if (svc->ring.seed != key.seed || c->ring.seed != key.seed ||
+	    svc->ring.key_policy != key.key_policy ||
+	    svc->ring.prefix4 != key.prefix4 ||
+	    svc->ring.prefix6 != key.prefix6)
+		return false;
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+		const struct be_rt *be = &d->st.bes[i];
+		const char *name = d->st.cfg.backends[i].name;
+		struct rs_backend w;
+
+		if (d->st.cfg.backends[i].service != s)
+			continue;
+		daemon_backend_word(d, be, &w);
+		if (memcmp(&w, &before[be->id], sizeof(w)))
+			return false;
+		if (!be->built_points)
+			continue;
+		if (n == c->n || c->members[n].backend != be->id ||
+		    c->members[n].points != be->built_points ||
+		    strcmp(c->members[n].name, name))
+			return false;
+		n++;
+	}
+	return n == c->n;
 }
 
 /* The cached rings go with the daemon's state (daemon_stop()). */
@@ -99,7 +149,7 @@ static int ring_install(struct daemon *d, size_t s, struct rs_ring *ring,
 	return 0;
 }
 
-/* Install @ring unless the same ring is in place already. */
+/* Install @ring (taken) unless the same ring is in place already. */
 static int ring_install_if_changed(struct daemon *d, size_t s,
 				   struct rs_ring *ring, bool compact,
 				   bool force, const char *why)
@@ -116,6 +166,35 @@ static int ring_install_if_changed(struct daemon *d, size_t s,
 }
 
 /*
+ * Install @ring, which someone else holds (the cache, or the installed
+ * ring itself): copied only when it goes in.
+ */
+static int ring_install_held(struct daemon *d, size_t s,
+			     const struct rs_ring *ring, bool compact,
+			     bool force, const char *why)
+{
+	struct svc_rt *svc = &d->st.svcs[s];
+	struct rs_ring copy;
+	int err;
+
+	if (!force && !svc->needs_table && svc->generation &&
+	    (ring == &svc->ring || ring_equal(ring, &svc->ring))) {
+		svc->compact = compact;
+		return 0;
+	}
+	err = ring_dup(&copy, ring);
+	return err ? err : ring_install(d, s, &copy, compact, why);
+}
+
+/* The ring installed for @s is made from the one its cache holds now. */
+static void made_from_cache(struct daemon *d, size_t s)
+{
+	struct ring_cache *c = cache_of(d, s);
+
+	d->st.svcs[s].full_serial = c ? c->serial : 0;
+}
+
+/*
  * Keep the installed ring of service @s right for the words in force, as
  * ring_choose() says: the full ring while walks stay short, else the full
  * ring trimmed to the points in use. The data plane walks the whole ring
@@ -126,7 +205,7 @@ int ring_refresh(struct daemon *d, size_t s, enum refresh how, const char *why)
 {
 	struct svc_rt *svc = &d->st.svcs[s];
 	struct rs_ring_view view = {0};
-	struct rs_ring full = {0}, trimmed = {0};
+	struct rs_ring *full, trimmed = {0};
 	struct rs_backend *words;
 	bool *has_socket;
 	int err, shape;
@@ -143,20 +222,21 @@ int ring_refresh(struct daemon *d, size_t s, enum refresh how, const char *why)
 	err = ring_build_full(d, s, &full);
 	if (err)
 		goto out;
-	shape = ring_choose(&full, &view, &trimmed);
+	shape = ring_choose(full, &view, &trimmed);
 	if (shape < 0)
 		err = shape;
 	else if (shape == RS_RING_FULL)
-		err = ring_install_if_changed(d, s, &full, false,
-					      how == REFRESH_FORCE, why);
+		err = ring_install_held(d, s, full, false, how == REFRESH_FORCE,
+					why);
 	else
 		err = ring_install_if_changed(
 			d, s, &trimmed, true, how == REFRESH_FORCE,
 			how == REFRESH_CHECK
 				? "walks past unused points too long"
 				: why);
+	if (!err)
+		made_from_cache(d, s);
 out:
-	ring_free(&full);
 	ring_free(&trimmed);
 	free(words);
 	free(has_socket);
@@ -193,14 +273,21 @@ static struct rs_ring_view words_view(const struct rs_backend *words)
 				     .nbackends = RS_MAX_BACKENDS};
 }
 
-/* Install @ring of service @s trimmed to the points @words use. */
+/*
+ * Install @ring of service @s trimmed to the points @words use; when it
+ * has none they do not use, @ring itself, made and compared only if it is
+ * not what is installed already.
+ */
 int ring_install_trimmed(struct daemon *d, size_t s, const struct rs_ring *ring,
 			 const struct rs_backend *words, const char *why)
 {
 	struct rs_ring_view view = words_view(words);
 	struct rs_ring trimmed;
-	int err = ring_trim(ring, &view, false, &trimmed);
+	int err;
 
+	if (ring_trim_keeps_all(ring, &view, false))
+		return ring_install_held(d, s, ring, true, false, why);
+	err = ring_trim(ring, &view, false, &trimmed);
 	if (err)
 		return err;
 	return ring_install_if_changed(d, s, &trimmed, true, false, why);

@@ -101,6 +101,8 @@ struct svc_rt {
 	/* Installed without the flat table (older daemon): reinstall it. */
 	bool needs_table;
 	uint64_t rebuilds;
+	/* The serial of the cached full ring it was made from (0: none). */
+	uint64_t full_serial;
 	/* The operator forced it all-out (all_out.c); shown while it lasts. */
 	bool all_out_forced;
 };
