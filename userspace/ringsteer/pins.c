@@ -188,7 +188,6 @@ static json_t *start_of(const char *bpffs, json_t *links, const char *config,
 	const char *action = "refuse";
 
 	dp_size_for(fleet);
-	dp_size_flows(0);
 	switch (dp_start_kind(bpffs, &f)) {
 	case DP_START_CREATE:
 	case DP_START_ADOPT:
