@@ -31,6 +31,7 @@ static int export_config(const struct cfg_entries *e, const char *file,
 			 struct rs_config *cfg)
 {
 	const struct global_entry *g = &e->global;
+	bool any_gen = false;
 	size_t i;
 
 	if (e->n_svcs) {
@@ -53,6 +54,7 @@ static int export_config(const struct cfg_entries *e, const char *file,
 	memcpy(cfg->interfaces, g->interfaces, sizeof(cfg->interfaces));
 	cfg->n_interfaces = g->n_interfaces;
 	cfg->memory_max = g->memory_max;
+	cfg->flow_table = g->flow_table ? g->flow_table : RS_GEN_FLOWS_DEFAULT;
 	cfg->has_metrics = g->has_metrics;
 	if (cfg->has_metrics) {
 		cfg->metrics_family = g->metrics.family;
@@ -64,8 +66,15 @@ static int export_config(const struct cfg_entries *e, const char *file,
 	cfg->metrics_clients_max = g->metrics_clients_max;
 	cfg->client_idle_ms = g->client_idle_ms;
 	cfg->fleet = e->fleet.conf;
-	for (i = 0; i < e->n_svcs; i++)
+	for (i = 0; i < e->n_svcs; i++) {
 		cfg->services[i] = e->svcs[i].conf;
+		/* A service's own flow_idle, else [global]'s, else 125 s. */
+		if (!e->svcs[i].key_line[SVC_FLOW_IDLE])
+			cfg->services[i].flow_idle_s = g->flow_idle_s;
+		any_gen |= cfg->services[i].generations;
+	}
+	if (!any_gen)
+		cfg->flow_table = 0;
 	for (i = 0; i < e->n_bes; i++)
 		cfg->backends[i] = e->bes[i].conf;
 	cfg->n_services = e->n_svcs;

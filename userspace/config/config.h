@@ -110,7 +110,17 @@ struct rs_service_conf {
 	 * another backend; 0 = off (they go on at once).
 	 */
 	uint32_t restart_grace_ms;
+	/*
+	 * UDP only: a backend's address may hold sockets of several
+	 * processes; the newest takes new flows, each older one keeps the
+	 * flows recorded on it (rs_udp_flows) until it closes.
+	 */
+	bool generations;
+	uint32_t flow_idle_s; /* a recorded flow idle this long is dropped */
 };
+
+/* flow_table when a service has generations and the file sets none. */
+#define RS_DEFAULT_FLOW_IDLE_S 125
 
 /*
  * A backend may listen on one IPv4 and one IPv6 address: a connection only
@@ -212,6 +222,8 @@ struct rs_config {
 	uint32_t metrics_clients_max; /* 1..RS_MAX_CLIENTS */
 	uint32_t client_idle_ms;
 	uint64_t memory_max; /* bytes: budget of rs_config_memory() */
+	/* Entries of rs_udp_flows; 0 when no service has generations. */
+	uint32_t flow_table;
 	struct rs_fleet_conf fleet;
 	struct rs_service_conf *services;
 	size_t n_services;

@@ -192,6 +192,19 @@ static void check_services(const struct cfg_entries *e, struct cfg_report *r)
 		 * second later: a new connection has no state to lose, and
 		 * its sticky entry stands (docs/operations.md).
 		 */
+		if (s->conf.generations && s->conf.protocol != IPPROTO_UDP)
+			cfg_report(r, s->key_line[SVC_GENERATIONS], label,
+				   "generations",
+				   "generations is for UDP services: a TCP "
+				   "listener's accepted connections already "
+				   "stay with the process that accepted them "
+				   "(docs/operations.md)");
+		if (s->key_line[SVC_FLOW_IDLE] && !s->conf.generations)
+			cfg_report(
+				r, s->key_line[SVC_FLOW_IDLE], label,
+				"flow_idle",
+				"flow_idle is the idle time of a generations "
+				"flow: set generations = on, or remove it");
 		if (s->conf.restart_grace_ms && s->conf.protocol == IPPROTO_TCP)
 			cfg_report(r, s->key_line[SVC_RESTART_GRACE], label,
 				   "restart_grace",

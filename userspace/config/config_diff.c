@@ -74,7 +74,9 @@ static bool service_changed(const struct rs_service_conf *a,
 	       memcmp(a->quic_prev_key, b->quic_prev_key,
 		      sizeof(a->quic_prev_key)) ||
 	       a->balance_milli != b->balance_milli ||
-	       a->restart_grace_ms != b->restart_grace_ms;
+	       a->restart_grace_ms != b->restart_grace_ms ||
+	       a->generations != b->generations ||
+	       a->flow_idle_s != b->flow_idle_s;
 }
 
 /* Services already counted in d->rebuilds, one bit each by index. */

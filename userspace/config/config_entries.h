@@ -16,7 +16,7 @@
 #include "config.h"
 
 #define LABEL_MAX 256
-#define MAX_KEYS  22
+#define MAX_KEYS  24
 
 /*
  * Every section entry has key_line[] (where each key was first set, 0 when
@@ -35,6 +35,8 @@ struct global_entry {
 	uint32_t metrics_clients_max;
 	uint32_t client_idle_ms;
 	uint64_t memory_max;
+	uint32_t flow_table; /* 0: not set */
+	uint32_t flow_idle_s;
 	int line;
 	int key_line[MAX_KEYS];
 	bool key_bad[MAX_KEYS];
@@ -102,6 +104,8 @@ enum {
 	SVC_QUIC_NONCE_LEN,
 	SVC_QUIC_PREV_PLAINTEXT,
 	SVC_RESTART_GRACE,
+	SVC_GENERATIONS,
+	SVC_FLOW_IDLE,
 };
 
 enum {
@@ -120,6 +124,8 @@ enum {
 enum {
 	GL_MEMORY_MAX,
 	GL_INTERFACES,
+	GL_FLOW_TABLE,
+	GL_FLOW_IDLE,
 };
 
 enum {

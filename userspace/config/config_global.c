@@ -233,10 +233,31 @@ static void set_memory_max(const struct cfg_key *k, void *obj, const char *v)
 	g->memory_max = val << shift;
 }
 
+/* Entries of the generations' flow table (rs_udp_flows, ~104 bytes each). */
+static void set_flow_table(const struct cfg_key *k, void *obj, const char *v)
+{
+	uint64_t n;
+
+	if (cfg_parse_ranged(k, v, 64, 1u << 24, &n))
+		((struct global_entry *)obj)->flow_table = (uint32_t)n;
+}
+
+static void set_global_flow_idle(const struct cfg_key *k, void *obj,
+				 const char *v)
+{
+	uint32_t ms = 0;
+
+	if (cfg_parse_ranged_duration(k, v, 1000, &ms))
+		((struct global_entry *)obj)->flow_idle_s = ms / 1000;
+}
+
 const struct key_def cfg_global_keys[] = {
 	[GL_MEMORY_MAX] = {"memory_max", "memory_max", set_memory_max, false},
 	[GL_INTERFACES] = {"interfaces", "interface name", set_interfaces,
 			   false},
+	[GL_FLOW_TABLE] = {"flow_table", "entry count", set_flow_table, false},
+	[GL_FLOW_IDLE] = {"flow_idle", "flow_idle", set_global_flow_idle,
+			  false},
 	{"bpffs", "path", set_bpffs, false},
 	{"control_socket", "path", set_control_socket, false},
 	{"sockops_cgroup", "cgroup", set_sockops_cgroup, false},
@@ -260,4 +281,5 @@ const struct global_entry cfg_global_defaults = {
 	.metrics_clients_max = RS_DEFAULT_METRICS_CLIENTS,
 	.client_idle_ms = RS_DEFAULT_CLIENT_IDLE_MS,
 	.memory_max = RS_DEFAULT_MEMORY_MAX,
+	.flow_idle_s = RS_DEFAULT_FLOW_IDLE_S,
 };

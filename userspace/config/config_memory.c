@@ -159,6 +159,13 @@ static uint64_t report_fixed(const struct rs_config *cfg,
 	char maps[32], fleet[32], table[32];
 
 	fmt_bytes(maps, sizeof(maps), x->maps);
+	if (cfg->flow_table)
+		fprintf(f,
+			"generations: ~%s of the data plane's maps are the "
+			"flow table (flow_table %u) and the generations' "
+			"sockets\n",
+			fmt_bytes(table, sizeof(table), x->gen_maps),
+			cfg->flow_table);
 	if (!cfg->fleet.enabled) {
 		fprintf(f,
 			"data plane: ~%s of maps (no [fleet]: the fleet's "

@@ -297,6 +297,20 @@ static void set_restart_grace(const struct cfg_key *k, void *obj, const char *v)
 		k, v, 0, &((struct svc_entry *)obj)->conf.restart_grace_ms);
 }
 
+static void set_generations(const struct cfg_key *k, void *obj, const char *v)
+{
+	set_on_off(k, v, &((struct svc_entry *)obj)->conf.generations);
+}
+
+/* Seconds, as "125" or "125s"; at least 1. */
+static void set_flow_idle(const struct cfg_key *k, void *obj, const char *v)
+{
+	uint32_t ms = 0;
+
+	if (cfg_parse_ranged_duration(k, v, 1000, &ms))
+		((struct svc_entry *)obj)->conf.flow_idle_s = ms / 1000;
+}
+
 const struct key_def cfg_service_keys[] = {
 	[SVC_PROTOCOL] = {"protocol", "protocol", set_protocol, false},
 	[SVC_LISTEN] = {"listen", "listen address", set_listen, true},
@@ -327,6 +341,9 @@ const struct key_def cfg_service_keys[] = {
 				     set_quic_previous_plaintext, false},
 	[SVC_RESTART_GRACE] = {"restart_grace", "restart_grace",
 			       set_restart_grace, false},
+	[SVC_GENERATIONS] = {"generations", "generations", set_generations,
+			     false},
+	[SVC_FLOW_IDLE] = {"flow_idle", "flow_idle", set_flow_idle, false},
 	{"key", "key policy", set_key_policy, false},
 	{"prefix4", "prefix4", set_prefix4, false},
 	{"prefix6", "prefix6", set_prefix6, false},
@@ -352,4 +369,5 @@ const struct svc_entry cfg_service_defaults = {
 	.conf.quic_server_id_len = RS_DEFAULT_QUIC_SERVER_ID_LEN,
 	.conf.quic_cid_len = RS_DEFAULT_QUIC_CID_LEN,
 	.conf.quic_config_id = 0,
+	.conf.flow_idle_s = RS_DEFAULT_FLOW_IDLE_S,
 };

@@ -372,6 +372,35 @@ long dp_sticky_each(struct rs_dataplane *dp, uint32_t svc_id,
 int dp_set_socket(struct rs_dataplane *dp, uint32_t slot, int sock_fd);
 int dp_clear_socket(struct rs_dataplane *dp, uint32_t slot);
 
+/*
+ * Generations (dataplane_generations.c): socket @sock_fd (the map keeps
+ * its own reference) in rs_gen_sockets under its @cookie; @cookie as the
+ * working socket of SOCKMAP slot @slot (0: none).
+ */
+int dp_set_gen_socket(struct rs_dataplane *dp, uint64_t cookie, int sock_fd);
+int dp_set_gen_working(struct rs_dataplane *dp, uint32_t slot, uint64_t cookie);
+
+/* Flows recorded per (backend, generation cookie), as a sweep counts them. */
+struct dp_flow_gen {
+	uint32_t backend;
+	uint64_t cookie;
+	uint64_t flows;
+};
+
+struct dp_flow_count {
+	struct dp_flow_gen *c;
+	size_t n, max;
+};
+
+/*
+ * Delete the rs_udp_flows entries idle for their backend's @idle_s[b]
+ * seconds (0: 125) at CLOCK_MONOTONIC second @now_s, and count the rest
+ * into @count (may be NULL). Returns how many were deleted, or a
+ * negative errno.
+ */
+int dp_sweep_flows(struct rs_dataplane *dp, uint32_t now_s,
+		   const uint32_t *idle_s, struct dp_flow_count *count);
+
 /* Cookie of the socket in @slot, or -ENOENT when empty. */
 int dp_socket_cookie(struct rs_dataplane *dp, uint32_t slot, uint64_t *cookie);
 

@@ -189,7 +189,6 @@ static json_t *start_of(const char *bpffs, json_t *links, const char *config,
 	enum dp_start_kind kind;
 
 	dp_size_for(fleet);
-	dp_size_flows(0);
 	kind = dp_start_kind(bpffs, &f);
 	switch (kind) {
 	case DP_START_CREATE:

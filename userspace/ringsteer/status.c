@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "dataplane.h"
 #include "links.h"
 #include "pins.h"
 
@@ -170,6 +171,8 @@ static void config_bpffs(char *buf, size_t len, bool *fleet)
 		return;
 	snprintf(buf, len, "%s", cfg.bpffs);
 	*fleet = cfg.fleet.enabled;
+	/* The flow table's size is part of the pins' layout too. */
+	dp_size_flows(cfg.flow_table);
 	rs_config_free(&cfg);
 }
 

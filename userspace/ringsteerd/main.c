@@ -312,7 +312,7 @@ int main(int argc, char **argv)
 		return 1;
 	/* What --check estimates and probes is what this start makes. */
 	dp_size_for(d.st.cfg.fleet.enabled);
-	dp_size_flows(0);
+	dp_size_flows(d.st.cfg.flow_table);
 	if (check) {
 		preflight_memory(&d.st.cfg);
 		rs_config_empty_services(&d.st.cfg, print_warning);

@@ -233,8 +233,8 @@ int daemon_reload(struct daemon *d, bool force, char *err_text, size_t errlen)
 		return err;
 	}
 	if (restart_only_changed(d, &next.cfg, err_text, errlen) ||
-	    dp_sizing_fits(&d->dp, next.cfg.fleet.enabled, 0, err_text,
-			   errlen)) {
+	    dp_sizing_fits(&d->dp, next.cfg.fleet.enabled, next.cfg.flow_table,
+			   err_text, errlen)) {
 		rs_config_free(&next.cfg);
 		d->reload_failures++;
 		return -EINVAL;

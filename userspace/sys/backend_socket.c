@@ -244,6 +244,53 @@ int sock_diag_find(const struct rs_sock_addr *addr, struct rs_sock_found *out)
 	return err;
 }
 
+/* Every match of a dump, not the first only (sock_diag_find_all()). */
+struct diag_all {
+	const struct rs_sock_addr *want;
+	struct rs_sock_found *out;
+	size_t n, max;
+};
+
+static int diag_all_on_msg(struct nl_msg *msg, void *arg)
+{
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct diag_all *da = arg;
+	const struct inet_diag_msg *m;
+
+	if (nlh->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+	    nlmsg_datalen(nlh) < (int)sizeof(*m) || da->n == da->max)
+		return NL_OK;
+	m = nlmsg_data(nlh);
+	if (diag_msg_matches(m, da->want))
+		diag_found(nlh, m, &da->out[da->n++]);
+	return NL_OK;
+}
+
+int sock_diag_find_all(const struct rs_sock_addr *addr,
+		       struct rs_sock_found *out, size_t max)
+{
+	struct diag_all da = {.want = addr, .out = out, .max = max};
+	struct batch_dump *bd = &batch.dump[addr->family == AF_INET6]
+					   [addr->protocol == IPPROTO_UDP];
+	size_t alen = addr->family == AF_INET ? 4 : 16;
+	struct rs_sock_found first;
+	int err;
+
+	if (batch.depth == 0) {
+		err = diag_dump(addr, diag_all_on_msg, &da);
+		return err ? err : (int)da.n;
+	}
+	/* Makes the batch's dump if this pass has none yet. */
+	err = batch_find(addr, &first);
+	if (err && err != -ENOENT)
+		return err;
+	for (size_t i = 0; i < bd->n && da.n < max; i++)
+		if (bd->s[i].port == addr->port &&
+		    !memcmp(bd->s[i].addr, addr->addr, alen))
+			out[da.n++] = bd->s[i].found;
+	return (int)da.n;
+}
+
 struct owner_found {
 	pid_t pid;
 	int fd;

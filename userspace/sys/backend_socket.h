@@ -47,6 +47,14 @@ int sock_diag_find(const struct rs_sock_addr *addr, struct rs_sock_found *out);
 void sock_diag_batch_begin(void);
 void sock_diag_batch_end(void);
 
+/*
+ * Every socket sock_diag_find() could answer for @addr, not the first
+ * only: up to @max into @out. Returns how many (0: none), or a negative
+ * errno. From the pass's dump between batch begin and end.
+ */
+int sock_diag_find_all(const struct rs_sock_addr *addr,
+		       struct rs_sock_found *out, size_t max);
+
 /* sock_diag dumps made so far (the metrics show what a pass costs). */
 uint64_t sock_diag_dumps(void);
 

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <netinet/in.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
@@ -53,6 +54,7 @@ void rs_service_from_conf(const struct rs_config *cfg, size_t idx, uint32_t id,
 	out->quic_server_id_len = sc->quic_server_id_len;
 	out->quic_cid_len = sc->quic_cid_len;
 	out->quic_config_id = sc->quic_config_id;
+	out->generations = sc->generations && sc->protocol == IPPROTO_UDP;
 	out->sticky_ttl = sc->sticky_ttl;
 	out->balance_milli = sc->balance_milli;
 	snprintf(out->name, sizeof(out->name), "%s", sc->name);

@@ -189,6 +189,24 @@ json_t *cmd_status(struct daemon *d, json_t *req)
 		"notify_queued", (int)notify_socket_queued());
 }
 
+/* generations, its flow_idle and its counters (docs/operations.md). */
+static void generations_json(json_t *o, const struct rs_service_conf *sc,
+			     const struct rs_service_stats *st)
+{
+	json_t *stats = json_object_get(o, "stats");
+
+	json_object_set_new(o, "generations", json_boolean(sc->generations));
+	if (sc->generations)
+		json_object_set_new(o, "flow_idle_s",
+				    json_integer(sc->flow_idle_s));
+	json_object_set_new(stats, "gen_draining",
+			    json_integer((json_int_t)st->gen_draining));
+	json_object_set_new(stats, "gen_handovers",
+			    json_integer((json_int_t)st->gen_handovers));
+	json_object_set_new(stats, "flows_full",
+			    json_integer((json_int_t)st->flows_full));
+}
+
 static json_t *service_json(struct daemon *d, size_t s)
 {
 	const struct rs_service_conf *sc = &d->st.cfg.services[s];
@@ -245,6 +263,7 @@ static json_t *service_json(struct daemon *d, size_t s)
 				    json_integer((json_int_t)st.held));
 		json_object_set_new(o, "restart_grace_ms",
 				    json_integer(sc->restart_grace_ms));
+		generations_json(o, sc, &st);
 	}
 	if (sc->cookie == RS_COOKIE_QUIC) {
 		json_object_set_new(o, "quic_server_id_len",

@@ -11,12 +11,17 @@
  * whose socket went less than a while ago (the grace, or RETAKE_WINDOW),
  * and, for restart_grace services, reads the slots of the sockets that
  * are there (a map read each), so that a grace is counted from when the
- * socket went. A grace that ended without a socket is written (held_slots
- * cleared): its flows then go on as to a backend without a socket. The
- * once-a-second reconcile (sockets.c) keeps doing the rest.
+ * socket went. Backends of generations services are looked at on every
+ * pass: a new process's socket beside the old one empties no slot, and
+ * it must take new flows at once (generations.c: a sock_diag dump per
+ * address, /proc walked only when the address's sockets changed). A grace that
+ * ended without a socket is written (held_slots cleared): its flows then go on
+ * as to a backend without a socket. The once-a-second reconcile (sockets.c)
+ * keeps doing the rest.
  */
 #include <netinet/in.h>
 
+#include "generations.h"
 #include "log.h"
 #include "sockets.h"
 #include "state.h"
@@ -52,14 +57,15 @@ static void log_change(const struct daemon *d, const struct be_rt *be, bool had,
 			name, grace);
 }
 
-static void watch_backend(struct daemon *d, size_t i, double now, double grace)
+static void watch_backend(struct daemon *d, size_t i, double now, double grace,
+			  bool gen)
 {
 	struct be_rt *be = &d->st.bes[i];
 	size_t s = d->st.cfg.backends[i].service;
 	struct sock_scope scope = {
 		.now = now,
 		.window = grace ? grace : RETAKE_WINDOW,
-		.present = grace > 0,
+		.present = grace > 0 || gen,
 	};
 	bool had = be->has_socket;
 	uint32_t held;
@@ -108,14 +114,15 @@ static void on_watch(struct ev_loop *loop, ev_timer *w, int revents)
 				       : 0;
 		bool gone = recently_gone(&d->st.bes[i], bc->n_addrs, now,
 					  grace ? grace : RETAKE_WINDOW);
+		bool gen = generations_on(&d->st.cfg, bc);
 
 		if (gone && looks == LOOKS_PER_PASS) {
 			d->restart_watch_next = i;
 			return;
 		}
 		looks += gone;
-		if (grace > 0 || gone)
-			watch_backend(d, i, now, grace);
+		if (grace > 0 || gone || gen)
+			watch_backend(d, i, now, grace, gen);
 	}
 	d->restart_watch_next = start;
 }

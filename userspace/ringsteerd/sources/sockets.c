@@ -9,6 +9,7 @@
 
 #include "addr.h"
 #include "backend_socket.h"
+#include "generations.h"
 #include "kernel_features.h"
 #include "log.h"
 #include "socket_holders.h"
@@ -22,10 +23,10 @@ int sockets_clear_backend(struct rs_dataplane *dp, uint32_t id)
 	return err ? err : dp_clear_socket(dp, rs_socket_slot(id, 1));
 }
 
-static void backend_sock_addr(const struct rs_config *cfg,
-			      const struct rs_backend_conf *bc,
-			      const struct rs_backend_addr *ba,
-			      struct rs_sock_addr *sa)
+void sockets_sock_addr(const struct rs_config *cfg,
+		       const struct rs_backend_conf *bc,
+		       const struct rs_backend_addr *ba,
+		       struct rs_sock_addr *sa)
 {
 	memset(sa, 0, sizeof(*sa));
 	sa->protocol = cfg->services[bc->service].protocol;
@@ -46,9 +47,10 @@ static bool backend_has_family(const struct rs_backend_conf *bc, int family)
  * SOCKMAP slots a socket fills: its own family's, and the IPv4 one too for
  * a dual-stack IPv6 socket when no IPv4 address is configured.
  */
-static size_t target_slots(const struct rs_backend_conf *bc, uint32_t id,
-			   const struct rs_backend_addr *ba,
-			   const struct rs_sock_found *found, uint32_t slots[2])
+size_t sockets_target_slots(const struct rs_backend_conf *bc, uint32_t id,
+			    const struct rs_backend_addr *ba,
+			    const struct rs_sock_found *found,
+			    uint32_t slots[2])
 {
 	if (ba->family == AF_INET) {
 		slots[0] = rs_socket_slot(id, 0);
@@ -61,8 +63,8 @@ static size_t target_slots(const struct rs_backend_conf *bc, uint32_t id,
 	return 2;
 }
 
-static bool slots_hold(struct rs_dataplane *dp, const uint32_t *slots, size_t n,
-		       uint64_t cookie)
+bool sockets_slots_hold(struct rs_dataplane *dp, const uint32_t *slots,
+			size_t n, uint64_t cookie)
 {
 	for (size_t i = 0; i < n; i++) {
 		uint64_t have;
@@ -74,7 +76,7 @@ static bool slots_hold(struct rs_dataplane *dp, const uint32_t *slots, size_t n,
 }
 
 /* The slots @slots fill, as held_slots: bit 0 IPv4, bit 1 IPv6. */
-static uint32_t slot_mask(const uint32_t *slots, size_t n)
+uint32_t sockets_slot_mask(const uint32_t *slots, size_t n)
 {
 	uint32_t mask = 0;
 
@@ -154,7 +156,7 @@ static int install_socket(struct rs_dataplane *dp,
 	if (fd < 0)
 		return fd;
 	*reuseport = has_reuseport(fd);
-	n = target_slots(bc, id, ba, found, slots);
+	n = sockets_target_slots(bc, id, ba, found, slots);
 	for (size_t i = 0; i < n && !err; i++)
 		err = dp_set_socket(dp, slots[i], fd);
 	/* The map holds its own reference: a backend exit empties the slot. */
@@ -195,8 +197,8 @@ static bool wildcard_listener(const struct rs_sock_addr *sa, char *buf,
  * the user of the first socket taken here. False when nobody is known yet
  * (the next socket found is taken, and its user kept).
  */
-static bool owner_expected(const struct rs_backend_conf *bc,
-			   const struct rs_addr_rt *rt, uint32_t *uid)
+bool sockets_owner_expected(const struct rs_backend_conf *bc,
+			    const struct rs_addr_rt *rt, uint32_t *uid)
 {
 	if (bc->has_owner) {
 		*uid = bc->owner_uid;
@@ -232,9 +234,9 @@ static void refuse_socket(struct rs_dataplane *dp,
 {
 	char where[80], who[96], whom[96];
 	uint32_t slots[2];
-	size_t n = target_slots(bc, id, ba, found, slots);
+	size_t n = sockets_target_slots(bc, id, ba, found, slots);
 
-	if (slots_hold(dp, slots, n, found->cookie))
+	if (sockets_slots_hold(dp, slots, n, found->cookie))
 		for (size_t i = 0; i < n; i++)
 			dp_clear_socket(dp, slots[i]);
 	rt->has_socket = false;
@@ -255,7 +257,7 @@ static void refuse_socket(struct rs_dataplane *dp,
 }
 
 /* No socket on this address now: when it went, for restart_grace. */
-static void gone(struct rs_addr_rt *rt, double now)
+void sockets_gone(struct rs_addr_rt *rt, double now)
 {
 	if (rt->held_mask && rt->gone_since == 0)
 		rt->gone_since = now;
@@ -277,28 +279,34 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 	uint32_t want;
 	int err;
 
+	if (generations_on(cfg, bc)) {
+		generations_reconcile_addr(dp, cfg, idx, id, a, rt, now);
+		return;
+	}
 	/*
 	 * While the slots still hold the socket we put there, nothing changed:
 	 * a backend that stops listening or exits empties them itself. Only
 	 * then is the (costly, on a busy host) sock_diag dump needed.
 	 */
-	if (rt->nslots && slots_hold(dp, rt->slots, rt->nslots, rt->cookie) &&
+	if (rt->nslots &&
+	    sockets_slots_hold(dp, rt->slots, rt->nslots, rt->cookie) &&
 	    (!bc->has_owner || rt->uid == bc->owner_uid)) {
 		rt->has_socket = true;
 		return;
 	}
 	rt->nslots = 0;
-	backend_sock_addr(cfg, bc, ba, &sa);
+	sockets_sock_addr(cfg, bc, ba, &sa);
 	err = sock_diag_find(&sa, &found);
-	if (err == 0 && owner_expected(bc, rt, &want) && found.uid != want) {
+	if (err == 0 && sockets_owner_expected(bc, rt, &want) &&
+	    found.uid != want) {
 		refuse_socket(dp, bc, ba, id, &found, want, rt);
-		gone(rt, now);
+		sockets_gone(rt, now);
 		return;
 	}
 	if (err == 0) {
-		size_t n = target_slots(bc, id, ba, &found, slots);
+		size_t n = sockets_target_slots(bc, id, ba, &found, slots);
 
-		if (slots_hold(dp, slots, n, found.cookie)) {
+		if (sockets_slots_hold(dp, slots, n, found.cookie)) {
 			/*
 			 * Adopted after a restart: look at a copy once, for
 			 * the SO_REUSEPORT check of kernel.c.
@@ -320,7 +328,7 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 			rt->uid = found.uid;
 			rt->nslots = n;
 			memcpy(rt->slots, slots, sizeof(rt->slots));
-			rt->held_mask = slot_mask(slots, n);
+			rt->held_mask = sockets_slot_mask(slots, n);
 			rt->gone_since = 0;
 			rt->taken++;
 			rt->taken_at = now;
@@ -338,9 +346,10 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 		err = install_socket(dp, &sa, bc, id, ba, &found, &owner,
 				     &reuseport);
 	/* install_socket() looks again: the socket may have changed hands. */
-	if (err == 0 && owner_expected(bc, rt, &want) && found.uid != want) {
+	if (err == 0 && sockets_owner_expected(bc, rt, &want) &&
+	    found.uid != want) {
 		refuse_socket(dp, bc, ba, id, &found, want, rt);
-		gone(rt, now);
+		sockets_gone(rt, now);
 		return;
 	}
 	if (err == 0) {
@@ -369,12 +378,13 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 		rt->uid_known = true;
 		rt->uid = found.uid;
 		kernel_note_socket(cfg, idx, reuseport);
-		rt->nslots = target_slots(bc, id, ba, &found, rt->slots);
+		rt->nslots =
+			sockets_target_slots(bc, id, ba, &found, rt->slots);
 		if (rt->gone_since > 0)
 			rs_info("backend %s: socket %s back after %.0f ms",
 				bc->name, where,
 				(now - rt->gone_since) * 1000.0);
-		rt->held_mask = slot_mask(rt->slots, rt->nslots);
+		rt->held_mask = sockets_slot_mask(rt->slots, rt->nslots);
 		rt->gone_since = 0;
 		rt->taken++;
 		rt->taken_at = now;
@@ -398,7 +408,7 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 		rs_debug("backend %s: still no usable socket on %s (%s)",
 			 bc->name, where, strerror(-err));
 	}
-	gone(rt, now);
+	sockets_gone(rt, now);
 	rt->reported_missing = true;
 }
 
@@ -431,7 +441,7 @@ bool sockets_listening(const struct rs_config *cfg, size_t idx)
 	struct rs_sock_addr sa;
 
 	for (size_t a = 0; a < bc->n_addrs; a++) {
-		backend_sock_addr(cfg, bc, &bc->addrs[a], &sa);
+		sockets_sock_addr(cfg, bc, &bc->addrs[a], &sa);
 		/* Another user's socket is not the backend's (owner =). */
 		if (!sock_diag_find(&sa, &found) &&
 		    (!bc->has_owner || found.uid == bc->owner_uid))
@@ -491,4 +501,5 @@ void on_reconcile(struct ev_loop *loop, ev_timer *w, int revents)
 	daemon_tc_check(w->data);
 	daemon_check_pins(w->data);
 	daemon_trace_reap(w->data);
+	generations_sweep(w->data);
 }

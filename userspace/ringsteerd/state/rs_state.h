@@ -22,6 +22,9 @@
 struct daemon;
 
 /* What ringsteerd knows about the socket on one backend address. */
+/* Sockets of one address a generations service steers to at once. */
+#define RS_ADDR_GENERATIONS 8
+
 struct rs_addr_rt {
 	bool has_socket;
 	bool reported_missing; /* "not listening" logged once, not per retry */
@@ -54,6 +57,14 @@ struct rs_addr_rt {
 	/* Sockets taken here since the start (a restart takes one more). */
 	uint64_t taken;
 	double taken_at; /* the last one, on the loop's clock */
+	/*
+	 * generations = on (generations.c): the sockets in rs_gen_sockets,
+	 * oldest first, the last the working one (also in cookie), and
+	 * their holders.
+	 */
+	uint64_t gen_cookies[RS_ADDR_GENERATIONS];
+	pid_t gen_pids[RS_ADDR_GENERATIONS];
+	size_t n_gen;
 };
 
 struct rs_backend_rt {
