@@ -166,6 +166,25 @@ static int ring_install_if_changed(struct daemon *d, size_t s,
 }
 
 /*
+ * Whether @ring, the ring @s's cache holds, is the ring installed: one
+ * made from it (a trim keeps the order and drops points) with as many
+ * points is the same ring, found without comparing 13 MB.
+ */
+static bool cached_is_installed(struct daemon *d, size_t s,
+				const struct rs_ring *ring)
+{
+	const struct svc_rt *svc = &d->st.svcs[s];
+	const struct ring_cache *c = cache_of(d, s);
+
+	return c && ring == &c->ring && svc->full_serial == c->serial &&
+	       svc->ring.npoints == ring->npoints &&
+	       svc->ring.seed == ring->seed &&
+	       svc->ring.key_policy == ring->key_policy &&
+	       svc->ring.prefix4 == ring->prefix4 &&
+	       svc->ring.prefix6 == ring->prefix6;
+}
+
+/*
  * Install @ring, which someone else holds (the cache, or the installed
  * ring itself): copied only when it goes in.
  */
@@ -178,7 +197,8 @@ static int ring_install_held(struct daemon *d, size_t s,
 	int err;
 
 	if (!force && !svc->needs_table && svc->generation &&
-	    (ring == &svc->ring || ring_equal(ring, &svc->ring))) {
+	    (ring == &svc->ring || cached_is_installed(d, s, ring) ||
+	     ring_equal(ring, &svc->ring))) {
 		svc->compact = compact;
 		return 0;
 	}
@@ -282,15 +302,21 @@ int ring_install_trimmed(struct daemon *d, size_t s, const struct rs_ring *ring,
 			 const struct rs_backend *words, const char *why)
 {
 	struct rs_ring_view view = words_view(words);
+	const struct ring_cache *c = cache_of(d, s);
 	struct rs_ring trimmed;
 	int err;
 
-	if (ring_trim_keeps_all(ring, &view, false))
-		return ring_install_held(d, s, ring, true, false, why);
-	err = ring_trim(ring, &view, false, &trimmed);
-	if (err)
-		return err;
-	return ring_install_if_changed(d, s, &trimmed, true, false, why);
+	if (ring_trim_keeps_all(ring, &view, false)) {
+		err = ring_install_held(d, s, ring, true, false, why);
+	} else {
+		err = ring_trim(ring, &view, false, &trimmed);
+		if (!err)
+			err = ring_install_if_changed(d, s, &trimmed, true,
+						      false, why);
+	}
+	if (!err && c && ring == &c->ring)
+		made_from_cache(d, s);
+	return err;
 }
 
 int daemon_rebuild(struct daemon *d, const char *service)
