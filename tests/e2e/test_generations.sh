@@ -168,6 +168,14 @@ if [[ $GEN == on ]]; then
 		'[.services[] | .stats.gen_handovers] | add > 0' "$OUT/services.json"
 fi
 
+echo "# a reload cannot resize the flow table"
+sed -i 's/^flow_table = 4096$/flow_table = 8192/' "$CONF"
+rc=0
+rsctl reload >"$OUT/reload.out" 2>&1 || rc=$?
+e2e_check "the reload fails" test "$rc" -ne 0
+e2e_check "it says a restart resizes the table" \
+	grep -q "flow_table 8192 needs the generations' flow table of that size, which this data plane was started with 4096 entries.*restart ringsteerd" "$OUT/reload.out"
+
 echo "# a tcp service refuses generations"
 cat >"$OUT/tcp.conf" <<CONF
 [service web]
