@@ -124,6 +124,18 @@ restart() {
 	e2e_eq "overlap, dns: backend 1's flows answered by $new" "$(by dns "$d0" "$d1" "$new" "$VICTIMS")" 0
 	e2e_check "overlap, dns: backend 1's flows answered by $old" \
 		test "$(by dns "$d0" "$d1" "$old" "$VICTIMS")" -gt 0
+	if [[ $GEN == on ]]; then
+		rsjson backends >"$OUT/$tag.json"
+		e2e_check "backends -j: q-1 has $old draining, $new working" jq -e \
+			--argjson o "${RS_BG_PID[$5]}" --argjson n "${RS_BG_PID[$tag]}" \
+			'.backends[] | select(.name == "q-1") | .sockets[0].generations |
+			length == 2 and .[0].pid == $o and .[0].state == "draining" and
+			.[1].pid == $n and .[1].state == "working"' "$OUT/$tag.json"
+		rsctl backends >"$OUT/$tag.txt"
+		e2e_check "backends: its generations, one a line" \
+			grep -q "^  generation 2: cookie [0-9]* pid ${RS_BG_PID[$tag]} working" "$OUT/$tag.txt"
+		grep -A2 "^q-1 " "$OUT/$tag.txt" | sed 's/^/  /'
+	fi
 	e2e_eq "overlap, QUIC: new flows answered by $old" "$(by "nq$tag" 1 "$nq" "$old")" 0
 	e2e_eq "overlap, dns: new flows answered by $old" "$(by "nd$tag" 1 "$nd" "$old")" 0
 	rs_bg_stop "$5"
@@ -145,11 +157,24 @@ restart b1-b b1-c r2 "" r1
 e2e_eq "QUIC: no flow ever reached backend 2" "$(by quic 0 "$(lines quic)" two)" 0
 e2e_eq "dns: backend 1's flows never reached backend 2" \
 	"$(by dns 0 "$(lines dns)" two "$VICTIMS")" 0
+if [[ $GEN == on ]]; then
+	quic_flows() { (($(rsjson backends | jq '[.backends[] | select(.name == "q-1") | .sockets[0].generations[] | select(.state == "working") | .flows] | add') >= N)); }
+	e2e_check "backends -j: the QUIC flows counted on the working generation" rs_until 10 quic_flows
+	rsctl backends | sed 's/^/  /'
+fi
 rsjson services >"$OUT/services.json"
 if [[ $GEN == on ]]; then
 	e2e_check "handovers counted" jq -e \
 		'[.services[] | .stats.gen_handovers] | add > 0' "$OUT/services.json"
 fi
+
+echo "# a reload cannot resize the flow table"
+sed -i 's/^flow_table = 4096$/flow_table = 8192/' "$CONF"
+rc=0
+rsctl reload >"$OUT/reload.out" 2>&1 || rc=$?
+e2e_check "the reload fails" test "$rc" -ne 0
+e2e_check "it says a restart resizes the table" \
+	grep -q "flow_table 8192 needs the generations' flow table of that size, which this data plane was started with 4096 entries.*restart ringsteerd" "$OUT/reload.out"
 
 echo "# a tcp service refuses generations"
 cat >"$OUT/tcp.conf" <<CONF

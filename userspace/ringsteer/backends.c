@@ -35,6 +35,22 @@ static void cookie_backends_table(json_t *r)
 	}
 }
 
+/* generations = on: one line per socket of each address, oldest first. */
+static void generations_lines(json_t *v)
+{
+	json_t *s, *g;
+	size_t i, k;
+
+	json_array_foreach(json_object_get(v, "sockets"), i, s)
+	{
+		json_array_foreach(json_object_get(s, "generations"), k, g)
+			printf("  generation %zu: cookie %lld pid %lld %-8s "
+			       "%lld flows\n",
+			       k + 1, jint(g, "cookie"), jint(g, "pid"),
+			       jstr(g, "state"), jint(g, "flows"));
+	}
+}
+
 static void backends_table(json_t *r)
 {
 	json_t *v;
@@ -81,6 +97,7 @@ static void backends_table(json_t *r)
 		       jint(v, "active_points"), 100 * jnum(v, "share"),
 		       jint(v, "assigned"), jint(v, "active"), bound,
 		       jstr(v, "last_check"), note);
+		generations_lines(v);
 	}
 	cookie_backends_table(r);
 }

@@ -9,6 +9,7 @@
 
 #include "addr.h"
 #include "control_cmds_internal.h"
+#include "generations.h"
 #include "ring_stats.h"
 #include "view.h"
 
@@ -89,8 +90,31 @@ json_t *server_id_json(const struct daemon *d, size_t i)
  * (a restart or a handover takes one more), and how long it has been
  * gone when it is.
  */
+/*
+ * generations = on: the address's sockets, oldest first: each one's
+ * cookie, process, whether it takes new flows (working) or only its own
+ * (draining), and the flows recorded on it as of the last sweep (5 s).
+ */
+static json_t *generations_of(const struct rs_addr_rt *r, uint32_t id)
+{
+	json_t *arr = json_array();
+
+	for (size_t g = 0; g < r->n_gen; g++)
+		json_array_append_new(
+			arr,
+			json_pack("{s:I, s:i, s:s, s:I}", "cookie",
+				  (json_int_t)r->gen_cookies[g], "pid",
+				  (int)r->gen_pids[g], "state",
+				  g + 1 == r->n_gen ? "working" : "draining",
+				  "flows",
+				  (json_int_t)generations_flows(
+					  id, r->gen_cookies[g])));
+	return arr;
+}
+
 static json_t *sockets_json(const struct rs_backend_conf *bc,
-			    const struct rs_backend_rt *rt, double now)
+			    const struct rs_backend_rt *rt, uint32_t id,
+			    bool gen, double now)
 {
 	json_t *arr = json_array();
 
@@ -117,6 +141,9 @@ static json_t *sockets_json(const struct rs_backend_conf *bc,
 				    !r->has_socket && r->gone_since > 0
 					    ? json_real(now - r->gone_since)
 					    : json_null());
+		if (gen)
+			json_object_set_new(o, "generations",
+					    generations_of(r, id));
 		json_array_append_new(arr, o);
 	}
 	return arr;
@@ -202,7 +229,9 @@ static json_t *backend_json(struct daemon *d, size_t i, const double *shares)
 			    json_integer((json_int_t)v.stats.load_spills));
 	json_object_set_new(o, "owner", owner_json(bc, &be->sock));
 	json_object_set_new(o, "sockets",
-			    sockets_json(bc, &be->sock, ev_now(d->loop)));
+			    sockets_json(bc, &be->sock, be->id,
+					 generations_on(&d->st.cfg, bc),
+					 ev_now(d->loop)));
 	return o;
 }
 

@@ -16,11 +16,13 @@
 
 #include <ringsteer/version.h>
 
+#include "generations.h"
 #include "addr.h"
 #include "all_out.h"
 #include "backend_socket.h"
 #include "control_cmds.h"
 #include "fleet.h"
+#include "generations.h"
 #include "log.h"
 #include "metrics.h"
 #include "state.h"
@@ -75,6 +77,56 @@ static double addr_count(const struct be_rt *be, bool taken)
 		n += (double)(taken ? be->sock.addr[a].taken
 				    : be->sock.addr[a].refused);
 	return n;
+}
+
+/*
+ * generations = on: each backend's sockets, and the flows recorded on each
+ * (as of the last sweep, every 5 s), by its cookie and whether it is the
+ * working one.
+ */
+static void generation_metrics(struct daemon *d, struct buf *b)
+{
+	help(b, "ringsteer_backend_generations", "gauge",
+	     "Sockets of different processes on the backend's addresses "
+	     "(generations = on): the working one and those draining.");
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+		const struct rs_backend_conf *bc = &d->st.cfg.backends[i];
+		size_t n = 0;
+
+		if (!generations_on(&d->st.cfg, bc))
+			continue;
+		for (size_t a = 0; a < bc->n_addrs; a++)
+			n += d->st.bes[i].sock.addr[a].n_gen;
+		put(b,
+		    "ringsteer_backend_generations{service=\"%s\",backend="
+		    "\"%s\"} %zu\n",
+		    d->st.cfg.services[bc->service].name, bc->name, n);
+	}
+	help(b, "ringsteer_udp_flows", "gauge",
+	     "UDP flows recorded on a generation of the backend (its socket "
+	     "cookie), as of the last sweep.");
+	for (size_t i = 0; i < d->st.cfg.n_backends; i++) {
+		const struct rs_backend_conf *bc = &d->st.cfg.backends[i];
+
+		if (!generations_on(&d->st.cfg, bc))
+			continue;
+		for (size_t a = 0; a < bc->n_addrs; a++) {
+			const struct rs_addr_rt *r = &d->st.bes[i].sock.addr[a];
+
+			for (size_t g = 0; g < r->n_gen; g++)
+				put(b,
+				    "ringsteer_udp_flows{service=\"%s\","
+				    "backend=\"%s\",cookie=\"%llu\","
+				    "generation=\"%s\"} %llu\n",
+				    d->st.cfg.services[bc->service].name,
+				    bc->name,
+				    (unsigned long long)r->gen_cookies[g],
+				    g + 1 == r->n_gen ? "working" : "draining",
+				    (unsigned long long)generations_flows(
+					    d->st.bes[i].id,
+					    r->gen_cookies[g]));
+		}
+	}
 }
 
 static void backend_metrics(struct daemon *d, struct buf *b)
@@ -539,6 +591,7 @@ char *metrics_render(struct daemon *d)
 		    d->st.cfg.services[s].name, service_all_out(d, s) ? 1 : 0);
 	service_metrics(d, &b);
 	backend_metrics(d, &b);
+	generation_metrics(d, &b);
 	tc_metrics(d, &b);
 	fleet_metrics(d, &b);
 	trace_metrics(d, &b);

@@ -24,6 +24,8 @@
 #include "sockets.h"
 #include "state.h"
 
+static void count_soon(void);
+
 _Static_assert(RS_ADDR_GENERATIONS == RS_GEN_PER_ADDR,
 	       "rs_addr_rt keeps every generation sock_generations() gives");
 
@@ -192,6 +194,8 @@ void generations_reconcile_addr(struct rs_dataplane *dp,
 	}
 	note_taken(bc, ba, rt, &g[n - 1], (size_t)n);
 	keep_state(rt, g, (size_t)n, slots, nslots, now);
+	/* Flows per generation as of this change, not up to 5 s later. */
+	count_soon();
 }
 
 /* ---- the flow table's sweep ---- */
@@ -206,6 +210,11 @@ static struct {
 	struct dp_flow_gen c[COUNTED_MAX];
 	uint64_t swept;
 } sweep;
+
+static void count_soon(void)
+{
+	sweep.last = 0;
+}
 
 uint64_t generations_flows(uint32_t backend, uint64_t cookie)
 {
