@@ -21,7 +21,9 @@
 #
 # Knobs: BENCH_SCALE_SIZES [64 200 1000], BENCH_SCALE_RUNS [3],
 # BENCH_SCALE_RELOADS reloads of each kind per run [3],
-# BENCH_SCALE_INTERVAL health-check interval [1s], BENCH_RESULTS,
+# BENCH_SCALE_INTERVAL health-check interval [1s], BENCH_SCALE_DAEMON
+# the ringsteerd to measure [build/ringsteerd] (old and new builds
+# alternately on a shared machine), BENCH_RESULTS,
 # BENCH_SCALE_OUT the section for docs/benchmarks.md [docs/bench-scale.md],
 # BENCH_REPORT_ONLY=1 rewrites the section from BENCH_RESULTS/scale.tsv.
 set -euo pipefail
@@ -32,6 +34,7 @@ SIZES=${BENCH_SCALE_SIZES:-64 200 1000}
 RUNS=${BENCH_SCALE_RUNS:-3}
 RELOADS=${BENCH_SCALE_RELOADS:-3}
 INTERVAL=${BENCH_SCALE_INTERVAL:-1s}
+DAEMON=${BENCH_SCALE_DAEMON:-build/ringsteerd}
 RES=$(realpath -m "${BENCH_RESULTS:-build/bench/results}")
 DOC=${BENCH_SCALE_OUT:-docs/bench-scale.md}
 BPFFS=""
@@ -45,7 +48,7 @@ if [[ -z ${BENCH_REPORT_ONLY:-} ]]; then
 	# Detach whatever the current run pinned, then the namespaces.
 	rs_install_cleanup
 	# shellcheck disable=SC2016,SC2034 # expanded when netns.sh's trap runs it
-	RS_CLEANUP_HOOK='if [[ -n $CONF && -f $CONF ]]; then build/ringsteerd -q --detach -c "$CONF"; fi; if [[ -n $BPFFS ]]; then rm -rf "$BPFFS"; fi'
+	RS_CLEANUP_HOOK='if [[ -n $CONF && -f $CONF ]]; then "$DAEMON" -q --detach -c "$CONF"; fi; if [[ -n $BPFFS ]]; then rm -rf "$BPFFS"; fi'
 	rs_ns_setup "scale$$"
 fi
 
@@ -139,7 +142,7 @@ one_run() {
 	write_conf "$n" 1
 	t0=$(stamp_ms "$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)")
 	rs_bg_start "d$n-$run" rs_in_edge prlimit --nofile=8192 \
-		build/ringsteerd -v -c "$CONF"
+		"$DAEMON" -v -c "$CONF"
 	DPID=$RS_BG_LAST_PID
 	logf=$(rs_bg_err "d$n-$run")
 	rs_until 120 grep -q 'control socket' "$logf"
@@ -177,7 +180,7 @@ one_run() {
 	printf '%s\t%s\tgapw\t%s\n' "$n" "$run" "$ms" >>"$TSV"
 	cp "$logf" "$RES/scale-$n-$run.log"
 	rs_bg_stop "d$n-$run"
-	build/ringsteerd -q --detach -c "$CONF"
+	"$DAEMON" -q --detach -c "$CONF"
 	rm -rf "$BPFFS"
 	for ((i = 1; i <= nbe; i++)); do rs_bg_stop "be$n-$run-$i"; done
 }
@@ -294,12 +297,9 @@ builds it, then checks the walk on it). Now `ring_build` sorts by radix
 (linear; tests/unit/ring/test_ring.c checks it against the comparison sort
 point for point), and each service id keeps the last full ring with the
 members it was built from (userspace/core/ring/ring_cache.c): the same
-members copy it, changed members (a weight, a backend added or removed)
-merge their points into it. The ring is the one `ring_build` makes
-(tests/unit/ring/test_ring_cache.c, every kind of change). A reload logs
-what it cost, e.g. for an unchanged file "reload: full rings 0 built, 0
-merged from the last, 2 copied unchanged; 0 rings swapped"
-(tests/e2e/test_swap.sh asserts it).
+members find it as it is, changed members (a weight, a backend added or
+removed) merge their points into it. The ring is the one `ring_build`
+makes (tests/unit/ring/test_ring_cache.c, every kind of change).
 
 **Then (ABI 11, commit 856b944)** a new ring is written into its map
 through mmap(): ring maps and the inner-map template of `rs_rings` are
@@ -309,7 +309,7 @@ into its slots, unmaps it and swaps it in with one update of `rs_rings`,
 the commit point as before (docs/architecture.md "Atomic ring swap").
 Until then `bpf_map_update_batch` copied and stored the ring slot by
 slot. The flat table is computed in one pass over the points, and the
-ring cache merges into the buffer it holds when the ring fits (no fresh
+ring cache merges into a buffer it holds when the ring fits (no fresh
 13 MB buffer, 3,300 page faults, per weight change). Old and new build
 run alternately at 200 backends (3 runs each, 3 weight changes a run,
 load average 7-11 on the 2 vCPUs): **one weight change 1558 ms [1113–2287]
@@ -322,50 +322,85 @@ every 500 ms): an unchanged reload 671–779 ms, one weight change
 1151–1243 ms, start 2321 ms, the longest check gap across a reload
 1298 ms.
 
+**Then (commits 90fd398, 00d8c97)** a reload leaves alone every service
+whose installed ring was made from the ring its cache holds, with the
+same members, seed and key, and whose backends' words do not change: no
+copy, trim or compare of its ring (`ring_unchanged()` in
+userspace/ringsteerd/apply/rings.c); a failed reload never touched such
+a service, and its rollback leaves it the same way. rs_binds and
+rs_cookies are written only when their entries differ from the last
+write. The cache hands out the ring it holds instead of a copy (a merge
+writes into the previous ring's buffer and the two trade places), the
+old and the new state pass rings to each other instead of copying
+them, a trim that would drop nothing is not made, and a ring made from
+the cached one with as many points is known to be it without a
+compare. The installed ring is copied once, when it is swapped in. A
+reload says what it did; for an unchanged file "reload: full rings 0
+built, 0 merged from the last, 0 reused unchanged; 0 rings swapped; 1
+of 1 services unchanged, not touched; 0 lookup tables written"
+(tests/e2e/test_swap.sh asserts it). The build before (commit 633ba18)
+and this one run in turns on the same machine, 2 runs of each at every
+size per turn (5 turns before, 3 after, load average 3.6 to 17 at their
+starts): at 200 backends **an unchanged reload 149.5 ms [70–530]
+before, 6.5 ms [4–34] after; one weight change 251 ms [126–1902]
+before, 168 ms [80–433] after**; at 1,000 backends an unchanged reload
+232 ms [64–1184] before, 69 ms [23–493] after. In the quietest turn
+(load average 3.6–4.6, the first of the two commits): an unchanged
+reload 99.5 ms [73–141] before, 6.5 ms [4–23] after, one weight change
+180.5 ms [163–289] before, 100.5 ms [87–170] after.
+
 **What the remaining time is made of.**
 
-- *One weight change* (not met at 200 on this shared machine: the
-  median above is with the load average at 7-10). Writing the ring map
-  is now about 30 ms of it, from timestamps put around its steps in one
-  run at 200 backends (823,296 points, 1,347,586 slots, 21.6 MB):
+- *An unchanged reload* is now the file parsed and compared with the
+  one in force, the 1,024 backend words and load gauges read for the
+  snapshot and the ids, the backends' runtime state carried, and one
+  pass over the service's backends to see that nothing changed:
+  4–7 ms at 200 backends in most reloads, up to 34 ms when other runs
+  held the CPUs. At 1,000 backends the ring is not looked at either;
+  what grows there is per-backend work (words, checks carried, sockets
+  reconciled), not broken down here.
+- *One weight change* at 200 backends (823,296 points, 1,347,586
+  slots, 21.6 MB), from the log's stamps of one run: parsing and
+  comparing the file 4–11 ms, then 80–160 ms to the swap, then 3–7 ms
+  to "reload: done". Of the middle, writing the ring map is about 30 ms
+  on a quiet machine (measured before this change, its code unchanged):
   creating the map 4.6–5.1 ms (the kernel allocates and zeroes it),
-  mapping and writing it 15.0–18.7 ms (mmap 1.6–1.8, the points and the
-  flat table 11.5–16.0, munmap 1.0–1.8), the update of `rs_rings`
-  10.4–11.4 ms: the kernel waits in synchronize_rcu() for every program
-  that may hold the old ring, which is what makes the swap the commit
-  point. The rest is the pipeline around it, in that run 127–137 ms of
-  reloads of 162–172 ms: what an unchanged reload does (below), the merge of the
-  changed backend's points (about 10 ms on a quiet machine) with its
-  copy into the cache, the walk check and the ring trimmed to the
-  points in use (a new 13 MB ring), and a second refresh that copies the
-  cached ring again. Reaching 100 ms needs that pipeline to pass the
-  ring along instead of copying it (ringsteerd's rings.c and reload),
-  or fewer points (`vnodes`).
-- *An unchanged reload* hashes and sorts nothing and swaps nothing; what
-  is left, from timestamps put between its steps in one run at 200
-  backends: the full ring copied twice from the cache and trimmed and
-  compared three times (13 MB each pass, 20-35 ms together), the lookup
-  tables (rs_binds, rs_cookies) written again (about 14 ms), the 1,024
-  backend words and load gauges read for the snapshot and the ids (3-5
-  ms), parsing the file (under 1 ms). Going under 50 ms every time needs
-  the pipeline to skip services whose members and words did not change,
-  and the lookup tables when the binds did not.
-- *Start* is mostly taking the sockets at 1,000 backends (the column
+  mapping and writing it 15.0–18.7 ms, the update of `rs_rings`
+  10.4–11.4 ms (synchronize_rcu(), which makes the swap the commit
+  point). The rest is the merge of the changed backend's points into
+  the ring (about 10 ms quiet), the one copy of the 13 MB ring that
+  becomes the installed one (fresh pages: about 3,300 page faults), and
+  three passes that read the ring (is a trim needed before, after, the
+  walk check). With the load average at 4.6 the median was 100.5 ms
+  [87–170] (the first commit alone); at 8, 150–186 ms per turn. Going
+  further needs the installed ring not to be a second 13 MB buffer (the
+  map written from the cache's ring), or the map write off the loop;
+  fewer points (`vnodes`) shrink all of it in proportion.
+- *Start* (not met by these runs' median: it was 1631 ms [1417–2274]
+  at 01:29, and the build before measured 2961.5 ms [2056–4533] in the
+  same turns as the table; this change does not touch what a start
+  does beyond handing the first ring out of the cache instead of a
+  copy) is mostly taking the sockets at 1,000 backends (the column
   beside it). A reconciliation pass walks /proc once: its first scan
   indexes every socket of the host and the others answer from the
-  index (`socket_holders_batch_begin()`, tests/unit/test_socket_holders.c).
+  index (`socket_holders_batch_begin()`, tests/unit/daemon/test_socket_holders.c).
   What is left at 1,000 is a sock_diag dump per address, each of every
   socket of the host: one dump per pass would remove that too. The
   rings' share of a start is tens of ms; a restart that adopts the
   pinned ring reads its points with one copy through mmap() too (was
   one lookup per point).
 - *Health checks* keep their schedule across a reload that leaves them
-  alone (each starts again when its next probe was due; before, every
-  check was started anew, spread over the interval, so a backend could
-  wait a reload plus up to one more interval; tests/e2e/
+  alone (each starts again when its next probe was due; tests/e2e/
   test_reload_checks.sh). The loop still does a reload in one go: a
-  probe due during a weight change runs after it, so the gap across
-  one is the interval plus that reload.
+  probe due during it runs after it, so the gap across one is the
+  interval plus that reload. An unchanged reload now takes well under
+  the 50 ms of slack at 200 backends, so the loop is not split between
+  services' ring writes; a weight change delays a due probe by its own
+  length (the weight-change gap column), and with one service there is
+  no point between two ring writes to run it at. The worst gap across
+  an unchanged reload at 200, 1132 ms, came in a run whose reloads
+  took 5–34 ms: the rest is the loop's other work on loaded CPUs, not
+  the reload.
 EOF
 } >"$DOC"
 log "wrote $DOC"
