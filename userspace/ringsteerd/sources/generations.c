@@ -21,7 +21,7 @@
 #include "backend_socket.h"
 #include "log.h"
 #include "socket_generations.h"
-#include "sockets.h"
+#include "socket_slots.h"
 #include "state.h"
 
 static void count_soon(void);
