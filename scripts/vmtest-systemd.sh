@@ -32,13 +32,14 @@
 # upgraded from across an ABI change. The two guests run side by side.
 # Environment:
 #   VMTEST_CACHE    guest roots (default /var/cache/ringsteer-vmtest)
-#   VMTEST_TIMEOUT  seconds before a guest is killed (default 1200)
+#   VMTEST_TIMEOUT  seconds before a guest is killed (default 1800: on a
+#                   loaded machine a guest reached its reboot after 1114 s)
 #   VMTEST_MIRROR   Debian mirror (default http://deb.debian.org/debian)
 #   VMTEST_PREVIOUS the release rolled back to (default: releases.list's last)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${VMTEST_CACHE:-/var/cache/ringsteer-vmtest}
-TIMEOUT=${VMTEST_TIMEOUT:-1200}
+TIMEOUT=${VMTEST_TIMEOUT:-1800}
 MIRROR=${VMTEST_MIRROR:-http://deb.debian.org/debian}
 OUT=build/vmtest-systemd
 PREVIOUS=${VMTEST_PREVIOUS:-$(awk '!/^#/ && NF { n = $1 } END { print n }' scripts/releases.list)}

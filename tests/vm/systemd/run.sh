@@ -174,16 +174,18 @@ quic_cids() {
 		CID[i]=$(ringsteer cid quic "q-$i") || return 1
 	done
 }
-# quic_flows N: one datagram on each of q-N's flows (4 tries each);
-# "SRC PORT NAME" lines, the tries' summary on stderr.
+# quic_flows N [PORTS]: one datagram on each of q-N's flows (4 tries
+# each); "SRC PORT NAME" lines, the tries' summary on stderr. A check
+# beside the load gives other source ports (PORTS 1000): two sockets
+# cannot hold one source address and port.
 quic_flows() {
 	"$T/quic_client" --target 198.18.0.10:4433 --src-base "198.18.3.$((10 * $1))" \
-		--port-base $((40000 + 10 * $1)) --count 4 --dcid "${CID[$1]}"
+		--port-base $((40000 + ${2:-0} + 10 * $1)) --count 4 --dcid "${CID[$1]}"
 }
 # quic_home N: each of q-N's flows is answered by q-N; quic_all_home: all.
 quic_home() {
 	local out
-	out=$(quic_flows "$1" 2>/dev/null) || return 1
+	out=$(quic_flows "$1" 1000 2>/dev/null) || return 1
 	[[ $(awk -v b="q-$1" '$3 == b' <<<"$out" | wc -l) == 4 ]]
 }
 quic_all_home() { quic_home 1 && quic_home 2 && quic_home 3; }
@@ -509,7 +511,7 @@ CONFEOF
 	"$T/rs_client" --target 198.18.0.10:80 --src-base 198.18.4.1 --count 40 --timeout-ms 3000 >"$STATE/squat.tcp" 2>&1
 	eq "40 TCP clients answered" "$(awk '$3 ~ /^cache-/' "$STATE/squat.tcp" | wc -l)" 40
 	eq "TCP clients that reached the squatter" "$(awk '$3 == "squatter"' "$STATE/squat.tcp" | wc -l)" 0
-	quic_flows 2 >"$STATE/squat.quic" 2>/dev/null
+	quic_flows 2 1000 >"$STATE/squat.quic" 2>/dev/null
 	eq "q-2's 4 flows answered" "$(awk '$3 !~ /^ERR/' "$STATE/squat.quic" | wc -l)" 4
 	eq "q-2's flows that reached the squatter" "$(awk '$3 == "squatter"' "$STATE/squat.quic" | wc -l)" 0
 	load_stop "squatted"
