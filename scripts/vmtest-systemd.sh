@@ -5,8 +5,11 @@
 # of a Debian guest booted under qemu TCG with its own kernel (Debian 12:
 # 6.1 and systemd 252; Debian 13: 6.12 and systemd 257). The guest runs
 # tests/vm/systemd/run.sh as a service: apt install of the package built
-# from this tree, enable --now, reloads, restart, kill -9 and the watchdog
-# under load, an upgrade to a newer package under load, a reboot, remove
+# from this tree, enable --now, reloads (hostile names among them),
+# restart, kill -9 and the watchdog under load, an upgrade to a newer
+# package, a rollback to the previous release and the upgrade back under
+# TCP load and established QUIC flows (a UDP backend restarted in the
+# hand-over), a local user squatting stopped backends, a reboot, remove
 # and purge.
 #
 #   scripts/vmtest-systemd.sh [bookworm|trixie]...   (root; default: both)
@@ -29,13 +32,14 @@
 # upgraded from across an ABI change. The two guests run side by side.
 # Environment:
 #   VMTEST_CACHE    guest roots (default /var/cache/ringsteer-vmtest)
-#   VMTEST_TIMEOUT  seconds before a guest is killed (default 1200)
+#   VMTEST_TIMEOUT  seconds before a guest is killed (default 1800: on a
+#                   loaded machine a guest reached its reboot after 1114 s)
 #   VMTEST_MIRROR   Debian mirror (default http://deb.debian.org/debian)
 #   VMTEST_PREVIOUS the release rolled back to (default: releases.list's last)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${VMTEST_CACHE:-/var/cache/ringsteer-vmtest}
-TIMEOUT=${VMTEST_TIMEOUT:-1200}
+TIMEOUT=${VMTEST_TIMEOUT:-1800}
 MIRROR=${VMTEST_MIRROR:-http://deb.debian.org/debian}
 OUT=build/vmtest-systemd
 PREVIOUS=${VMTEST_PREVIOUS:-$(awk '!/^#/ && NF { n = $1 } END { print n }' scripts/releases.list)}
@@ -161,7 +165,9 @@ make_disk() {
 	rm -f "$r/.done"
 	t=$r/opt/ringsteer-vmtest
 	mkdir -p "$t"
-	install -m 0755 tests/vm/systemd/run.sh tests/vm/systemd/backend.sh build/tools/rs_client build/tools/rs_backend "$t/"
+	install -m 0755 tests/vm/systemd/run.sh tests/vm/systemd/backend.sh build/tools/rs_client \
+		build/tools/rs_backend build/tools/quic_client "$t/"
+	install -m 0644 tests/vm/systemd/quic.conf "$t/"
 	cp "$dir/ringsteer_v1.deb" "$dir/ringsteer_v2.deb" "$dir/ringsteer_prev.deb" "$t/"
 	for u in tests/vm/systemd/*.service; do
 		install -m 0644 "$u" "$r/etc/systemd/system/"
@@ -169,8 +175,9 @@ make_disk() {
 	local w=$r/etc/systemd/system/multi-user.target.wants
 	mkdir -p "$w"
 	for u in rs-vmtest.service rs-vmtest-net.service rs-backend@a.service \
-		rs-backend@b.service rs-backend@c.service; do
-		ln -sf "/etc/systemd/system/${u/@[a-z]/@}" "$w/$u"
+		rs-backend@b.service rs-backend@c.service rs-backend@q1.service \
+		rs-backend@q2.service rs-backend@q3.service; do
+		ln -sf "/etc/systemd/system/${u/@*./@.}" "$w/$u"
 	done
 	echo '/dev/vda / ext4 rw,errors=remount-ro 0 1' >"$r/etc/fstab"
 	echo "rs-$rel-guest" >"$r/etc/hostname"
@@ -257,7 +264,7 @@ if [[ -n $prepare ]]; then
 	done
 	exit 0
 fi
-for b in build/tools/rs_client build/tools/rs_backend; do
+for b in build/tools/rs_client build/tools/rs_backend build/tools/quic_client; do
 	[[ -x $b ]] || die "$b missing: run make build first"
 done
 # Side by side: a guest spends much of its time waiting (boots, loads,

@@ -8,9 +8,14 @@
 # broken, restart, kill -9 and the watchdog under load, an upgrade to a
 # newer package under load, a rollback to the previous release (built from
 # git: an earlier ABI) and the upgrade back from it under load with an
-# operator's drain and weight, a reboot, remove and purge. Two backends
-# (rs-backend@a, @b, @c) run as DynamicUser services: sockets of another user,
-# taken across the sandbox. Every line for the host starts "VMTEST:"; the
+# operator's drain and weight, a reboot, remove and purge. A QUIC service
+# (quic.conf, cookie = quic) has established flows sending datagrams
+# through the rollback and the upgrade back while its backend q-1
+# restarts, a reload and a daemon restart interleave; a user the test
+# creates squats stopped backends' addresses under `owner =`; a reload
+# of hostile names is refused. The backends (rs-backend@a, @b, @c and
+# @q1..@q3) run as DynamicUser services: sockets of another user, taken
+# across the sandbox. Every line for the host starts "VMTEST:"; the
 # last is VMTEST-RESULT: PASS or FAIL, then the guest powers off. The phase
 # survives the reboot in /var/lib/rs-vmtest.
 set -uo pipefail
@@ -158,6 +163,93 @@ sk_lookup_links() {
 	bpftool -j link show | jq '[.[] | select(.type == "netns" and .attach_type == "sk_lookup")] | length'
 }
 
+# The QUIC service's established flows: 4 per backend q-N, each a fixed
+# source (198.18.3.(10N+i), port 400(10N+i)) and the connection ID that
+# names q-N by its server ID (made once, by this release's CLI, and kept
+# through the rollback: a client's CID does not change with the release).
+CID=()
+quic_cids() {
+	local i
+	for i in 1 2 3; do
+		CID[i]=$(ringsteer cid quic "q-$i") || return 1
+	done
+}
+# quic_flows N [PORTS]: one datagram on each of q-N's flows (4 tries
+# each); "SRC PORT NAME" lines, the tries' summary on stderr. A check
+# beside the load gives other source ports (PORTS 1000): two sockets
+# cannot hold one source address and port.
+quic_flows() {
+	"$T/quic_client" --target 198.18.0.10:4433 --src-base "198.18.3.$((10 * $1))" \
+		--port-base $((40000 + ${2:-0} + 10 * $1)) --count 4 --dcid "${CID[$1]}"
+}
+# quic_home N: each of q-N's flows is answered by q-N; quic_all_home: all.
+quic_home() {
+	local out
+	out=$(quic_flows "$1" 1000 2>/dev/null) || return 1
+	[[ $(awk -v b="q-$1" '$3 == b' <<<"$out" | wc -l) == 4 ]]
+}
+quic_all_home() { quic_home 1 && quic_home 2 && quic_home 3; }
+# The QUIC load: every flow sends a datagram, round after round, until
+# qload_stop. qload_start DISTURBED: the backend this window restarts or
+# stops (or ""): its flows go by IP affinity while it has no socket.
+QLOAD_PID=""
+qload_start() {
+	QDIST=$1
+	rm -f "$STATE/quic.stop" "$STATE/quic.wrong"
+	: >"$STATE/quic.err"
+	(
+		while [[ ! -e $STATE/quic.stop ]]; do
+			echo "@ $(date +%T.%N)" # when the round began, for a wrong answer
+			for i in 1 2 3; do quic_flows "$i" 2>>"$STATE/quic.err"; done
+		done
+	) >"$STATE/quic.out" &
+	QLOAD_PID=$!
+}
+# qload_stop NAME: no datagram was answered by a backend its CID does not
+# name (the disturbed backend's flows aside) or by anyone else; the counts
+# go to the log.
+qload_stop() {
+	touch "$STATE/quic.stop"
+	wait "$QLOAD_PID"
+	local c tries
+	c=$(awk -v d="$QDIST" -v w="$STATE/quic.wrong" '
+		$1 == "@" { at = $2; rounds++; next }
+		{ n++; split($1, o, "."); want = "q-" int(o[4] / 10) }
+		$3 == want { home++; next }
+		$3 ~ /^q-[123]$/ && want == d { moved++; next }
+		{ print "round of " at ": " $0 " (its CID names " want ")" >w }
+		$3 ~ /^ERR/ { lost++; next }
+		$3 ~ /^q-[123]$/ { wrong++; next }
+		{ foreign++ }
+		END { printf "%d %d %d %d %d %d %d", n, home, moved, wrong, foreign, lost, rounds }' \
+		"$STATE/quic.out")
+	local n home moved wrong foreign lost rounds
+	read -r n home moved wrong foreign lost rounds <<<"$c"
+	tries=$(awk -F'sent=' 'NF > 1 { s += $2 } END { print s + 0 }' "$STATE/quic.err")
+	((wrong || foreign || lost)) && head -n 8 "$STATE/quic.wrong" | sed 's/^/VMTEST:      | /'
+	say "  quic $1: $rounds rounds, $n flow datagrams, $home answered by the backend their CID names, ${QDIST:-no backend} disturbed: $moved of its flows answered elsewhere; $wrong by a wrong backend, $foreign by no backend of ours, $lost lost after 4 tries, $((tries - n)) sent again"
+	if ((home > 0 && wrong == 0 && foreign == 0)); then
+		ok "$1: quic flows, 0 of $n answered by a wrong backend ($lost lost)"
+	else
+		bad "$1: quic flows: $home of $n answered at home, $wrong by a wrong backend, $foreign by another process"
+		journalctl -u ringsteerd -o short-precise --no-pager ${MARK:+--after-cursor="$MARK"} |
+			head -n 50 | sed "s/^/VMTEST:      | journal: /"
+	fi
+}
+# Our steer_tc filters on lo's ingress, and the program of the one there.
+tc_ours() { tc filter show dev lo ingress | grep -c 'handle 0x5253 .*steer_tc'; }
+tc_prog() { tc filter show dev lo ingress | sed -n 's/.*handle 0x5253 .*steer_tc.* id \([0-9]*\) .*/\1/p'; }
+no_raw_control() { ! grep -q $'[\x1b\x07]' "$1"; }
+tc_replaced() { # the program there is not $1
+	local p
+	p=$(tc_prog)
+	[[ -n $p && $p != "$1" ]]
+}
+# uid_of UNIT: the user its main process runs as (a DynamicUser's uid).
+uid_of() { ps -o uid= -p "$(systemctl show -P MainPID "$1")" | tr -d ' '; }
+# A backend's field in this release's JSON.
+be_json() { ringsteer -j backends | jq -r --arg b "$1" ".backends[] | select(.name == \$b) | $2"; }
+
 say "boot $boots, phase $phase: $(uname -r), $(systemctl --version | head -n 1), $(. /etc/os-release && echo "$PRETTY_NAME")"
 say "up $(cut -d' ' -f1 /proc/uptime) s; the slowest units: $(systemd-analyze blame 2>/dev/null | head -n 3 | tr -s ' ' | tr '\n' ',')"
 # Phase 1 runs on the first boot, phase 2 on the second (the test's own
@@ -188,15 +280,20 @@ if [[ $phase == 1 ]]; then
 	check "systemd-analyze security: exposure $exposure, at most 4.0" \
 		awk -v e="$exposure" 'BEGIN { exit !(e != "" && e <= 4.0) }'
 
-	say "# the configuration from the minimal sample, enable --now"
-	cp /etc/ringsteer/ringsteer.conf.minimal "$CONF"
+	say "# the configuration from the minimal sample and a QUIC service, enable --now"
+	cat /etc/ringsteer/ringsteer.conf.minimal "$T/quic.conf" >"$CONF"
 	check "ringsteerd --check of it" ringsteerd --check -c "$CONF"
 	check "systemctl enable --now ringsteerd" systemctl enable --now ringsteerd.service
 	check "active once start returns (Type=notify: READY=1)" active
 	check "status text says it steers" bash -c "systemctl show -P StatusText ringsteerd | grep -qi steer"
-	check "both backends' sockets taken (DynamicUser processes)" \
-		wait_for 120 bash -c "[[ \$(ringsteer -j backends | jq '[.backends[] | select(.has_socket)] | length') == 2 ]]"
+	check "the five backends' sockets taken (DynamicUser processes, TCP and UDP)" \
+		wait_for 120 bash -c "[[ \$(ringsteer -j backends | jq '[.backends[] | select(.has_socket)] | length') == 5 ]]"
 	check "12 clients steered, each where lookup says" wait_for 120 steers
+	check "ringsteer cid names each QUIC backend" quic_cids
+	say "  connection IDs: q-1 ${CID[1]}, q-2 ${CID[2]}, q-3 ${CID[3]}"
+	eq "steer_tc at lo's ingress" "$(tc_ours)" 1
+	check "12 QUIC flows, each answered by the backend its CID names" wait_for 120 quic_all_home
+	quic_all_home || for i in 1 2 3; do quic_flows "$i" 2>&1 | sed 's/^/VMTEST:      | /'; done
 	check "steer_sockops attached below the root, where the backends are (auto)" \
 		bash -c "ringsteer -j status | jq -e '.. | objects | select(.name? == \"steer_sockops\") | select(.attached and .auto and .cgroup != \"/\")'"
 
@@ -235,6 +332,24 @@ CONFEOF
 	check "the file mended, systemctl restart" systemctl restart ringsteerd.service
 	check "steers again" wait_for 120 steers
 
+	say "# hostile names in a reload: refused, the state kept, no raw escape byte logged"
+	n=$(printf 'x%.0s' {1..200})
+	printf '\n[backend %s]\nservice = web\naddress = 127.0.0.1:8089\n\n[backend evil\033[2J\033]0;owned\007]\nservice = web\naddress = 127.0.0.1:8090\n' "$n" >>"$CONF"
+	pid=$(mainpid)
+	journal_mark
+	check "systemctl reload of a 200-character name and escape sequences fails" \
+		bash -c "! systemctl reload ringsteerd.service"
+	journalctl -a -o cat -u ringsteerd --no-pager --after-cursor="$MARK" >"$STATE/hostile.journal"
+	check "journalctl names the long name's refusal" grep -q "bad backend name 'xxxx" "$STATE/hostile.journal"
+	check "and the escapes, escaped (\\x1b)" grep -qF 'evil\x1b[2J\x1b' "$STATE/hostile.journal"
+	check "no raw escape or bell byte in the journal ($(wc -l <"$STATE/hostile.journal") lines)" \
+		no_raw_control "$STATE/hostile.journal"
+	eq "the same daemon runs" "$(mainpid)" "$pid"
+	eq "the backends are the running ones" "$(ringsteer -j backends | jq -c '[.backends[].name] | sort')" \
+		'["cache-a","cache-b","cache-c","q-1","q-2","q-3"]'
+	check "and steers" steers
+	cp "$STATE/good.conf" "$CONF"
+
 	say "# restart, kill -9 and the watchdog, each under load"
 	eq "the unit's watchdog" "$(prop WatchdogUSec)" 1min
 	# 20 s instead of the unit's 60 s for this part: the same mechanism
@@ -272,6 +387,7 @@ CONFEOF
 
 	say "# a package upgrade ($v1 -> $v2) under load"
 	load_start
+	qload_start ""
 	load_flows
 	pid=$(mainpid)
 	check "apt-get install ./ringsteer ($v2)" \
@@ -280,22 +396,48 @@ CONFEOF
 	check "the upgrade restarted the daemon" wait_for 120 restarted_from "$pid"
 	check "steers after the upgrade" steers
 	load_stop "upgrade"
+	qload_stop "upgrade"
 	check "the configuration survived the upgrade" cmp "$CONF" "$STATE/good.conf"
 
 	say "# a rollback to the previous release ($vp, an earlier ABI) under load"
 	check "drain cache-b" ringsteer backend drain cache-b
 	check "weight cache-a 3" ringsteer backend weight cache-a 3
 	load_start
+	qload_start q-1
 	load_flows
 	pid=$(mainpid)
+	tc_before=$(tc_prog)
+	journal_mark
 	start=$SECONDS
+	# rs-backend@q1 restarts in the rollback's gap: this data plane moved
+	# aside and steering with no daemon, the earlier one not started yet
+	# (the prerm's drop-in is there until that one is ready).
+	dropin=/run/systemd/system/ringsteerd.service.d/50-ringsteer-rollback.conf
+	(wait_for 300 test -e "$dropin" && systemctl restart rs-backend@q1.service &&
+		say "  rs-backend@q1 restarted at $(date +%T.%N)") &
+	q1pid=$!
 	check "apt-get install --allow-downgrades ./ringsteer ($vp)" \
 		env DEBIAN_FRONTEND=noninteractive apt-get install -y --allow-downgrades "$T/ringsteer_prev.deb"
+	check "rs-backend@q1 restarted while the retiring data plane steered alone" wait "$q1pid"
 	eq "installed version" "$(dpkg-query -W -f '${Version}' ringsteer)" "$vp"
 	check "the earlier release's daemon started (not a restart loop)" wait_for 120 restarted_from "$pid"
 	say "  active $((SECONDS - start)) s after apt-get began"
 	check "it steers, each client where its lookup says" wait_for 120 steers
+	check "q-1 has its flows back" wait_for 120 quic_home 1
 	load_stop "rollback to $vp"
+	qload_stop "rollback to $vp"
+	check "its journal: the rollback's retire step ran" \
+		grep -q "ringsteer rollback: the data plane of ABI [0-9]* is retired" \
+		<(journalctl -u ringsteerd --no-pager --after-cursor="$MARK")
+	# 0.2.0 takes no filter whose program is not its own, and retries
+	# until the place is free: the retire step puts its program in place
+	# of the retired one (removing ours left lo without a steer_tc until
+	# the retry: 2 and 5 datagrams on a wrong backend in two runs).
+	check "its journal: the retired steer_tc on lo handed to $vp's program in place" \
+		grep -q "ringsteer rollback: steer_tc on lo handed to $vp's program in place" \
+		<(journalctl -u ringsteerd --no-pager --after-cursor="$MARK")
+	eq "one steer_tc filter on lo" "$(tc_ours)" 1
+	check "it is $vp's program, not the retired one ($tc_before)" tc_replaced "$tc_before"
 	eq "the drain was carried back" "$(ringsteer -j backends | jq -r '.backends[] | select(.name == "cache-b") | .op')" drain
 	eq "the weight was carried back" "$(ringsteer -j backends | jq -c '.backends[] | select(.name == "cache-a") | [.weight, .weight_override]')" "[3,true]"
 	eq "one sk_lookup program in the netns" "$(sk_lookup_links)" 1
@@ -304,22 +446,85 @@ CONFEOF
 
 	say "# the upgrade from the previous release ($vp) to this one, across the ABI, under load"
 	load_start
+	qload_start q-1
 	load_flows
 	pid=$(mainpid)
+	tc_before=$(tc_prog)
 	journal_mark
+	# rs-backend@q1 restarts as the earlier daemon goes and this one
+	# builds its data plane beside the earlier one.
+	(wait_for 300 bash -c "[[ \$(systemctl show -P MainPID ringsteerd) != $pid ]]" &&
+		systemctl restart rs-backend@q1.service &&
+		say "  rs-backend@q1 restarted at $(date +%T.%N)") &
+	q1pid=$!
 	check "apt-get install ./ringsteer ($v2)" \
 		env DEBIAN_FRONTEND=noninteractive apt-get install -y "$T/ringsteer_v2.deb"
+	check "rs-backend@q1 restarted as the daemons changed hands" wait "$q1pid"
 	eq "installed version" "$(dpkg-query -W -f '${Version}' ringsteer)" "$v2"
 	check "the upgrade restarted the daemon" wait_for 120 restarted_from "$pid"
 	check "its journal: the earlier data plane retired" \
 		wait_for 120 bash -c "journalctl -u ringsteerd --no-pager --after-cursor='$MARK' | grep -q 'upgrade: from ABI [0-9]* done'"
 	check "steers after the upgrade" steers
+	eq "one steer_tc filter on lo" "$(tc_ours)" 1
+	check "it is this release's program, not $vp's ($tc_before)" tc_replaced "$tc_before"
+	check "q-1 has its flows back" wait_for 120 quic_home 1
+	say "# still under load: a reload of a changed weight while rs-backend@q1 restarts, then a daemon restart"
+	sed -i '/^\[backend cache-c\]$/,/^\[/ s/^weight = 1$/weight = 2/' "$CONF"
+	systemctl restart rs-backend@q1.service &
+	q1pid=$!
+	check "systemctl reload (cache-c: weight 2)" systemctl reload ringsteerd.service
+	check "rs-backend@q1 restarted beside it" wait "$q1pid"
+	eq "cache-c's weight" "$(be_json cache-c .weight)" 2
+	pid=$(mainpid)
+	check "systemctl restart ringsteerd" systemctl restart ringsteerd.service
+	check "a new daemon, active" restarted_from "$pid"
+	check "q-1 has its flows back" wait_for 120 quic_home 1
+	check "every QUIC flow at home" quic_all_home
 	load_stop "upgrade from $vp"
+	qload_stop "upgrade from $vp, reload, restarts"
 	eq "the drain was carried" "$(ringsteer -j backends | jq -r '.backends[] | select(.name == "cache-b") | .op')" drain
 	eq "the weight was carried" "$(ringsteer -j backends | jq -c '.backends[] | select(.name == "cache-a") | [.weight, .weight_override]')" "[3,true]"
 	eq "one sk_lookup program in the netns" "$(sk_lookup_links)" 1
 	check "nothing left pinned aside" bash -c "! ls -d /sys/fs/bpf/ringsteer-abi* 2>/dev/null"
 	check "undrain cache-b" ringsteer backend undrain cache-b
+
+	say "# a local user squats stopped backends' addresses (TCP and UDP): owner = their uids"
+	ub=$(uid_of rs-backend@b.service)
+	uq=$(uid_of rs-backend@q2.service)
+	check "the backends' DynamicUser uids ($ub, $uq)" test -n "$ub" -a -n "$uq"
+	sed -i -e "/^\[backend cache-b\]\$/a owner = $ub" -e "/^\[backend q-2\]\$/a owner = $uq" "$CONF"
+	check "systemctl reload (owner = for cache-b and q-2)" systemctl reload ringsteerd.service
+	eq "cache-b's owner, from the file" "$(be_json cache-b '.owner | "\(.uid) \(.from)"')" "$ub owner"
+	eq "q-2's owner, from the file" "$(be_json q-2 '.owner | "\(.uid) \(.from)"')" "$uq owner"
+	check "useradd rs-squatter (a plain user)" useradd -M -s /usr/sbin/nologin rs-squatter
+	us=$(id -u rs-squatter)
+	check "systemctl stop rs-backend@b rs-backend@q2" systemctl stop rs-backend@b.service rs-backend@q2.service
+	load_start
+	qload_start q-2
+	load_flows
+	setpriv --reuid=rs-squatter --regid=rs-squatter --init-groups -- "$T/rs_backend" --name squatter \
+		--tcp 127.0.0.1:8082 --tcp "[::1]:8082" --udp 127.0.1.2:4433 >"$STATE/squatter.out" 2>&1 &
+	squatter=$!
+	check "the squatter's sockets refused (cache-b: both families, q-2)" wait_for 120 bash -c \
+		"ringsteer -j backends | jq -e '[.backends[] | select((.name == \"cache-b\" and .owner.refused >= 2) or (.name == \"q-2\" and .owner.refused >= 1)) | select(.owner.refused_uid == $us)] | length == 2'"
+	check "the squatter listens (uid $us)" bash -c "ss -Htlnp 'sport = 8082' | grep -q 'pid=$squatter,'"
+	"$T/rs_client" --target 198.18.0.10:80 --src-base 198.18.4.1 --count 40 --timeout-ms 3000 >"$STATE/squat.tcp" 2>&1
+	eq "40 TCP clients answered" "$(awk '$3 ~ /^cache-/' "$STATE/squat.tcp" | wc -l)" 40
+	eq "TCP clients that reached the squatter" "$(awk '$3 == "squatter"' "$STATE/squat.tcp" | wc -l)" 0
+	quic_flows 2 1000 >"$STATE/squat.quic" 2>/dev/null
+	eq "q-2's 4 flows answered" "$(awk '$3 !~ /^ERR/' "$STATE/squat.quic" | wc -l)" 4
+	eq "q-2's flows that reached the squatter" "$(awk '$3 == "squatter"' "$STATE/squat.quic" | wc -l)" 0
+	load_stop "squatted"
+	qload_stop "squatted"
+	check "journal: the refusal names the squatter's uid" \
+		grep -q "belongs to uid $us" <(journalctl -u ringsteerd --no-pager -n 200)
+	kill "$squatter"
+	wait "$squatter"
+	check "systemctl start rs-backend@b rs-backend@q2" systemctl start rs-backend@b.service rs-backend@q2.service
+	check "their own sockets taken again" wait_for 120 bash -c \
+		"[[ \$(ringsteer -j backends | jq '[.backends[] | select(.has_socket)] | length') == 6 ]]"
+	check "q-2 has its flows back" wait_for 120 quic_home 2
+	check "steers" steers
 
 	say "# reboot (up $(cut -d' ' -f1 /proc/uptime) s)"
 	echo 2 >"$STATE/phase"
