@@ -28,16 +28,25 @@ static __always_inline __u32 rs_gen_now_s(void)
 	return (__u32)(rs_coarse_now() / RS_NS_PER_S);
 }
 
-/* Volatile reads: see match_bind() in steer_lookup.bpf.c. */
+/*
+ * Volatile reads: see match_bind() in steer_lookup.bpf.c. The IPv4 words
+ * are read before the branch: read in it, clang 19 joined local_ip4's
+ * load with the last of local_ip6's into one load through ctx plus a
+ * chosen offset, which the verifier refuses ("dereference of modified
+ * ctx ptr"). Reading them from an IPv6 lookup is allowed (they read 0).
+ */
 static __always_inline void rs_gen_flow_key(struct bpf_sk_lookup *ctx,
 					    struct rs_udp_flow_key *k)
 {
+	__u32 s4 = *(volatile __u32 *)&ctx->remote_ip4;
+	__u32 d4 = *(volatile __u32 *)&ctx->local_ip4;
+
 	k->family = ctx->family;
 	k->sport = bpf_ntohs(ctx->remote_port);
 	k->dport = ctx->local_port;
 	if (ctx->family == RS_AF_INET) {
-		k->saddr[0] = *(volatile __u32 *)&ctx->remote_ip4;
-		k->daddr[0] = *(volatile __u32 *)&ctx->local_ip4;
+		k->saddr[0] = s4;
+		k->daddr[0] = d4;
 		return;
 	}
 	for (int i = 0; i < 4; i++) {
