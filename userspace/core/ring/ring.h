@@ -25,6 +25,13 @@ struct rs_ring {
 	/* What the ring header carries beside the points (rs_ring_header). */
 	uint64_t seed;
 	uint8_t key_policy, prefix4, prefix6;
+	/*
+	 * Points read in place from a mapping of the map that holds them
+	 * (the installed ring: no 13 MB copy of it), which ring_free()
+	 * unmaps; NULL when they are malloc'd.
+	 */
+	void *mapping;
+	size_t mapping_len;
 };
 
 /*
