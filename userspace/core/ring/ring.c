@@ -58,20 +58,19 @@ static void sort_run(struct rs_point *a, size_t n, const char *const *names)
  * pass puts each point in the bucket of its top bits, and each bucket is then
  * put in point_cmp() order, which makes the result the comparison sort's.
  */
-int ring_sort_points(struct rs_point **pts, size_t n, const char *const *names)
+/* @a[0..@n) sorted into @out (both of @n points). */
+static int sort_into(const struct rs_point *a, size_t n,
+		     const char *const *names, struct rs_point *out)
 {
 	unsigned bits = 1;
-	struct rs_point *a = *pts, *b;
 	uint32_t *start, *next;
 
 	/* About ten points a bucket: the counts stay in the cache. */
 	while (bits < 16 && ((size_t)16 << bits) < n)
 		bits++;
-	b = malloc(n ? n * sizeof(*b) : 1);
 	start = calloc(((size_t)1 << bits) + 1, sizeof(*start));
 	next = malloc(((size_t)1 << bits) * sizeof(*next));
-	if (!b || !start || !next) {
-		free(b);
+	if (!start || !next) {
 		free(start);
 		free(next);
 		return -ENOMEM;
@@ -82,13 +81,26 @@ int ring_sort_points(struct rs_point **pts, size_t n, const char *const *names)
 		start[d] += start[d - 1];
 	memcpy(next, start, ((size_t)1 << bits) * sizeof(*next));
 	for (size_t i = 0; i < n; i++)
-		b[next[a[i].pos >> (64 - bits)]++] = a[i];
+		out[next[a[i].pos >> (64 - bits)]++] = a[i];
 	for (size_t d = 0; d < (size_t)1 << bits; d++)
 		if (start[d + 1] - start[d] > 1)
-			sort_run(b + start[d], start[d + 1] - start[d], names);
+			sort_run(out + start[d], start[d + 1] - start[d],
+				 names);
 	free(start);
 	free(next);
-	free(a);
+	return 0;
+}
+
+int ring_sort_points(struct rs_point **pts, size_t n, const char *const *names)
+{
+	struct rs_point *b = malloc(n ? n * sizeof(*b) : 1);
+	int err = b ? sort_into(*pts, n, names, b) : -ENOMEM;
+
+	if (err) {
+		free(b);
+		return err;
+	}
+	free(*pts);
 	*pts = b;
 	return 0;
 }
@@ -119,15 +131,18 @@ void ring_add_points(struct rs_point *pts, const struct rs_ring_member *m,
 	}
 }
 
-int ring_build(const struct rs_ring_member *members, size_t n, uint64_t seed,
-	       struct rs_ring *ring)
+int ring_build_spare(const struct rs_ring_member *members, size_t n,
+		     uint64_t seed, uint32_t room, struct rs_ring *ring,
+		     struct rs_point **spare)
 {
 	const char **names;
+	struct rs_point *a;
 	uint64_t total = 0;
 	size_t k = 0;
 	int err;
 
 	memset(ring, 0, sizeof(*ring));
+	*spare = NULL;
 	ring->seed = seed;
 	ring->key_policy = RS_KEY_SRC_IP;
 	ring->prefix4 = 32;
@@ -139,24 +154,34 @@ int ring_build(const struct rs_ring_member *members, size_t n, uint64_t seed,
 	if (total == 0)
 		return 0;
 	names = ring_names_by_id(members, n);
-	ring->points = calloc(total, sizeof(*ring->points));
-	if (!names || !ring->points) {
-		free(names);
-		ring_free(ring);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		ring_add_points(ring->points + k, &members[i], 0, seed);
+	a = malloc((total + room) * sizeof(*a));
+	ring->points = malloc((total + room) * sizeof(*ring->points));
+	err = names && a && ring->points ? 0 : -ENOMEM;
+	for (size_t i = 0; i < n && !err; i++) {
+		ring_add_points(a + k, &members[i], 0, seed);
 		k += members[i].points;
 	}
-	err = ring_sort_points(&ring->points, total, names);
+	if (!err)
+		err = sort_into(a, total, names, ring->points);
 	free(names);
 	if (err) {
+		free(a);
 		ring_free(ring);
 		return err;
 	}
 	ring->npoints = (uint32_t)total;
+	*spare = a;
 	return 0;
+}
+
+int ring_build(const struct rs_ring_member *members, size_t n, uint64_t seed,
+	       struct rs_ring *ring)
+{
+	struct rs_point *spare;
+	int err = ring_build_spare(members, n, seed, 0, ring, &spare);
+
+	free(spare);
+	return err;
 }
 
 void ring_set_key(struct rs_ring *ring, const struct rs_service *svc)
