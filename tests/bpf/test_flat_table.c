@@ -302,6 +302,46 @@ static void test_ring_written_mapped(void)
 	ring_free(&ring);
 }
 
+/*
+ * dp_install_ring() keeps the installed ring without a copy: its points
+ * are the new map's own memory, which dp_read_ring() reads back as the
+ * ring, and they stay readable, unchanged, after the next swap puts
+ * another map in its place.
+ */
+static void test_ring_kept_in_place(void)
+{
+	struct rs_ring_member m[NBACKENDS];
+	struct rs_ring ring, other, kept = {0}, next = {0}, back;
+	uint64_t gen_back;
+
+	for (int i = 0; i < NBACKENDS; i++)
+		m[i] = (struct rs_ring_member){names[i], (uint32_t)i, 300};
+	CU_ASSERT_EQUAL_FATAL(ring_build(m, NBACKENDS, fx.service.seed, &ring),
+			      0);
+	ring_set_key(&ring, &fx.service);
+	CU_ASSERT_FATAL(dp_install_ring(&fx.dp, SVC, &ring, &kept) > 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(kept.mapping);
+	CU_ASSERT((char *)kept.points > (char *)kept.mapping &&
+		  (char *)(kept.points + kept.npoints) <=
+			  (char *)kept.mapping + kept.mapping_len);
+	CU_ASSERT(ring_equal(&kept, &ring));
+	CU_ASSERT_EQUAL(dp_read_ring(&fx.dp, SVC, &back, &gen_back), 0);
+	CU_ASSERT(ring_equal(&back, &kept));
+	ring_free(&back);
+	m[0].points = 100;
+	CU_ASSERT_EQUAL_FATAL(ring_build(m, NBACKENDS, fx.service.seed, &other),
+			      0);
+	ring_set_key(&other, &fx.service);
+	CU_ASSERT_FATAL(dp_install_ring(&fx.dp, SVC, &other, &next) > 0);
+	CU_ASSERT(ring_equal(&next, &other));
+	CU_ASSERT(ring_equal(&kept, &ring));
+	CU_ASSERT(!ring_equal(&kept, &next));
+	ring_free(&next);
+	ring_free(&kept);
+	ring_free(&other);
+	ring_free(&ring);
+}
+
 int main(void)
 {
 	static const struct fixture_test tests[] = {
@@ -313,6 +353,8 @@ int main(void)
 		 test_ring_without_table},
 		{"ring written through mmap: every slot, read back whole",
 		 test_ring_written_mapped},
+		{"installed ring kept in the map's memory, past the next swap",
+		 test_ring_kept_in_place},
 	};
 
 	return fixture_main("flat_table", setup, teardown, tests,

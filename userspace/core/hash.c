@@ -13,17 +13,25 @@ uint64_t rs_hash_key(const struct rs_affinity_key *key, uint64_t seed)
 	return XXH64(key, sizeof(*key), seed);
 }
 
+/*
+ * The bytes snprintf("%s#%u") wrote, cut at the same length, without
+ * its cost: a ring of 200 backends hashes 819,200 of them at start.
+ */
 uint64_t rs_vnode_pos(const char *name, uint32_t ordinal, uint64_t seed)
 {
-	char buf[RS_NAME_MAX + 16];
-	int len;
+	char buf[RS_NAME_MAX + 16], digits[10];
+	size_t len = strnlen(name, sizeof(buf) - 1), nd = 0;
 
-	len = snprintf(buf, sizeof(buf), "%s#%u", name, ordinal);
-	if (len < 0)
-		len = 0;
-	if ((size_t)len >= sizeof(buf))
-		len = sizeof(buf) - 1;
-	return XXH64(buf, (size_t)len, seed);
+	memcpy(buf, name, len);
+	do {
+		digits[nd++] = (char)('0' + ordinal % 10);
+		ordinal /= 10;
+	} while (ordinal);
+	if (len < sizeof(buf) - 1)
+		buf[len++] = '#';
+	while (nd && len < sizeof(buf) - 1)
+		buf[len++] = digits[--nd];
+	return XXH64(buf, len, seed);
 }
 
 void rs_affinity_key_build(struct rs_affinity_key *key,

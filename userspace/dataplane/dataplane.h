@@ -322,6 +322,14 @@ int dp_bind_service(struct rs_dataplane *dp, uint8_t protocol, uint8_t family,
  */
 int64_t dp_swap_ring(struct rs_dataplane *dp, uint32_t svc_id,
 		     const struct rs_ring *ring);
+/*
+ * The same, and *@installed (ring_free() it) becomes @ring as the new map
+ * holds it, its points read in place through a read-only mapping (a copy
+ * only where the map cannot be mapped): the daemon keeps the installed
+ * ring without a copy of its own (13 MB at 200 backends).
+ */
+int64_t dp_install_ring(struct rs_dataplane *dp, uint32_t svc_id,
+			const struct rs_ring *ring, struct rs_ring *installed);
 
 /* Read the installed ring of @svc_id (caller frees with ring_free). */
 int dp_read_ring(struct rs_dataplane *dp, uint32_t svc_id, struct rs_ring *ring,

@@ -5,6 +5,7 @@
  * data plane does.
  */
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -88,6 +89,33 @@ static void test_vnode_pos_uses_name_not_index(void)
 }
 
 /*
+ * The bytes hashed are snprintf("%s#%u")'s, cut where its buffer of
+ * RS_NAME_MAX + 16 cut them, for every name length up to past the cut
+ * and ordinals of every digit count: rings built by any version agree.
+ */
+static void test_vnode_pos_is_snprintf(void)
+{
+	static const uint32_t ords[] = {0, 7, 10, 99, 4095, 65536, 4294967295u};
+	char name[RS_NAME_MAX + 40], buf[RS_NAME_MAX + 16];
+	int wrong = 0;
+
+	for (size_t len = 0; len < sizeof(name); len++) {
+		memset(name, 'a' + len % 26, len);
+		name[len] = '\0';
+		for (size_t k = 0; k < sizeof(ords) / sizeof(ords[0]); k++) {
+			int n = snprintf(buf, sizeof(buf), "%s#%u", name,
+					 ords[k]);
+			size_t l = (size_t)n >= sizeof(buf) ? sizeof(buf) - 1
+							    : (size_t)n;
+
+			wrong += rs_vnode_pos(name, ords[k], 9) !=
+				 XXH64(buf, l, 9);
+		}
+	}
+	CU_ASSERT_EQUAL(wrong, 0);
+}
+
+/*
  * The key's mask (rs_prefix_mask32(), the rule both sides use) keeps
  * exactly the prefix's bits, as the byte-wise mask of listens does, for
  * every prefix length of both families.
@@ -162,6 +190,8 @@ int main(void)
 		    test_bpf_equals_libxxhash_random);
 	CU_add_test(s, "BPF XXH64 == libxxhash (edge keys and seeds)",
 		    test_bpf_equals_libxxhash_edge_keys);
+	CU_add_test(s, "vnode position hashes snprintf's name#i, cut alike",
+		    test_vnode_pos_is_snprintf);
 	CU_add_test(s, "vnode position hashes name#i",
 		    test_vnode_pos_uses_name_not_index);
 	CU_add_test(s, "key masks IPv4 to prefix4", test_key_masks_v4_prefix);

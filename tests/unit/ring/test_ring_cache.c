@@ -113,14 +113,21 @@ static void test_cache_keeps_its_buffer(void)
 {
 	struct ring_cache c = {0};
 	struct set s;
-	const struct rs_point *a, *b;
+	const struct rs_point *a, *b, *other;
 
 	for (size_t i = 0; i < N; i++)
 		snprintf(names[i], sizeof(names[i]), "b-%zu", i);
 	set_init(&s, 30);
 	expect_held(&c, &s, 7, RING_CACHE_BUILT);
-	s.m[1].points = 2 * VN; /* the first merge: a new buffer */
+	/*
+	 * The build's other buffer, as large, is the spare: the first merge
+	 * after a start writes into pages in memory too.
+	 */
+	other = c.spare;
+	CU_ASSERT(other != NULL && c.spare_cap == c.cap);
+	s.m[1].points = 2 * VN;
 	a = expect_held(&c, &s, 7, RING_CACHE_MERGED);
+	CU_ASSERT(a == other);
 	CU_ASSERT(c.spare_cap >= c.ring.npoints - VN);
 	s.m[1].points = VN; /* back: fits the ring before's buffer */
 	b = expect_held(&c, &s, 7, RING_CACHE_MERGED);

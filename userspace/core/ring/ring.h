@@ -25,6 +25,13 @@ struct rs_ring {
 	/* What the ring header carries beside the points (rs_ring_header). */
 	uint64_t seed;
 	uint8_t key_policy, prefix4, prefix6;
+	/*
+	 * Points read in place from a mapping of the map that holds them
+	 * (the installed ring: no 13 MB copy of it), which ring_free()
+	 * unmaps; NULL when they are malloc'd.
+	 */
+	void *mapping;
+	size_t mapping_len;
 };
 
 /*
@@ -33,6 +40,16 @@ struct rs_ring {
  */
 int ring_build(const struct rs_ring_member *members, size_t n, uint64_t seed,
 	       struct rs_ring *ring);
+/*
+ * The same, with room for @room points more in the ring's buffer, and
+ * *@spare (free() it) the buffer of as many points the points were
+ * hashed into: written already, so a merge into it touches no fresh
+ * memory (ring_cache.c; at 200 backends fresh pages cost a weight change
+ * more than the merge itself).
+ */
+int ring_build_spare(const struct rs_ring_member *members, size_t n,
+		     uint64_t seed, uint32_t room, struct rs_ring *ring,
+		     struct rs_point **spare);
 /*
  * The pieces of ring_build(), for ring_cache.c. The ring's order of two
  * points (position, then name, then ordinal), with @names the name of

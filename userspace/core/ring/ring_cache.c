@@ -117,6 +117,12 @@ static bool members_keep(struct ring_cache *c, const struct rs_ring_member *m,
 	return cm != NULL;
 }
 
+/* Points a buffer keeps past @total: weights may go up an eighth. */
+static uint32_t room_past(uint64_t total)
+{
+	return (uint32_t)(total / 8 + 1);
+}
+
 /* @ring (taken) becomes the ring @c holds; its buffer before, the spare. */
 static void hold(struct ring_cache *c, struct rs_ring *ring, uint32_t cap)
 {
@@ -147,7 +153,7 @@ static int merged(struct ring_cache *c, const struct rs_ring_member *m,
 
 	out.points = c->spare;
 	if (!out.points || cap < total) {
-		cap = (uint32_t)(total + total / 8 + 1);
+		cap = (uint32_t)total + room_past(total);
 		out.points = malloc((size_t)cap * sizeof(*out.points));
 	}
 	if (!add || !names || !out.points)
@@ -191,16 +197,30 @@ static bool cacheable(const struct rs_ring_member *m, size_t n)
 	return total <= RS_MAX_RING_POINTS;
 }
 
-/* Built whole, and held. */
+/*
+ * Built whole, and held, with the build's other buffer as the spare:
+ * both with the room a merge keeps past the points.
+ */
 static int built(struct ring_cache *c, const struct rs_ring_member *m, size_t n,
 		 uint64_t seed)
 {
+	uint64_t total = 0;
+	struct rs_point *spare;
 	struct rs_ring ring;
-	int err = ring_build(m, n, seed, &ring);
+	uint32_t room, cap;
+	int err;
 
+	for (size_t i = 0; i < n; i++)
+		total += m[i].points;
+	room = total <= RS_MAX_RING_POINTS ? room_past(total) : 0;
+	err = ring_build_spare(m, n, seed, room, &ring, &spare);
 	if (err)
 		return err;
-	hold(c, &ring, ring.npoints);
+	cap = ring.npoints + room;
+	hold(c, &ring, cap);
+	free(c->spare);
+	c->spare = spare;
+	c->spare_cap = spare ? cap : 0;
 	c->valid = cacheable(m, n) && members_keep(c, m, n);
 	return RING_CACHE_BUILT;
 }

@@ -62,10 +62,11 @@ static struct rs_ring_slot *ring_map_mmap(int fd, uint32_t count, int prot)
 /*
  * Written in place before the swap, the one moment nothing else can see
  * the map; the kernel created it zeroed, so only what a ring holds is
- * written.
+ * written. With @kept, the mapping stays, read-only from then on, and
+ * *@kept is @ring as the map holds it: its points read in place.
  */
 static int ring_map_fill(int fd, const struct rs_ring *ring, uint8_t bits,
-			 uint64_t gen)
+			 uint64_t gen, struct rs_ring *kept)
 {
 	uint32_t count = ring_map_slots(ring->npoints, bits);
 	struct rs_ring_slot *slots;
@@ -93,8 +94,18 @@ static int ring_map_fill(int fd, const struct rs_ring *ring, uint8_t bits,
 		ring_flat(ring, bits,
 			  (struct rs_ring_flat *)&slots[ring->npoints + 1]);
 	slots[count - 1].trailer.generation = gen;
+	if (kept &&
+	    !mprotect(slots, (size_t)count * sizeof(*slots), PROT_READ)) {
+		*kept = *ring;
+		kept->points = &slots[1].point;
+		kept->mapping = slots;
+		kept->mapping_len = (size_t)count * sizeof(*slots);
+		return 0;
+	}
+	if (kept)
+		ring_dup(kept, ring);
 	munmap(slots, (size_t)count * sizeof(*slots));
-	return 0;
+	return kept && ring->npoints && !kept->points ? -ENOMEM : 0;
 }
 
 /*
@@ -154,8 +165,8 @@ bool dp_ring_has_table(struct rs_dataplane *dp, uint32_t svc_id)
 	return has;
 }
 
-int64_t dp_swap_ring(struct rs_dataplane *dp, uint32_t svc_id,
-		     const struct rs_ring *ring)
+int64_t dp_install_ring(struct rs_dataplane *dp, uint32_t svc_id,
+			const struct rs_ring *ring, struct rs_ring *installed)
 {
 	int outer = bpf_map__fd(dp->skel->maps.rs_rings);
 	uint64_t gen = dp_ring_generation(dp, svc_id) + 1;
@@ -167,15 +178,23 @@ int64_t dp_swap_ring(struct rs_dataplane *dp, uint32_t svc_id,
 	fd = ring_map_create(dp, svc_id, ring_map_slots(ring->npoints, bits));
 	if (fd < 0)
 		return fd;
-	err = ring_map_fill(fd, ring, bits, gen);
+	err = ring_map_fill(fd, ring, bits, gen, installed);
 	if (!err && bpf_map_update_elem(outer, &svc_id, &fd, BPF_ANY)) {
 		err = -errno;
 		rs_err("bpf: swapping the ring of service %u failed: %s",
 		       svc_id, strerror(-err));
+		if (installed)
+			ring_free(installed);
 	}
 	/* The outer map holds its own reference; ours is no longer needed. */
 	close(fd);
 	return err ? err : (int64_t)gen;
+}
+
+int64_t dp_swap_ring(struct rs_dataplane *dp, uint32_t svc_id,
+		     const struct rs_ring *ring)
+{
+	return dp_install_ring(dp, svc_id, ring, NULL);
 }
 
 /*

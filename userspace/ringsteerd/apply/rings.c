@@ -125,19 +125,22 @@ void rings_cache_free(struct daemon *d)
 	d->ring_cache = NULL;
 }
 
-static int ring_install(struct daemon *d, size_t s, struct rs_ring *ring,
+/*
+ * @ring goes in; the installed ring kept is the new map's own memory
+ * (dp_install_ring()), so @ring is not copied even when the cache holds
+ * it.
+ */
+static int ring_install(struct daemon *d, size_t s, const struct rs_ring *ring,
 			bool compact, const char *why)
 {
 	struct svc_rt *svc = &d->st.svcs[s];
-	int64_t gen = dp_swap_ring(&d->dp, svc->id, ring);
+	struct rs_ring now = {0};
+	int64_t gen = dp_install_ring(&d->dp, svc->id, ring, &now);
 
-	if (gen < 0) {
-		ring_free(ring);
+	if (gen < 0)
 		return (int)gen;
-	}
 	ring_free(&svc->ring);
-	svc->ring = *ring;
-	memset(ring, 0, sizeof(*ring));
+	svc->ring = now;
 	svc->generation = (uint64_t)gen;
 	svc->compact = compact;
 	svc->needs_table = false;
@@ -149,20 +152,21 @@ static int ring_install(struct daemon *d, size_t s, struct rs_ring *ring,
 	return 0;
 }
 
-/* Install @ring (taken) unless the same ring is in place already. */
+/* Install @ring (freed) unless the same ring is in place already. */
 static int ring_install_if_changed(struct daemon *d, size_t s,
 				   struct rs_ring *ring, bool compact,
 				   bool force, const char *why)
 {
 	struct svc_rt *svc = &d->st.svcs[s];
+	int err = 0;
 
 	if (!force && !svc->needs_table && svc->generation &&
-	    ring_equal(ring, &svc->ring)) {
-		ring_free(ring);
+	    ring_equal(ring, &svc->ring))
 		svc->compact = compact;
-		return 0;
-	}
-	return ring_install(d, s, ring, compact, why);
+	else
+		err = ring_install(d, s, ring, compact, why);
+	ring_free(ring);
+	return err;
 }
 
 /*
@@ -186,15 +190,13 @@ static bool cached_is_installed(struct daemon *d, size_t s,
 
 /*
  * Install @ring, which someone else holds (the cache, or the installed
- * ring itself): copied only when it goes in.
+ * ring itself).
  */
 static int ring_install_held(struct daemon *d, size_t s,
 			     const struct rs_ring *ring, bool compact,
 			     bool force, const char *why)
 {
 	struct svc_rt *svc = &d->st.svcs[s];
-	struct rs_ring copy;
-	int err;
 
 	if (!force && !svc->needs_table && svc->generation &&
 	    (ring == &svc->ring || cached_is_installed(d, s, ring) ||
@@ -202,8 +204,7 @@ static int ring_install_held(struct daemon *d, size_t s,
 		svc->compact = compact;
 		return 0;
 	}
-	err = ring_dup(&copy, ring);
-	return err ? err : ring_install(d, s, &copy, compact, why);
+	return ring_install(d, s, ring, compact, why);
 }
 
 /* The ring installed for @s is made from the one its cache holds now. */
