@@ -32,15 +32,8 @@ protocol = udp
 listen = 198.18.0.10:5353
 generations = $GEN
 $([[ $GEN == on ]] && echo "flow_idle = 60s")
-
-[service quic]
-protocol = udp
-listen = 198.18.0.10:443
-cookie = quic
-quic_server_id_len = 2
-quic_cid_len = 8
-generations = $GEN
 CONF
+e2e_conf_quic "generations = $GEN"
 for i in 1 2; do
 	cat >>"$CONF" <<CONF
 
@@ -48,13 +41,8 @@ for i in 1 2; do
 service = dns
 address = 127.0.0.$i:5353
 check = none
-
-[backend q-$i]
-service = quic
-address = 127.0.0.$i:443
-server_id = 0x000$i
-check = none
 CONF
+	e2e_conf_quic_backend "$i" "check = none"
 done
 
 # backend TAG N NAME [--reuseport]: a process serving d-N and q-N.
