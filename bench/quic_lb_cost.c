@@ -14,7 +14,8 @@
  * single-pass, four-pass decoded in three passes and in four, with the
  * software AES (steer_tc) and the kernel's crypto kfuncs (steer_tc_kfunc,
  * where the kernel has them). At the socket lookup: a plain UDP datagram
- * through steer_lookup (16 backends x 1024 points) and through its floor
+ * through steer_lookup (16 backends x 1024 points), the same to a service
+ * with generations (issue 38), and through its floor
  * (bench/bpf/floor_lookup.bpf.c). The real programs with private maps.
  *
  * Each datagram runs REPEAT times under BPF_PROG_TEST_RUN; every row runs
@@ -76,6 +77,7 @@ enum extra {
 	X_PLAIN,      /* steer_tc: a service with cookie = none */
 	X_LFLOOR,     /* floor_lookup: a UDP datagram at the socket lookup */
 	X_LOOKUP,     /* steer_lookup: the same */
+	X_LGEN,	      /* steer_lookup: the same with generations */
 	NEXTRA
 };
 
@@ -92,6 +94,9 @@ static const struct {
 	 "lookup_floor"},
 	{"sk_lookup", "steer_lookup: plain UDP, 16 x 1024 points",
 	 "lookup_udp"},
+	{"sk_lookup",
+	 "steer_lookup: UDP with generations, a recorded flow, 16 x 1024",
+	 "lookup_gen"},
 };
 
 static struct floor_tc_bpf *g_floor;
@@ -230,7 +235,10 @@ static double run_extra(const struct variant *v, int x, unsigned int r,
 		return run_frame(tc, g_frame_plain, g_len_plain, TC_ACT_UNSPEC,
 				 repeat);
 	default:
-		return dgram_lookup_run(x == X_LFLOOR, r, repeat);
+		return dgram_lookup_run(x == X_LFLOOR ? DGRAM_FLOOR
+					: x == X_LGEN ? DGRAM_GEN
+						      : DGRAM_PLAIN,
+					r, repeat);
 	}
 }
 

@@ -137,29 +137,6 @@ static __always_inline void count_assigned(__u32 backend, int spill)
 		st->spills++;
 }
 
-/*
- * Try one backend: it must hold a socket for the client's family. Returns 0
- * when the connection was assigned to it, 1 when it has no socket for the
- * family (rs_restart_holds() may then hold the flow for it), -1 when the
- * kernel refused the socket.
- */
-static __always_inline int try_assign(struct bpf_sk_lookup *ctx, __u32 backend,
-				      struct rs_service_stats *sst)
-{
-	__u32 slot = rs_socket_slot(backend, ctx->family == RS_AF_INET6);
-	struct bpf_sock *sk;
-	long err;
-
-	sk = bpf_map_lookup_elem(&rs_sockets, &slot);
-	if (!sk)
-		return 1;
-	err = bpf_sk_assign(ctx, sk, 0);
-	bpf_sk_release(sk);
-	if (err && sst)
-		sst->errors++;
-	return err ? -1 : 0;
-}
-
 /* What steer_sticky() found (one pointer: five arguments at most). */
 struct sticky_io {
 	__u32 ttl;   /* in: the service's sticky_ttl (seconds, not 0) */
@@ -218,7 +195,7 @@ static __attribute__((noinline)) int walk_at_bound(__u32 b,
  */
 static __attribute__((noinline)) int steer_sticky(
 	struct bpf_sk_lookup *ctx, const struct rs_affinity_key *key,
-	void *sticky, struct rs_service_stats *sst, struct sticky_io *io)
+	void *sticky, struct sticky_io *io)
 {
 	__u32 svc_id = key->service, b, ttl = io->ttl;
 	struct rs_backend_stats *bst;
@@ -255,7 +232,7 @@ static __attribute__((noinline)) int steer_sticky(
 		count_load_spill(b);
 		return -1;
 	}
-	r = try_assign(ctx, b, sst);
+	r = rs_assign(ctx, b, svc_id);
 	if (r == 1 &&
 	    rs_restart_holds(be, ctx->family == RS_AF_INET6, ctx->protocol))
 		io->held = 1;
@@ -344,6 +321,7 @@ struct walk_state {
 	struct rs_service_stats *sst;
 	__u32 npoints;
 	__u32 idx;
+	__u32 svc_id;
 	__u32 primary;
 	__u32 rejected;
 	__u32 chosen;
@@ -374,7 +352,7 @@ static __always_inline void walk_consider(struct walk_state *w, __u32 b,
 		w->rejected = b;
 		return;
 	}
-	r = try_assign(w->ctx, b, w->sst);
+	r = rs_assign(w->ctx, b, w->svc_id);
 	if (r == 1 && rs_restart_holds(be, w->ctx->family == RS_AF_INET6,
 				       w->ctx->protocol)) {
 		w->held = 1;
@@ -536,6 +514,7 @@ static __always_inline __u32 ring_walk(struct bpf_sk_lookup *ctx, void *ring,
 		.sst = sst,
 		.npoints = npoints,
 		.idx = idx,
+		.svc_id = svc_id,
 		.primary = RS_NONE,
 		.rejected = RS_NONE,
 		.chosen = RS_NONE,
@@ -566,7 +545,7 @@ static __always_inline __u32 ring_walk(struct bpf_sk_lookup *ctx, void *ring,
 	}
 	if (w.chosen == RS_NONE) {
 		best = least_loaded(ctx, ring, npoints, idx, svc_id);
-		if (best != RS_NONE && try_assign(ctx, best, sst) == 0) {
+		if (best != RS_NONE && rs_assign(ctx, best, svc_id) == 0) {
 			w.chosen = best;
 			dec->least = 1;
 		}
@@ -616,7 +595,7 @@ static __always_inline int steer(struct bpf_sk_lookup *ctx, __u32 svc_id,
 	io.ttl = svc->sticky_ttl;
 	if (io.ttl)
 		sticky = bpf_map_lookup_elem(&rs_sticky, &svc_id);
-	if (sticky && steer_sticky(ctx, key, sticky, sst, &io) == 0) {
+	if (sticky && steer_sticky(ctx, key, sticky, &io) == 0) {
 		dec->named = dec->chosen = io.named;
 		dec->sticky_hit = 1;
 		return 0;
@@ -706,16 +685,8 @@ int steer_lookup(struct bpf_sk_lookup *ctx)
 	if (sst)
 		sst->lookups++;
 	err = steer_cid_flow(ctx, svc_id, &dec);
-	if (err) {
+	if (err)
 		err = steer(ctx, svc_id, sst, &dec);
-		/*
-		 * steer() assigned the backend's slot with flags 0 (the
-		 * kernel's reuseport pick): a generation replaces that pick.
-		 * Should that fail, the slot's assignment stands.
-		 */
-		if (!err && rs_gen_on(ctx, svc_id))
-			rs_gen_steer(ctx, dec.chosen, svc_id);
-	}
 	if (err > 0) {
 		if (sst)
 			sst->held++;

@@ -20,7 +20,10 @@
 #include "coarse_clock.bpf.h"
 #include "maps.bpf.h"
 
-/* REPLACE: steer() may already have assigned b's slot with flags 0. */
+/*
+ * REPLACE: a flow of an old generation whose socket refused falls back to
+ * the working one within the same decision.
+ */
 #define RS_GEN_ASSIGN (BPF_SK_LOOKUP_F_REPLACE | BPF_SK_LOOKUP_F_NO_REUSEPORT)
 
 static __always_inline __u32 rs_gen_now_s(void)
@@ -175,6 +178,43 @@ __attribute__((noinline)) __u32 rs_gen_flow_steer(struct bpf_sk_lookup *ctx,
 	if (!be || be->service != svc_id || !rs_sticky_state_honours(be->state))
 		return RS_NONE;
 	return rs_gen_steer(ctx, b, svc_id) ? RS_NONE : b;
+}
+
+/*
+ * Try backend @b of service @svc_id: it must hold a socket for the
+ * client's family. Returns 0 when the connection was assigned to it, 1
+ * when it has no socket for the family (rs_restart_holds() may then hold
+ * the flow for it), -1 when the kernel refused the socket (counted). A
+ * generations service's datagram goes to its flow's generation
+ * (rs_gen_steer()), the decision's one assign; any other connection to
+ * the slot's socket with flags 0 (the kernel's reuseport pick within the
+ * slot's group). Global, and the service's flag read here: the ring walk
+ * that calls it then sees r0 change, not a flag it branched on (carried
+ * through the walk, the flag doubled what the verifier walks).
+ */
+__attribute__((noinline)) int rs_assign(struct bpf_sk_lookup *ctx, __u32 b,
+					__u32 svc_id)
+{
+	struct rs_service *svc = bpf_map_lookup_elem(&rs_services, &svc_id);
+	__u32 slot = rs_socket_slot(b, ctx->family == RS_AF_INET6);
+	struct rs_service_stats *sst;
+	struct bpf_sock *sk;
+	long err;
+
+	/* generations implies UDP: the config refuses it on TCP. */
+	if (svc && svc->generations)
+		return rs_gen_steer(ctx, b, svc_id);
+	sk = bpf_map_lookup_elem(&rs_sockets, &slot);
+	if (!sk)
+		return 1;
+	err = bpf_sk_assign(ctx, sk, 0);
+	bpf_sk_release(sk);
+	if (!err)
+		return 0;
+	sst = bpf_map_lookup_elem(&rs_service_stats, &svc_id);
+	if (sst)
+		sst->errors++;
+	return -1;
 }
 
 /*

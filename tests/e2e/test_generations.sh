@@ -32,15 +32,8 @@ protocol = udp
 listen = 198.18.0.10:5353
 generations = $GEN
 $([[ $GEN == on ]] && echo "flow_idle = 60s")
-
-[service quic]
-protocol = udp
-listen = 198.18.0.10:443
-cookie = quic
-quic_server_id_len = 2
-quic_cid_len = 8
-generations = $GEN
 CONF
+e2e_conf_quic "generations = $GEN"
 for i in 1 2; do
 	cat >>"$CONF" <<CONF
 
@@ -48,13 +41,8 @@ for i in 1 2; do
 service = dns
 address = 127.0.0.$i:5353
 check = none
-
-[backend q-$i]
-service = quic
-address = 127.0.0.$i:443
-server_id = 0x000$i
-check = none
 CONF
+	e2e_conf_quic_backend "$i" "check = none"
 done
 
 # backend TAG N NAME [--reuseport]: a process serving d-N and q-N.
@@ -132,9 +120,10 @@ restart() {
 			length == 2 and .[0].pid == $o and .[0].state == "draining" and
 			.[1].pid == $n and .[1].state == "working"' "$OUT/$tag.json"
 		rsctl backends >"$OUT/$tag.txt"
-		e2e_check "backends: its generations, one a line" \
-			grep -q "^  generation 2: cookie [0-9]* pid ${RS_BG_PID[$tag]} working" "$OUT/$tag.txt"
+		e2e_check "backends: its generations, one a line, numbered" \
+			grep -q "^  generation $6: cookie [0-9]* pid ${RS_BG_PID[$tag]} working" "$OUT/$tag.txt"
 		grep -A2 "^q-1 " "$OUT/$tag.txt" | sed 's/^/  /'
+		trace_generations "$tag" "${RS_BG_PID[$5]}" "${RS_BG_PID[$tag]}" "$6"
 	fi
 	e2e_eq "overlap, QUIC: new flows answered by $old" "$(by "nq$tag" 1 "$nq" "$old")" 0
 	e2e_eq "overlap, dns: new flows answered by $old" "$(by "nd$tag" 1 "$nd" "$old")" 0
@@ -152,8 +141,27 @@ restart() {
 	rs_bg_stop "nd$tag"
 	rs_bg_stop "nq$tag"
 }
-restart b1-a b1-b r1 --reuseport p1
-restart b1-b b1-c r2 "" r1
+# trace_generations TAG OLDPID NEWPID N: `ringsteer trace` names, for each
+# QUIC datagram of q-1 while both run, the generation it went to: the
+# established flows' old one (N-1, OLDPID), the new flows' working one
+# (N, NEWPID).
+trace_generations() {
+	local t="$OUT/trace-$1.json" new_src="198.18.2.$((${1#r} * 40 + 60))"
+	timeout 20 build/ringsteer -s "$SOCK" -j trace quic --hook lookup \
+		--backend q-1 --count 200 >"$t" 2>/dev/null || true
+	jq -sc 'group_by(.socket.state) | .[] | .[0] | {client, backend, reason, socket}' "$t" | sed 's/^/  /'
+	e2e_check "trace: the established flows' datagrams on generation $(($4 - 1)) (old, pid $2)" jq -se \
+		--argjson p "$2" --argjson g "$(($4 - 1))" --arg n "${new_src%.*}" \
+		'[.[] | select((.client | split(".") | .[3] | tonumber) <= 20)] |
+		length > 0 and all(.socket.state == "old" and .socket.pid == $p and .socket.generation == $g and .socket.cookie > 0)' "$t"
+	e2e_check "trace: the new flows' datagrams on generation $4 (working, pid $3)" jq -se \
+		--argjson p "$3" --argjson g "$4" \
+		'[.[] | select((.client | split(".") | .[3] | tonumber) > 20)] |
+		length > 0 and all(.socket.state == "working" and .socket.pid == $p and .socket.generation == $g)' "$t"
+}
+
+restart b1-a b1-b r1 --reuseport p1 2
+restart b1-b b1-c r2 "" r1 3
 e2e_eq "QUIC: no flow ever reached backend 2" "$(by quic 0 "$(lines quic)" two)" 0
 e2e_eq "dns: backend 1's flows never reached backend 2" \
 	"$(by dns 0 "$(lines dns)" two "$VICTIMS")" 0

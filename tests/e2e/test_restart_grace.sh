@@ -32,30 +32,11 @@ listen = 198.18.0.10:5353
 listen = [2001:db8::10]:5353
 prefix6 = 128
 restart_grace = $1
-
-[service quic]
-protocol = udp
-listen = 198.18.0.10:443
-cookie = quic
-quic_server_id_len = 2
-quic_cid_len = 8
-restart_grace = $1
 CONF
+	e2e_conf_quic "restart_grace = $1"
 	for i in 1 2 3; do
-		cat >>"$CONF" <<CONF
-
-[backend d-$i]
-service = dns
-address = 127.0.0.$i:5353
-address = [2001:db8::1:$i]:5353
-check = none
-
-[backend q-$i]
-service = quic
-address = 127.0.0.$i:443
-server_id = 0x000$i
-check = none
-CONF
+		e2e_conf_dns_backend "$i"
+		e2e_conf_quic_backend "$i" "check = none"
 	done
 }
 

@@ -53,17 +53,10 @@ sticky_ttl = 600
 [service ramp]
 protocol = tcp
 listen = 198.18.0.10:81
-
-[service quic]
-protocol = udp
-listen = 198.18.0.10:443
-cookie = quic
-quic_server_id_len = 2
-quic_cid_len = 8
 CONF
+	e2e_conf_quic
 	for i in 1 2 3; do
-		printf '\n[backend q-%d]\nservice = quic\naddress = 127.0.0.%d:443\nserver_id = 0x000%d\n' \
-			"$i" "$i" "$i" >>"$CONF"
+		e2e_conf_quic_backend "$i"
 	done
 	for i in 1 2 3 4; do
 		cat >>"$CONF" <<CONF

@@ -35,7 +35,10 @@ static void cookie_backends_table(json_t *r)
 	}
 }
 
-/* generations = on: one line per socket of each address, oldest first. */
+/*
+ * generations = on: one line per socket of each address, oldest first,
+ * each by its number (kept while older ones go).
+ */
 static void generations_lines(json_t *v)
 {
 	json_t *s, *g;
@@ -44,10 +47,11 @@ static void generations_lines(json_t *v)
 	json_array_foreach(json_object_get(v, "sockets"), i, s)
 	{
 		json_array_foreach(json_object_get(s, "generations"), k, g)
-			printf("  generation %zu: cookie %lld pid %lld %-8s "
+			printf("  generation %lld: cookie %lld pid %lld %-8s "
 			       "%lld flows\n",
-			       k + 1, jint(g, "cookie"), jint(g, "pid"),
-			       jstr(g, "state"), jint(g, "flows"));
+			       jint(g, "generation"), jint(g, "cookie"),
+			       jint(g, "pid"), jstr(g, "state"),
+			       jint(g, "flows"));
 	}
 }
 

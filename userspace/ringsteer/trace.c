@@ -32,6 +32,7 @@
 #include <ringsteer/abi.h>
 
 #include "cli.h"
+#include "trace_gen.h"
 #include "trace_lock.h"
 #include "trace_print.h"
 
@@ -41,6 +42,7 @@
 struct trace {
 	char *svc_names[RS_MAX_SERVICES];
 	char *be_names[RS_MAX_BACKENDS];
+	struct trace_gen *gen; /* NULL: no service has generations */
 	unsigned long long count, shown;
 	int64_t mono_to_real; /* add to CLOCK_MONOTONIC ns for wall time */
 	bool json;
@@ -77,6 +79,10 @@ void trace_usage(FILE *f)
 		"  --client A[/L]     only clients in this prefix (default "
 		"/32 or /128)\n"
 		"  --backend NAME     only events of this backend\n"
+		"  A generations service's datagram also names the socket it "
+		"went to: its\n"
+		"  generation, process, cookie, and whether it is the "
+		"working one or old.\n"
 		"  --reason R,...     lookup: sticky, primary, spill, "
 		"spill-load, least-loaded,\n"
 		"                     no-backend; tc: cookie-hit, "
@@ -236,11 +242,14 @@ static int on_event(void *ctx, void *data, size_t len)
 			       .be_names = tr->be_names,
 			       .mono_to_real = tr->mono_to_real,
 			       .json = tr->json};
+	struct trace_sock sock;
 
 	if (tr->discard || len < sizeof(*e))
 		return 0;
 	if (tr->count && tr->shown >= tr->count)
 		return 1; /* stop consuming: the rest is not ours to show */
+	if (trace_gen_of(tr->gen, e, &sock))
+		v.sock = &sock;
 	trace_print(&v, e);
 	tr->shown++;
 	fflush(stdout);
@@ -510,7 +519,10 @@ int cmd_trace(int argc, char **argv)
 	t.rate = (__u32)rate;
 	t.burst = (__u32)(rate ? rate : 1);
 	if (!rc)
+		tr->gen = trace_gen_open(bpffs);
+	if (!rc)
 		rc = run(tr, &t, bpffs, pid);
+	trace_gen_close(tr->gen);
 	for (size_t i = 0; i < RS_MAX_SERVICES; i++)
 		free(tr->svc_names[i]);
 	for (size_t i = 0; i < RS_MAX_BACKENDS; i++)

@@ -133,6 +133,34 @@ static const char *proto_of(__u8 p)
 	return p == IPPROTO_UDP ? "udp" : p == IPPROTO_TCP ? "tcp" : "ip";
 }
 
+/* The socket generation of a generations service's datagram. */
+static json_t *sock_json(const struct trace_sock *s)
+{
+	json_t *o = json_pack(
+		"{s:I, s:s, s:b}", "cookie", (json_int_t)s->cookie, "state",
+		s->working ? "working" : "old", "recorded", s->recorded);
+
+	if (o && s->number)
+		json_object_set_new(o, "generation",
+				    json_integer((json_int_t)s->number));
+	if (o && s->pid)
+		json_object_set_new(o, "pid", json_integer(s->pid));
+	return o;
+}
+
+static void text_sock(const struct trace_sock *s)
+{
+	if (s->number)
+		printf(" socket-gen %" PRIu64, s->number);
+	else
+		printf(" socket-gen ?");
+	if (s->pid)
+		printf(" pid %d", s->pid);
+	printf(" cookie %" PRIu64 " %s%s", s->cookie,
+	       s->working ? "working" : "old",
+	       s->recorded ? "" : " unrecorded");
+}
+
 /* What only some hooks' events carry, added to @o. */
 static void json_extras(json_t *o, const struct rs_trace_event *e)
 {
@@ -183,6 +211,8 @@ static void print_json(const struct trace_view *v,
 	snprintf(hash, sizeof(hash), "0x%016" PRIx64, (uint64_t)e->hash);
 	json_object_set_new(o, "hash", json_string(hash));
 	json_extras(o, e);
+	if (v->sock)
+		json_object_set_new(o, "socket", sock_json(v->sock));
 	json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	putchar('\n');
 	json_decref(o);
@@ -214,6 +244,8 @@ static void text_lookup(const struct trace_view *v,
  * 10:04:05.123456 cpu1 lookup tcp 198.18.1.7:40001 -> 198.18.0.10:80 web
  *   cache-b spill (owner cache-a drained) point 812 hash 0x.. gen 3
  * 10:04:05.123601 cpu1 sockops tcp ... web cache-b established counted
+ * 10:04:05.150000 cpu0 lookup udp ... dns d-1 primary point 3 hash 0x..
+ *   gen 1 socket-gen 2 pid 5265 cookie 162961 working
  * 10:04:05.200000 cpu0 tc tcp ... web - fleet-forward member 2
  */
 static void print_text(const struct trace_view *v,
@@ -231,6 +263,8 @@ static void print_text(const struct trace_view *v,
 	       reason_of(e->reason));
 	if (e->hook == RS_TRACE_HOOK_LOOKUP)
 		text_lookup(v, e);
+	if (v->sock)
+		text_sock(v->sock);
 	if (is_fleet(e->reason) && e->member != RS_NONE)
 		printf(" member %u", e->member);
 	if (e->reason == RS_TRACE_COOKIE_HIT)

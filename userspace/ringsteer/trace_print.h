@@ -11,12 +11,16 @@
 
 #include <ringsteer/abi.h>
 
+#include "trace_gen.h"
+
 /* What an event's ids and time are shown with. */
 struct trace_view {
 	char *const *svc_names; /* RS_MAX_SERVICES, by id; NULL: unknown */
 	char *const *be_names;	/* RS_MAX_BACKENDS */
 	int64_t mono_to_real;	/* add to CLOCK_MONOTONIC ns for wall time */
 	bool json;
+	/* A generations service's datagram: the socket it went to. */
+	const struct trace_sock *sock;
 };
 
 /* enum rs_trace_reason of @name, or -1. */

@@ -58,22 +58,6 @@ static void usage(FILE *f)
 		   "                   [--dcid HEX] [--interval-ms MS]\n");
 }
 
-static int parse_dcid(const char *s)
-{
-	size_t n = 0;
-
-	while (s[0] && s[1] && n < MAX_CID) {
-		unsigned int b;
-
-		if (sscanf(s, "%2x", &b) != 1)
-			return -1;
-		g_opt.dcid[n++] = (uint8_t)b;
-		s += 2;
-	}
-	g_opt.dcid_len = n;
-	return *s || !n ? -1 : 0;
-}
-
 static int parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -98,10 +82,13 @@ static int parse_args(int argc, char **argv)
 		     tool_parse_ulong("flow_client", "--interval-ms", optarg, 1,
 				      10000, &g_opt.interval_ms)))
 			return -1;
-		if (c == 'd' && parse_dcid(optarg)) {
-			fprintf(stderr,
-				"flow_client: --dcid needs hex bytes\n");
-			return -1;
+		if (c == 'd') {
+			int n = tool_parse_hex("flow_client", "--dcid", optarg,
+					       g_opt.dcid, MAX_CID);
+
+			if (n < 0)
+				return -1;
+			g_opt.dcid_len = (size_t)n;
 		}
 		if (c == '?' || c == 'h')
 			return c == 'h' ? 1 : -1;

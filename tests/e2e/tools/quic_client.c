@@ -89,41 +89,6 @@ static void usage(FILE *f)
 		"  ADDR is an IPv4 address or [IPv6 address]\n");
 }
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static int parse_dcid(const char *s)
-{
-	size_t n = 0;
-
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		s += 2;
-	while (*s) {
-		int hi, lo;
-
-		if (*s == ':' || *s == ' ' || *s == '-') {
-			s++;
-			continue;
-		}
-		hi = hex_value(s[0]);
-		lo = s[1] ? hex_value(s[1]) : -1;
-		if (hi < 0 || lo < 0 || n == MAX_CID)
-			return -1;
-		g_opt.dcid[n++] = (uint8_t)(hi << 4 | lo);
-		s += 2;
-	}
-	g_opt.dcid_len = n;
-	return 0;
-}
-
 static int parse_type(const char *s)
 {
 	if (!strcmp(s, "short"))
@@ -156,7 +121,7 @@ static int parse_args(int argc, char **argv)
 	};
 	bool have_dcid = false;
 	unsigned long v;
-	int c;
+	int c, n;
 
 	while ((c = tool_client_getopt("quic_client", argc, argv, opts, usage,
 				       &g_opt.ep)) != -1) {
@@ -186,13 +151,11 @@ static int parse_args(int argc, char **argv)
 			g_opt.version = (unsigned int)v;
 			break;
 		case 'd':
-			if (parse_dcid(optarg) || g_opt.dcid_len == 0) {
-				fprintf(stderr,
-					"quic_client: --dcid needs 1..%d hex "
-					"bytes\n",
-					MAX_CID);
+			n = tool_parse_hex("quic_client", "--dcid", optarg,
+					   g_opt.dcid, MAX_CID);
+			if (n < 0)
 				return -1;
-			}
+			g_opt.dcid_len = (size_t)n;
 			have_dcid = true;
 			break;
 		case 'r':

@@ -92,8 +92,9 @@ json_t *server_id_json(const struct daemon *d, size_t i)
  */
 /*
  * generations = on: the address's sockets, oldest first: each one's
- * cookie, process, whether it takes new flows (working) or only its own
- * (draining), and the flows recorded on it as of the last sweep (5 s).
+ * number (rs_addr_rt.gen_numbers), cookie, process, whether it takes new
+ * flows (working) or only its own (draining), and the flows recorded on
+ * it as of the last sweep (5 s).
  */
 static json_t *generations_of(const struct rs_addr_rt *r, uint32_t id)
 {
@@ -102,7 +103,8 @@ static json_t *generations_of(const struct rs_addr_rt *r, uint32_t id)
 	for (size_t g = 0; g < r->n_gen; g++)
 		json_array_append_new(
 			arr,
-			json_pack("{s:I, s:i, s:s, s:I}", "cookie",
+			json_pack("{s:I, s:I, s:i, s:s, s:I}", "generation",
+				  (json_int_t)r->gen_numbers[g], "cookie",
 				  (json_int_t)r->gen_cookies[g], "pid",
 				  (int)r->gen_pids[g], "state",
 				  g + 1 == r->n_gen ? "working" : "draining",

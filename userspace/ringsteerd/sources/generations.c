@@ -71,12 +71,18 @@ static size_t keep_owner(const struct rs_backend_conf *bc,
 	return kept;
 }
 
-static bool known(const struct rs_addr_rt *rt, uint64_t cookie)
+/* Generation number of @cookie on the address, 0 when not one of them. */
+static uint64_t number_of(const struct rs_addr_rt *rt, uint64_t cookie)
 {
 	for (size_t i = 0; i < rt->n_gen; i++)
 		if (rt->gen_cookies[i] == cookie)
-			return true;
-	return false;
+			return rt->gen_numbers[i];
+	return 0;
+}
+
+static bool known(const struct rs_addr_rt *rt, uint64_t cookie)
+{
+	return number_of(rt, cookie) != 0;
 }
 
 /* @g into the maps: the SOCKHASH always, the slots when it is @working. */
@@ -119,7 +125,13 @@ static void keep_state(struct rs_addr_rt *rt, const struct rs_sock_gen *g,
 		       double now)
 {
 	const struct rs_sock_gen *w = &g[n - 1];
+	uint64_t numbers[RS_ADDR_GENERATIONS];
 
+	for (size_t i = 0; i < n; i++) {
+		numbers[i] = number_of(rt, g[i].found.cookie);
+		if (!numbers[i])
+			numbers[i] = ++rt->gen_seen;
+	}
 	if (!rt->has_socket || rt->cookie != w->found.cookie) {
 		rt->taken++;
 		rt->taken_at = now;
@@ -139,6 +151,7 @@ static void keep_state(struct rs_addr_rt *rt, const struct rs_sock_gen *g,
 	for (size_t i = 0; i < n; i++) {
 		rt->gen_cookies[i] = g[i].found.cookie;
 		rt->gen_pids[i] = g[i].pid;
+		rt->gen_numbers[i] = numbers[i];
 	}
 }
 

@@ -64,6 +64,13 @@ struct rs_addr_rt {
 	 */
 	uint64_t gen_cookies[RS_ADDR_GENERATIONS];
 	pid_t gen_pids[RS_ADDR_GENERATIONS];
+	/*
+	 * Each one's number: the order this daemon first saw the address's
+	 * sockets in, from 1, so that a generation keeps its number while
+	 * older ones go (`ringsteer backends`, `ringsteer trace`).
+	 */
+	uint64_t gen_numbers[RS_ADDR_GENERATIONS];
+	uint64_t gen_seen;
 	size_t n_gen;
 };
 

@@ -248,3 +248,43 @@ void tool_raise_nofile(void)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 }
+
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int tool_parse_hex(const char *prog, const char *opt, const char *s,
+		   uint8_t *out, size_t max)
+{
+	size_t n = 0;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	while (*s) {
+		int hi, lo;
+
+		if (*s == ':' || *s == ' ' || *s == '-') {
+			s++;
+			continue;
+		}
+		hi = hex_value(s[0]);
+		lo = s[1] ? hex_value(s[1]) : -1;
+		if (hi < 0 || lo < 0 || n == max)
+			break;
+		out[n++] = (uint8_t)(hi << 4 | lo);
+		s += 2;
+	}
+	if (*s || !n) {
+		fprintf(stderr, "%s: %s needs 1..%zu hex bytes\n", prog, opt,
+			max);
+		return -1;
+	}
+	return (int)n;
+}

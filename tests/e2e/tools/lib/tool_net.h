@@ -11,6 +11,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -109,6 +110,15 @@ int tool_client_args_done(const char *prog, int argc,
  */
 int tool_parse_ulong(const char *prog, const char *opt, const char *s,
 		     unsigned long min, unsigned long max, unsigned long *out);
+
+/*
+ * Option @opt's value @s as 1..@max bytes of hex (a QUIC connection ID:
+ * "0x" in front and ':', ' ', '-' between bytes allowed) into @out;
+ * says otherwise on stderr, prefixed with @prog. Returns the number of
+ * bytes, or -1.
+ */
+int tool_parse_hex(const char *prog, const char *opt, const char *s,
+		   uint8_t *out, size_t max);
 
 /* The name of errno value @err ("ECONNREFUSED"), or "unknown". */
 const char *tool_errno_name(int err);
