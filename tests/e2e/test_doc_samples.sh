@@ -16,6 +16,8 @@
 #   real headers, and a whole `status` sample has its kernel, trace and
 #   sk_lookup programs lines; the JSON keys shown for `-j backend` and for `-j status` with
 #   the daemon down are the real ones.
+#   every whole configuration a doc shows (a code block with a [service]
+#   and a [backend]) passes `ringsteerd --check`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/netns.sh
@@ -170,5 +172,25 @@ e2e_eq "status -j (daemon down): every key the docs name is in the real output" 
 	"$(comm -23 "$OUT/down.keys.doc" "$OUT/down.keys.real" | grep -vx -e unreachable | paste -sd' ')" ""
 e2e_eq "status (daemon down): pins listed are the real pins" \
 	"$(jq -r '.pinned.pins | sort | join(" ")' "$OUT/down.json")" "$(paste -sd' ' "$OUT/pins.real")"
+
+
+echo "# whole configurations in the docs"
+# Fragments (a [backend] alone, a [fleet] naming key files) are left out:
+# only a block a reader could save as ringsteer.conf is checked.
+awk -v dir="$OUT" '
+	function flush() { if (svc && be) { n++; f = dir "/docconf." n; printf "%s", buf > f; close(f)
+		print FILENAME ":" start > (dir "/docconf." n ".from") ; close(dir "/docconf." n ".from") } }
+	/^[ \t]*```/ { if (on) { flush(); on = 0 } else { on = 1; buf = ""; svc = be = 0; start = FNR + 1 } next }
+	on { buf = buf $0 "\n"; if ($0 ~ /^\[service /) svc = 1; if ($0 ~ /^\[backend /) be = 1 }
+' "${DOCS[@]}"
+confs=0
+for f in "$OUT"/docconf.[0-9]*; do
+	[[ $f == *.from ]] && continue
+	[[ -e $f ]] || continue
+	confs=$((confs + 1))
+	e2e_check "$(cat "$f.from"): the configuration passes ringsteerd --check" \
+		build/ringsteerd --check -c "$f"
+done
+e2e_check "docs show whole configurations ($confs)" test "$confs" -ge 3
 
 e2e_summary
