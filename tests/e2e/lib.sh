@@ -126,40 +126,42 @@ e2e_conf_global() {
 	} >"$CONF"
 }
 
+# e2e_conf_section HEADER [LINE...]: a section [HEADER] with LINEs
+# (key = value), appended to $CONF.
+e2e_conf_section() {
+	printf '\n[%s]\n' "$1" >>"$CONF"
+	shift
+	if (($#)); then printf '%s\n' "$@" >>"$CONF"; fi
+}
+
 # e2e_conf_quic [LINE...]: a service quic (QUIC cookies: a 2-byte server ID
-# in an 8-byte connection ID) on 198.18.0.10:443, appended to $CONF with
-# LINEs (key = value) added to its section.
+# in an 8-byte connection ID) on 198.18.0.10:443, with LINEs added.
 e2e_conf_quic() {
-	{
-		printf '\n[service quic]\nprotocol = udp\nlisten = 198.18.0.10:443\n'
-		printf 'cookie = quic\nquic_server_id_len = 2\nquic_cid_len = 8\n'
-		if (($#)); then printf '%s\n' "$@"; fi
-	} >>"$CONF"
+	e2e_conf_section "service quic" "protocol = udp" "listen = 198.18.0.10:443" \
+		"cookie = quic" "quic_server_id_len = 2" "quic_cid_len = 8" "$@"
 }
 
 # e2e_conf_quic_backend I [LINE...]: backend q-I of service quic on
-# 127.0.0.I:443, server ID I, appended to $CONF with LINEs added.
+# 127.0.0.I:443, server ID I, with LINEs added.
 e2e_conf_quic_backend() {
-	local i=$1
-	shift
-	{
-		printf '\n[backend q-%d]\nservice = quic\naddress = 127.0.0.%d:443\n' "$i" "$i"
-		printf 'server_id = 0x%04x\n' "$i"
-		if (($#)); then printf '%s\n' "$@"; fi
-	} >>"$CONF"
+	e2e_conf_section "backend q-$1" "service = quic" "address = 127.0.0.$1:443" \
+		"$(printf 'server_id = 0x%04x' "$1")" "${@:2}"
+}
+
+# e2e_conf_dns [LINE...]: a service dns on 198.18.0.10:5353 and
+# [2001:db8::10]:5353 (IPv6 clients keyed by their whole address), with
+# LINEs added.
+e2e_conf_dns() {
+	e2e_conf_section "service dns" "protocol = udp" "listen = 198.18.0.10:5353" \
+		"listen = [2001:db8::10]:5353" "prefix6 = 128" "$@"
 }
 
 # e2e_conf_dns_backend I [LINE...]: backend d-I of service dns on
-# 127.0.0.I:5353 and [2001:db8::1:I]:5353, no health check, appended to
-# $CONF with LINEs added.
+# 127.0.0.I:5353 and [2001:db8::1:I]:5353, no health check, with LINEs
+# added.
 e2e_conf_dns_backend() {
-	local i=$1
-	shift
-	{
-		printf '\n[backend d-%d]\nservice = dns\naddress = 127.0.0.%d:5353\n' "$i" "$i"
-		printf 'address = [2001:db8::1:%d]:5353\ncheck = none\n' "$i"
-		if (($#)); then printf '%s\n' "$@"; fi
-	} >>"$CONF"
+	e2e_conf_section "backend d-$1" "service = dns" "address = 127.0.0.$1:5353" \
+		"address = [2001:db8::1:$1]:5353" "check = none" "${@:2}"
 }
 
 # e2e_conf_web1: a service web on 198.18.0.10:80 (vnodes 64) with one

@@ -28,15 +28,7 @@ e2e_setup genroll
 RS_CLEANUP_HOOK='[[ -f $CONF ]] && rs_in_edge build/ringsteerd -q --detach -c "$CONF"; rm -rf "$BPFFS"'
 N4=200 N6=100
 e2e_conf_global "flow_table = 4096"
-cat >>"$CONF" <<CONF
-[service dns]
-protocol = udp
-listen = 198.18.0.10:5353
-listen = [2001:db8::10]:5353
-prefix6 = 128
-restart_grace = 20s
-generations = $GEN
-CONF
+e2e_conf_dns "restart_grace = 20s" "generations = $GEN"
 for i in 1 2 3; do e2e_conf_dns_backend "$i"; done
 
 # backend I G: process bI-G serving d-I on both families (SO_REUSEPORT).

@@ -25,14 +25,7 @@ N=30
 
 write_conf() { # GRACE
 	e2e_conf_global "interfaces = rs-e"
-	cat >>"$CONF" <<CONF
-[service dns]
-protocol = udp
-listen = 198.18.0.10:5353
-listen = [2001:db8::10]:5353
-prefix6 = 128
-restart_grace = $1
-CONF
+	e2e_conf_dns "restart_grace = $1"
 	e2e_conf_quic "restart_grace = $1"
 	for i in 1 2 3; do
 		e2e_conf_dns_backend "$i"
