@@ -186,7 +186,7 @@ quic_flows() {
 quic_home() {
 	local out
 	out=$(quic_flows "$1" 1000 2>/dev/null) || return 1
-	[[ $(awk -v b="q-$1" '$3 == b' <<<"$out" | wc -l) == 4 ]]
+	[[ $(awk -v b="q-$1" '{ sub(/\.[0-9]+$/, "", $3) } $3 == b' <<<"$out" | wc -l) == 4 ]]
 }
 quic_all_home() { quic_home 1 && quic_home 2 && quic_home 3; }
 # The QUIC load: every flow sends a datagram, round after round, until
@@ -205,6 +205,10 @@ qload_start() {
 	) >"$STATE/quic.out" &
 	QLOAD_PID=$!
 }
+# qrounds: the QUIC load's rounds begun so far; qrounds_past R K: K
+# more than R.
+qrounds() { grep -c '^@' "$STATE/quic.out"; }
+qrounds_past() { (($(qrounds) >= $1 + $2)); }
 # qload_stop NAME: no datagram was answered by a backend its CID does not
 # name (the disturbed backend's flows aside) or by anyone else; the counts
 # go to the log.
@@ -214,12 +218,12 @@ qload_stop() {
 	local c tries
 	c=$(awk -v d="$QDIST" -v w="$STATE/quic.wrong" '
 		$1 == "@" { at = $2; rounds++; next }
-		{ n++; split($1, o, "."); want = "q-" int(o[4] / 10) }
-		$3 == want { home++; next }
-		$3 ~ /^q-[123]$/ && want == d { moved++; next }
+		{ n++; split($1, o, "."); want = "q-" int(o[4] / 10); b = $3; sub(/\.[0-9]+$/, "", b) }
+		b == want { home++; next }
+		b ~ /^q-[123]$/ && want == d { moved++; next }
 		{ print "round of " at ": " $0 " (its CID names " want ")" >w }
 		$3 ~ /^ERR/ { lost++; next }
-		$3 ~ /^q-[123]$/ { wrong++; next }
+		b ~ /^q-[123]$/ { wrong++; next }
 		{ foreign++ }
 		END { printf "%d %d %d %d %d %d %d", n, home, moved, wrong, foreign, lost, rounds }' \
 		"$STATE/quic.out")
@@ -487,6 +491,72 @@ CONFEOF
 	eq "one sk_lookup program in the netns" "$(sk_lookup_links)" 1
 	check "nothing left pinned aside" bash -c "! ls -d /sys/fs/bpf/ringsteer-abi* 2>/dev/null"
 	check "undrain cache-b" ringsteer backend undrain cache-b
+
+	say "# QUIC backends' restarts under load: q-1 gracefully (generations), q-3 hard (restart_grace)"
+	# A worker G > 1 answers as q-N.G (backend.sh): the load's check
+	# counts those answers at home, these checks tell the processes apart.
+	sed -i '/^\[service quic\]$/a generations = on\nrestart_grace = 15s' "$CONF"
+	cp "$CONF" "$STATE/gen.conf"
+	pid=$(mainpid)
+	journal_mark
+	check "systemctl reload turning generations on is refused (the flow table is made at start)" \
+		bash -c "! systemctl reload ringsteerd.service"
+	check "journalctl -p err says to restart ringsteerd" grep -q "restart ringsteerd" <(errors_since_mark)
+	eq "the same daemon runs" "$(mainpid)" "$pid"
+	check "systemctl restart ringsteerd" systemctl restart ringsteerd.service
+	check "a new daemon, active" restarted_from "$pid"
+	eq "the quic service: generations, restart_grace" \
+		"$(ringsteer -j services | jq -c '.services[] | select(.name == "quic") | [.generations, .restart_grace_ms]')" "[true,15000]"
+	check "every QUIC flow at home" wait_for 120 quic_all_home
+	load_start
+	qload_start ""
+	load_flows
+	# Each of q-1's flows is recorded on the first worker before the
+	# second one binds: two whole rounds of the load first.
+	check "two rounds of the QUIC load" wait_for 120 qrounds_past 0 2
+	check "systemctl reload rs-backend@q1: a second worker binds beside the first" \
+		systemctl reload rs-backend@q1.service
+	check "q-1: generation 2 working, generation 1 draining" wait_for 120 bash -c \
+		"ringsteer -j backends | jq -e '.backends[] | select(.name == \"q-1\") | .sockets[0].generations | length == 2 and .[0].state == \"draining\" and .[1].state == \"working\"'"
+	ringsteer backends | grep -A3 '^q-1 ' | sed 's/^/VMTEST:      | /'
+	from=$(wc -l <"$STATE/quic.out")
+	r0=$(qrounds)
+	check "three rounds of the load with both workers up" wait_for 120 qrounds_past "$r0" 3
+	"$T/quic_client" --target 198.18.0.10:4433 --src-base 198.18.3.200 --port-base 45000 \
+		--count 4 --dcid "${CID[1]}" >"$STATE/newflows.out" 2>/dev/null
+	eq "new flows of q-1 during the overlap: answered by worker 2" \
+		"$(awk '$3 == "q-1.2"' "$STATE/newflows.out" | wc -l)" 4
+	check "q-1: generation 1 still draining" bash -c \
+		"ringsteer -j backends | jq -e '.backends[] | select(.name == \"q-1\") | .sockets[0].generations[0].state == \"draining\"'"
+	to=$(wc -l <"$STATE/quic.out")
+	overlap=$(sed -n "$((from + 1)),${to}p" "$STATE/quic.out")
+	eq "overlap: q-1's established flows answered by worker 2" \
+		"$(awk '$1 ~ /^198\.18\.3\.1[0-9]$/ && $3 == "q-1.2"' <<<"$overlap" | wc -l)" 0
+	check "overlap: and by worker 1 ($(awk '$1 ~ /^198\.18\.3\.1[0-9]$/ && $3 == "q-1"' <<<"$overlap" | wc -l) answers)" \
+		test "$(awk '$1 ~ /^198\.18\.3\.1[0-9]$/ && $3 == "q-1"' <<<"$overlap" | wc -l)" -gt 0
+	check "systemctl kill -s USR1 rs-backend@q1: the drain is over, worker 1 exits" \
+		systemctl kill -s USR1 --kill-whom=main rs-backend@q1.service
+	check "q-1: one generation left" wait_for 120 bash -c \
+		"ringsteer -j backends | jq -e '.backends[] | select(.name == \"q-1\") | .sockets[0].generations | length == 1'"
+	r0=$(qrounds)
+	check "two rounds of the load after" wait_for 120 qrounds_past "$r0" 2
+	out=$(quic_flows 1 1000 2>/dev/null)
+	eq "q-1's established flows now answered by worker 2" "$(awk '$3 == "q-1.2"' <<<"$out" | wc -l)" 4
+	q3=$(be_json q-3 '.sockets[0].cookie')
+	check "systemctl restart rs-backend@q3 (a hard restart: no socket for a while)" \
+		systemctl restart rs-backend@q3.service
+	check "q-3: its new socket taken (not cookie $q3)" wait_for 120 bash -c \
+		"ringsteer -j backends | jq -e '.backends[] | select(.name == \"q-3\") | .has_socket and .sockets[0].cookie != $q3'"
+	r0=$(qrounds)
+	check "two rounds of the load after" wait_for 120 qrounds_past "$r0" 2
+	say "  quic service: $(ringsteer -j services | jq -c '.services[] | select(.name == "quic") | .stats | {held, gen_handovers, flows_full, cookie_down}')"
+	load_stop "generations"
+	qload_stop "graceful restart of q-1, hard restart of q-3"
+	check "journal: q-3's socket back within restart_grace" \
+		grep -q "backend q-3: socket .* back after" <(journalctl -u ringsteerd --no-pager --after-cursor="$MARK")
+	# The squatter below stops q-2 for good: no grace for it.
+	sed -i '/^restart_grace = 15s$/d' "$CONF"
+	check "systemctl reload (restart_grace off for the squatter)" systemctl reload ringsteerd.service
 
 	say "# a local user squats stopped backends' addresses (TCP and UDP): owner = their uids"
 	ub=$(uid_of rs-backend@b.service)
