@@ -64,6 +64,10 @@ service = alt
 address = 127.0.0.1:8084
 check = none
 CONF
+# A UDP service with generations: a socket beside the backend's is a new
+# generation, the working one, unless its user is refused.
+e2e_conf_section "service dns" "protocol = udp" "listen = 198.18.0.10:5353" "generations = on"
+e2e_conf_section "backend d-1" "service = dns" "address = 127.0.0.1:5353" "check = none"
 USER_AS=(setpriv --reuid="$USER_UID" --regid="$USER_GID" --clear-groups)
 rs_bg_start web-1 rs_in_edge build/tools/rs_backend --name web-1 --tcp 127.0.0.1:8081
 rs_bg_start web-2 rs_in_edge build/tools/rs_backend --name web-2 --tcp 127.0.0.1:8082
@@ -80,9 +84,9 @@ e2e_check "--check refuses it (exit $rc)" test "$rc" -ne 0
 e2e_check "naming $OUT/nouser.conf:$line and the user" \
 	grep -q "nouser.conf:$line.*owner.*no such user" "$OUT/nouser.out"
 
-rs_bg_start daemon rs_in_edge build/ringsteerd -c "$CONF"
+rs_bg_start daemon rs_in_edge "$RS_DAEMON" -c "$CONF"
 e2e_wait_for "$(rs_bg_err daemon)" "control socket" 10
-sockets() { rsjson backends | jq -c '[.backends[] | .has_socket]'; }
+sockets() { rsjson backends | jq -c '[.backends[] | select(.service != "dns") | .has_socket]'; }
 e2e_eq_within 10 "every backend's socket taken" '[true,true,true,false]' sockets
 owner() { rsjson backends | jq -c --arg b "$1" '.backends[] | select(.name == $b) | .owner'; }
 e2e_eq "web-2's owner: root, from its first socket" "$(owner web-2)" \
@@ -167,5 +171,23 @@ rsctl reload >/dev/null
 e2e_eq_within 10 "web-3's socket (of $USER_NAME) out" '[true,true,false,false]' sockets
 reached >"$OUT/reowned.clients"
 e2e_eq "none of 40 clients on it" "$(grep -c ' web-3$' "$OUT/reowned.clients" || true)" 0
+
+echo "# generations: a user's UDP socket beside the backend's is refused, no generation"
+rs_bg_start d-1 rs_in_edge build/tools/rs_backend --name d-1 --udp 127.0.0.1:5353
+rs_bg_wait_ready d-1
+gens() { rsjson backends | jq -c '[.backends[] | select(.name == "d-1") | .sockets[0].generations[]? | .pid]'; }
+e2e_eq_within 10 "d-1: one generation, root's" "[${RS_BG_PID[d-1]}]" gens
+rs_bg_start dsquat rs_in_edge "${USER_AS[@]}" "$OUT/tool/rs_backend" --name squatter \
+	--udp 127.0.0.1:5353
+rs_bg_wait_ready dsquat
+e2e_eq_within 10 "the user's socket beside it refused once" 1 refused d-1
+e2e_eq "its user named" "$(owner d-1 | jq .refused_uid)" "$USER_UID"
+e2e_eq "said once" "$(grep -c "backend d-1: the socket on 127.0.0.1:5353 belongs to uid $USER_UID ($USER_NAME), not to uid 0 (root)" "$(rs_bg_err daemon)")" 1
+e2e_eq "d-1: still one generation, root's" "$(gens)" "[${RS_BG_PID[d-1]}]"
+rs_in_client build/tools/quic_client --target 198.18.0.10:5353 --src-base 198.18.1.1 \
+	--port-base 42000 --count 20 --dcid 0102030405060708 >"$OUT/dgen.clients" 2>/dev/null || true
+e2e_eq "20 new flows answered by d-1" "$(grep -c ' d-1$' "$OUT/dgen.clients" || true)" 20
+e2e_eq "none by the user's socket" "$(grep -c ' squatter$' "$OUT/dgen.clients" || true)" 0
+rs_bg_stop dsquat
 
 e2e_summary

@@ -7,9 +7,12 @@
 # The QUIC backends run master-worker, as HAProxy or a QUIC server's
 # graceful reload does under systemd: this script stays the unit's main
 # process; `systemctl reload` (SIGHUP) starts a new worker beside the
-# running one (SO_REUSEPORT), which keeps its flows until SIGUSR1 tells
-# the master its drain is over and the old workers go. Worker G > 1
-# answers as "q-N.G", so a client sees which process served it.
+# running one, which keeps its flows until SIGUSR1 tells the master its
+# drain is over and the old workers go. Worker G > 1 answers as "q-N.G",
+# so a client sees which process served it. Both bind with SO_REUSEADDR
+# (rs_backend always sets it), not SO_REUSEPORT: Debian 12's 6.1 refuses
+# a SO_REUSEPORT socket to bpf_sk_assign at TC, and the QUIC cookies
+# would fall back to IP affinity (docs/quic.md).
 T=/opt/ringsteer-vmtest
 case $1 in
 a) port=8081 ;;
@@ -23,7 +26,7 @@ esac
 n=${1#q}
 gen=1
 old=()
-"$T/rs_backend" --name "q-$n" --reuseport --udp "127.0.1.$n:4433" &
+"$T/rs_backend" --name "q-$n" --udp "127.0.1.$n:4433" &
 worker=$!
 hup=0 usr1=0
 trap 'hup=1' HUP
@@ -34,7 +37,7 @@ while :; do
 		hup=0
 		gen=$((gen + 1))
 		old+=("$worker")
-		"$T/rs_backend" --name "q-$n.$gen" --reuseport --udp "127.0.1.$n:4433" &
+		"$T/rs_backend" --name "q-$n.$gen" --udp "127.0.1.$n:4433" &
 		worker=$!
 		echo "worker $gen: pid $worker; draining: ${old[*]}"
 	elif ((usr1)); then

@@ -552,8 +552,10 @@ CONFEOF
 	say "  quic service: $(ringsteer -j services | jq -c '.services[] | select(.name == "quic") | .stats | {held, gen_handovers, flows_full, cookie_down}')"
 	load_stop "generations"
 	qload_stop "graceful restart of q-1, hard restart of q-3"
-	check "journal: q-3's socket back within restart_grace" \
-		grep -q "backend q-3: socket .* back after" <(journalctl -u ringsteerd --no-pager --after-cursor="$MARK")
+	journalctl -u ringsteerd -o cat --no-pager --after-cursor="$MARK" >"$STATE/gen.journal"
+	check "journal: q-3's socket gone, its flows held (restart_grace)" \
+		grep -q "backend q-3: socket gone; its flows wait for it up to 15 s (restart_grace)" "$STATE/gen.journal"
+	check "journal: and back" grep -q "backend q-3: socket .* back after [0-9]* ms" "$STATE/gen.journal"
 	# The squatter below stops q-2 for good: no grace for it.
 	sed -i '/^restart_grace = 15s$/d' "$CONF"
 	check "systemctl reload (restart_grace off for the squatter)" systemctl reload ringsteerd.service

@@ -57,8 +57,8 @@ static bool unchanged(struct rs_dataplane *dp, const struct rs_addr_rt *rt,
 
 /* Only the user expected on the address serves there (owner =). */
 static size_t keep_owner(const struct rs_backend_conf *bc,
-			 const struct rs_addr_rt *rt, struct rs_sock_gen *g,
-			 size_t n)
+			 const struct rs_backend_addr *ba,
+			 struct rs_addr_rt *rt, struct rs_sock_gen *g, size_t n)
 {
 	size_t kept = 0;
 	uint32_t want;
@@ -68,6 +68,8 @@ static size_t keep_owner(const struct rs_backend_conf *bc,
 	for (size_t i = 0; i < n; i++)
 		if (g[i].found.uid == want)
 			g[kept++] = g[i];
+		else
+			sockets_note_refused(bc, ba, &g[i].found, want, rt);
 	return kept;
 }
 
@@ -107,7 +109,7 @@ static int install(struct rs_dataplane *dp, const struct rs_sock_gen *g,
 static void note_taken(const struct rs_backend_conf *bc,
 		       const struct rs_backend_addr *ba,
 		       const struct rs_addr_rt *rt, const struct rs_sock_gen *w,
-		       size_t n)
+		       size_t n, double now)
 {
 	char where[80];
 
@@ -118,6 +120,10 @@ static void note_taken(const struct rs_backend_conf *bc,
 		"one; %zu older generation(s) keep their flows",
 		bc->name, where, (unsigned long long)w->found.cookie,
 		(int)w->pid, n - 1);
+	/* The other end of "socket gone", as without generations. */
+	if (rt->gone_since > 0)
+		rs_info("backend %s: socket %s back after %.0f ms", bc->name,
+			where, (now - rt->gone_since) * 1000.0);
 }
 
 static void keep_state(struct rs_addr_rt *rt, const struct rs_sock_gen *g,
@@ -177,12 +183,19 @@ void generations_reconcile_addr(struct rs_dataplane *dp,
 	if (n > 0)
 		n = sock_generations(&sa, g, RS_GEN_PER_ADDR);
 	if (n > 0)
-		n = (int)keep_owner(bc, rt, g, (size_t)n);
+		n = (int)keep_owner(bc, ba, rt, g, (size_t)n);
 	if (n <= 0) {
-		if (rt->has_socket)
-			rs_warn("backend %s: no socket of any generation on "
-				"its address (%s)",
-				bc->name, strerror(n < 0 ? -n : ENOENT));
+		char where[80];
+
+		rs_addr_format(ba->family, ba->addr, ba->port, where,
+			       sizeof(where));
+		if (rt->has_socket && n < 0)
+			rs_warn("backend %s: the sockets on %s not read (%s)",
+				bc->name, where, strerror(-n));
+		else if (rt->has_socket)
+			rs_warn("backend %s: no socket of any generation left "
+				"on %s",
+				bc->name, where);
 		rt->n_gen = 0;
 		rt->nslots = 0;
 		sockets_gone(rt, now);
@@ -205,7 +218,7 @@ void generations_reconcile_addr(struct rs_dataplane *dp,
 			bc->name, strerror(-err));
 		return;
 	}
-	note_taken(bc, ba, rt, &g[n - 1], (size_t)n);
+	note_taken(bc, ba, rt, &g[n - 1], (size_t)n, now);
 	keep_state(rt, g, (size_t)n, slots, nslots, now);
 	/* Flows per generation as of this change, not up to 5 s later. */
 	count_soon();

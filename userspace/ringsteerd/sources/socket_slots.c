@@ -6,9 +6,13 @@
  * sockets.c calls, never calls back into it (make shape: no circles).
  */
 #include <netinet/in.h>
+#include <pwd.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "addr.h"
 #include "backend_socket.h"
+#include "log.h"
 #include "socket_slots.h"
 
 void sockets_sock_addr(const struct rs_config *cfg,
@@ -95,4 +99,42 @@ void sockets_gone(struct rs_addr_rt *rt, double now)
 	if (rt->held_mask && rt->gone_since == 0)
 		rt->gone_since = now;
 	rt->has_socket = false;
+}
+
+const char *sockets_user_name(uint32_t uid, char *buf, size_t len)
+{
+	struct passwd pw, *found = NULL;
+	char pwbuf[1024];
+
+	if (!getpwuid_r((uid_t)uid, &pw, pwbuf, sizeof(pwbuf), &found) && found)
+		snprintf(buf, len, "uid %u (%s)", uid, found->pw_name);
+	else
+		snprintf(buf, len, "uid %u", uid);
+	return buf;
+}
+
+/*
+ * A socket of another user on a backend's address, not taken: counted
+ * once per socket, said once per socket (the watch sees it every pass).
+ */
+void sockets_note_refused(const struct rs_backend_conf *bc,
+			  const struct rs_backend_addr *ba,
+			  const struct rs_sock_found *found, uint32_t want,
+			  struct rs_addr_rt *rt)
+{
+	char where[80], who[96], whom[96];
+
+	if (rt->refused && rt->refused_cookie == found->cookie)
+		return;
+	rt->refused++;
+	rt->refused_cookie = found->cookie;
+	rt->refused_uid = found->uid;
+	rs_addr_format(ba->family, ba->addr, ba->port, where, sizeof(where));
+	rs_warn("backend %s: the socket on %s belongs to %s, not to %s%s: "
+		"refused, its clients go to the other backends",
+		bc->name, where,
+		sockets_user_name(found->uid, who, sizeof(who)),
+		sockets_user_name(want, whom, sizeof(whom)),
+		bc->has_owner ? " (owner)"
+			      : " (the user it was first taken from)");
 }

@@ -18,7 +18,9 @@
  * holds socket @cookie. sockets_slot_mask(): those slots as held_slots
  * bits. sockets_owner_expected(): the user whose sockets are taken on
  * this address, when one is known. sockets_gone(): no socket on the
- * address now (when it went, for restart_grace).
+ * address now (when it went, for restart_grace). sockets_note_refused():
+ * a socket of a user but @want's on the address, counted and said once.
+ * sockets_user_name(): "uid N (name)" for the log.
  */
 struct rs_sock_addr;
 struct rs_sock_found;
@@ -36,5 +38,10 @@ uint32_t sockets_slot_mask(const uint32_t *slots, size_t n);
 bool sockets_owner_expected(const struct rs_backend_conf *bc,
 			    const struct rs_addr_rt *rt, uint32_t *uid);
 void sockets_gone(struct rs_addr_rt *rt, double now);
+void sockets_note_refused(const struct rs_backend_conf *bc,
+			  const struct rs_backend_addr *ba,
+			  const struct rs_sock_found *found, uint32_t want,
+			  struct rs_addr_rt *rt);
+const char *sockets_user_name(uint32_t uid, char *buf, size_t len);
 
 #endif /* RS_SOCKET_SLOTS_H */

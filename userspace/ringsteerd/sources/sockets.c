@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <netinet/in.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,18 +130,6 @@ static bool wildcard_listener(const struct rs_sock_addr *sa, char *buf,
 	return true;
 }
 
-static const char *user_name(uint32_t uid, char *buf, size_t len)
-{
-	struct passwd pw, *found = NULL;
-	char pwbuf[1024];
-
-	if (!getpwuid_r((uid_t)uid, &pw, pwbuf, sizeof(pwbuf), &found) && found)
-		snprintf(buf, len, "uid %u (%s)", uid, found->pw_name);
-	else
-		snprintf(buf, len, "uid %u", uid);
-	return buf;
-}
-
 /*
  * A socket of another user on a backend's address: a local user who
  * listens there while the backend is down would otherwise be handed its
@@ -155,7 +142,6 @@ static void refuse_socket(struct rs_dataplane *dp,
 			  const struct rs_sock_found *found, uint32_t want,
 			  struct rs_addr_rt *rt)
 {
-	char where[80], who[96], whom[96];
 	uint32_t slots[2];
 	size_t n = sockets_target_slots(bc, id, ba, found, slots);
 
@@ -165,18 +151,7 @@ static void refuse_socket(struct rs_dataplane *dp,
 	rt->has_socket = false;
 	rt->nslots = 0;
 	rt->reported_missing = true;
-	if (rt->refused && rt->refused_cookie == found->cookie)
-		return;
-	rt->refused++;
-	rt->refused_cookie = found->cookie;
-	rt->refused_uid = found->uid;
-	rs_addr_format(ba->family, ba->addr, ba->port, where, sizeof(where));
-	rs_warn("backend %s: the socket on %s belongs to %s, not to %s%s: "
-		"refused, its clients go to the other backends",
-		bc->name, where, user_name(found->uid, who, sizeof(who)),
-		user_name(want, whom, sizeof(whom)),
-		bc->has_owner ? " (owner)"
-			      : " (the user it was first taken from)");
+	sockets_note_refused(bc, ba, found, want, rt);
 }
 
 static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
@@ -288,7 +263,8 @@ static void reconcile_addr(struct rs_dataplane *dp, const struct rs_config *cfg,
 				"are taken there from now on (owner = names "
 				"another)",
 				bc->name,
-				user_name(found.uid, who, sizeof(who)), where);
+				sockets_user_name(found.uid, who, sizeof(who)),
+				where);
 		}
 		rt->uid_known = true;
 		rt->uid = found.uid;
