@@ -9,8 +9,10 @@
 # restart, kill -9 and the watchdog under load, an upgrade to a newer
 # package, a rollback to the previous release and the upgrade back under
 # TCP load and established QUIC flows (a UDP backend restarted in the
-# hand-over), a local user squatting stopped backends, a reboot, remove
-# and purge.
+# hand-over), a local user squatting stopped backends, the daemon as a
+# fleet member beside a hostile one (Debian's etcd over TLS with a role
+# per host) while it is upgraded, restarted and reloaded, a reboot,
+# remove and purge.
 #
 #   scripts/vmtest-systemd.sh [bookworm|trixie]...   (root; default: both)
 #   scripts/vmtest-systemd.sh --prepare [RELEASE]... only the cached roots
@@ -90,6 +92,9 @@ packages() {
 	dpkg-deb -R "$dir/ringsteer_v1.deb" "$dir/repack"
 	sed -i 's/^Version: \(.*\)$/Version: \1+vmtest1/' "$dir/repack/DEBIAN/control"
 	dpkg-deb --root-owner-group -b "$dir/repack" "$dir/ringsteer_v2.deb" >/dev/null
+	# And one more for the fleet member's upgrade, after the way back.
+	sed -i 's/+vmtest1$/+vmtest2/' "$dir/repack/DEBIAN/control"
+	dpkg-deb --root-owner-group -b "$dir/repack" "$dir/ringsteer_v3.deb" >/dev/null
 	rm -rf "$dir/repack"
 }
 
@@ -130,13 +135,20 @@ base_root() {
 	echo "$root"
 }
 
+# What the test adds to the base root beside the package's dependencies:
+# the fleet member's etcd (Debian's, started by systemd), etcdctl, and
+# openssl for its CA and the hostile member's signatures. Installed like
+# the dependencies, so a cached root keeps its key (BASE) and is added to.
+EXTRA=(etcd-server etcd-client openssl)
+
 # The base root with the package's run-time dependencies, which apt would
-# fetch on a host with a network (the guest has none): installed from the
-# archive into the cached root when one is missing.
+# fetch on a host with a network (the guest has none), and EXTRA:
+# installed from the archive into the cached root when one is missing.
 guest_root() {
 	local rel=$1 deb=$2 root deps missing=() p
 	root=$(base_root "$rel")
 	mapfile -t deps < <(depends_of "$deb")
+	deps+=("${EXTRA[@]}")
 	for p in "${deps[@]}"; do
 		chroot "$root" dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
 			grep -q "ok installed" || missing+=("$p")
@@ -168,7 +180,7 @@ make_disk() {
 	install -m 0755 tests/vm/systemd/run.sh tests/vm/systemd/backend.sh build/tools/rs_client \
 		build/tools/rs_backend build/tools/quic_client "$t/"
 	install -m 0644 tests/vm/systemd/quic.conf "$t/"
-	cp "$dir/ringsteer_v1.deb" "$dir/ringsteer_v2.deb" "$dir/ringsteer_prev.deb" "$t/"
+	cp "$dir"/ringsteer_v[123].deb "$dir/ringsteer_prev.deb" "$t/"
 	for u in tests/vm/systemd/*.service; do
 		install -m 0644 "$u" "$r/etc/systemd/system/"
 	done
