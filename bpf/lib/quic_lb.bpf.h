@@ -112,11 +112,20 @@ __noinline int quic_lb_server_id(struct __sk_buff *skb, __u32 dcid_off,
 	__u32 config, index, zero = 0;
 	struct rs_quic_lb_work *w;
 	struct rs_quic_lb *lb;
-	__u8 first;
+	__u8 first, *cid = NULL;
 
-	if (!out)
+	if (!out || !skb)
 		return QUIC_SID_ERROR;
-	if (!skb || bpf_skb_load_bytes(skb, dcid_off, &first, 1))
+	/*
+	 * The CID in place (quic_find_dcid() left it in the linear part),
+	 * with the 16 bytes a plaintext ID may span: a 1-RTT packet's
+	 * number and AEAD tag follow it. Else copied out, as before.
+	 */
+	if (dcid_off <= QUIC_MAX_DCID_OFF)
+		cid = rs_pkt_at(skb, dcid_off, 1 + RS_QUIC_MAX_SERVER_ID);
+	if (cid)
+		first = cid[0];
+	else if (bpf_skb_load_bytes(skb, dcid_off, &first, 1))
 		return QUIC_SID_MALFORMED;
 	config = first >> QUIC_LB_CONFIG_SHIFT;
 	if (config == QUIC_LB_CONFIG_UNROUTABLE)
@@ -163,6 +172,14 @@ __noinline int quic_lb_server_id(struct __sk_buff *skb, __u32 dcid_off,
 	/* No entry: the service's own config id is its plaintext config. */
 	if (lb->mode != RS_QUIC_LB_PLAINTEXT && config != (lens >> 16))
 		return QUIC_SID_UNKNOWN;
+	if (cid) {
+		RS_QUIC_LB_UNROLL
+		for (__u32 i = 0; i < RS_QUIC_MAX_SERVER_ID; i++)
+			out->server_id[i] =
+				cid[1 + i] & rs_quic_lb_below(i, sid_len);
+		out->len = sid_len;
+		return QUIC_SID_FOUND;
+	}
 	__builtin_memset(out->server_id, 0, sizeof(out->server_id));
 	/* With the first octet: a size of 2..16, a range 6.1 keeps. */
 	asm volatile("" : "+r"(sid_len));
