@@ -86,7 +86,7 @@ static const struct {
 } extras[NEXTRA] = {
 	{"TC", "**floor**: parse to UDP, SOCKMAP lookup, bpf_sk_assign",
 	 "floor_tc"},
-	{"TC", "floor reading headers with bpf_skb_load_bytes (as steer_tc)",
+	{"TC", "floor copying the headers out with bpf_skb_load_bytes",
 	 "floor_tc_copy"},
 	{"TC", "steer_tc: UDP datagram to no service", "tc_nosvc"},
 	{"TC", "steer_tc: plain UDP service (cookie = none)", "tc_plain"},

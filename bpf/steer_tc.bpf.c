@@ -33,6 +33,7 @@
 #include "coarse_clock.bpf.h"
 #include "fleet.bpf.h"
 #include "maps.bpf.h"
+#include "pkt.bpf.h"
 #include "quic.bpf.h"
 #include "quic_lb.bpf.h"
 #include "trace_tc.bpf.h"
@@ -59,28 +60,33 @@ struct udp_flow {
 	__u8 family;
 };
 
+/* The IPv4 options' 40 bytes at most, for the verifier's bounds. */
+#define UDP_MAX_L4_OFF (ETH_HLEN + 60)
+
 /*
  * An unfragmented IPv4 UDP datagram whose UDP header is in the frame.
  * Options are skipped through ihl. Fragments are left alone: only the
  * first carries the ports, and sk_lookup sees the reassembled datagram.
+ * Headers are read in place (pkt.bpf.h), as in parse_udp().
  */
 static __always_inline int parse_ipv4(struct __sk_buff *skb, struct udp_flow *f)
 {
-	struct iphdr iph;
+	struct iphdr *iph;
 	__u32 hlen, tot;
 
-	if (bpf_skb_load_bytes(skb, ETH_HLEN, &iph, sizeof(iph)))
+	iph = rs_pkt_at(skb, ETH_HLEN, sizeof(*iph));
+	if (!iph)
 		return -1;
-	if (iph.version != 4 || iph.ihl < 5 || iph.protocol != IPPROTO_UDP)
+	if (iph->version != 4 || iph->ihl < 5 || iph->protocol != IPPROTO_UDP)
 		return -1;
-	if (iph.frag_off & bpf_htons(IP_MF | IP_OFFSET))
+	if (iph->frag_off & bpf_htons(IP_MF | IP_OFFSET))
 		return -1;
-	hlen = iph.ihl * 4;
-	tot = bpf_ntohs(iph.tot_len);
+	hlen = iph->ihl * 4;
+	tot = bpf_ntohs(iph->tot_len);
 	if (tot < hlen + sizeof(struct udphdr))
 		return -1;
 	f->family = RS_AF_INET;
-	f->daddr[0] = iph.daddr;
+	f->daddr[0] = iph->daddr;
 	f->l4_off = ETH_HLEN + hlen;
 	f->l4_len = tot - hlen;
 	return 0;
@@ -93,19 +99,20 @@ static __always_inline int parse_ipv4(struct __sk_buff *skb, struct udp_flow *f)
  */
 static __always_inline int parse_ipv6(struct __sk_buff *skb, struct udp_flow *f)
 {
-	struct ipv6hdr ip6;
+	struct ipv6hdr *ip6;
 	__u32 plen;
 
-	if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip6, sizeof(ip6)))
+	ip6 = rs_pkt_at(skb, ETH_HLEN, sizeof(*ip6));
+	if (!ip6)
 		return -1;
-	if (ip6.version != 6 || ip6.nexthdr != IPPROTO_UDP)
+	if (ip6->version != 6 || ip6->nexthdr != IPPROTO_UDP)
 		return -1;
-	plen = bpf_ntohs(ip6.payload_len);
+	plen = bpf_ntohs(ip6->payload_len);
 	if (plen < sizeof(struct udphdr))
 		return -1;
 	f->family = RS_AF_INET6;
-	__builtin_memcpy(f->daddr, &ip6.daddr, sizeof(f->daddr));
-	f->l4_off = ETH_HLEN + sizeof(ip6);
+	__builtin_memcpy(f->daddr, &ip6->daddr, sizeof(f->daddr));
+	f->l4_off = ETH_HLEN + sizeof(*ip6);
 	f->l4_len = plen;
 	return 0;
 }
@@ -114,32 +121,39 @@ static __always_inline int parse_ipv6(struct __sk_buff *skb, struct udp_flow *f)
  * Enough of Ethernet, IP and UDP to know which service the datagram is
  * for. Until that is known nothing is counted: a frame that fails here
  * belongs to no service. Length consistency is checked afterwards, so a
- * truncated datagram of a cookie service counts as malformed.
+ * truncated datagram of a cookie service counts as malformed. Read in
+ * place, a pull only when the headers are not in the linear part: three
+ * bpf_skb_load_bytes() calls cost +50 ns on a 47 ns floor (issue 39).
  */
 static __always_inline int parse_udp(struct __sk_buff *skb, struct udp_flow *f)
 {
-	struct udphdr uh;
-	__be16 proto;
+	struct ethhdr *eth;
+	struct udphdr *uh;
+	__u32 l4;
 
 	/* Frames for other hosts (promiscuous) and multicast: not ours. */
 	if (skb->pkt_type != PACKET_HOST)
 		return -1;
-	if (bpf_skb_load_bytes(skb, offsetof(struct ethhdr, h_proto), &proto,
-			       sizeof(proto)))
+	eth = rs_pkt_at(skb, 0, sizeof(*eth));
+	if (!eth)
 		return -1;
-	if (proto == bpf_htons(ETH_P_IP)) {
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
 		if (parse_ipv4(skb, f))
 			return -1;
-	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
 		if (parse_ipv6(skb, f))
 			return -1;
 	} else {
 		return -1;
 	}
-	if (bpf_skb_load_bytes(skb, f->l4_off, &uh, sizeof(uh)))
+	l4 = f->l4_off;
+	if (l4 > UDP_MAX_L4_OFF)
 		return -1;
-	f->dport = bpf_ntohs(uh.dest);
-	f->udp_len = bpf_ntohs(uh.len);
+	uh = rs_pkt_at(skb, l4, sizeof(*uh));
+	if (!uh)
+		return -1;
+	f->dport = bpf_ntohs(uh->dest);
+	f->udp_len = bpf_ntohs(uh->len);
 	return 0;
 }
 

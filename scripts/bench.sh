@@ -187,14 +187,13 @@ quic_lb_steps() {
 	awk -F'\t' '
 		!($1 in ns) { ns[$1] = $3 }
 		END {
-			f = ns["floor_tc"]; c = ns["floor_tc_copy"]; n = ns["tc_nosvc"]
+			f = ns["floor_tc"]; n = ns["tc_nosvc"]
 			p = ns["tc_plain"]; q = ns["quic_plaintext"]
 			printf "\nWhere the plaintext 1-RTT datagram\047s %.0f ns go (medians of this run; ", q
 			printf "each step is the difference of two rows, so it carries both rows\047 noise):\n\n"
 			printf "| step | ns |\n|---|---:|\n"
 			printf "| the floor: parse in place, SOCKMAP lookup, bpf_sk_assign | %.0f |\n", f
-			printf "| reading the headers with bpf_skb_load_bytes instead of in place | %+.0f |\n", c - f
-			printf "| steer_tc\047s context set-up, the fleet step (no fleet here), its own parse, the bind match | %+.0f |\n", n - c
+			printf "| steer_tc\047s context set-up, the fleet step (no fleet here), its own parse (in place), the bind match | %+.0f |\n", n - f
 			printf "| the service entry (a plain UDP service stops here) | %+.0f |\n", p - n
 			printf "| the cookie step: find the DCID, decode it (plaintext), rs_cookies, the backend, its socket, counters, the trace note | %+.0f |\n\n", q - p
 		}' "$RES/quic_lb.tsv"
@@ -215,7 +214,8 @@ in the same moments as the rows compared with it.
 - The **TC floor** (`bench/bpf/floor_tc.bpf.c`): parse Ethernet, IP
   and UDP in place, one SOCKMAP lookup, `bpf_sk_assign`, release: what
   any program that hands a datagram to a socket at TC must do. Its twin
-  reads the headers with `bpf_skb_load_bytes`, as `steer_tc` does.
+  reads the headers with `bpf_skb_load_bytes`, as `steer_tc` did until
+  issue 39 (it now reads them in place too).
 - `steer_tc` on a datagram to an address no service has (parse, the
   fleet step, the bind match) and on a plain UDP service's datagram
   (`cookie = none`, a DNS query: the service entry too): what every

@@ -7,7 +7,8 @@
  *
  * floor_tc reads the headers in place (direct packet access), the least a
  * program can do; floor_tc_copy copies them out with bpf_skb_load_bytes,
- * as steer_tc does: the difference is what that way of reading costs.
+ * as steer_tc did until issue 39: the difference is what that way of
+ * reading costs.
  *
  * Both return TC_ACT_OK when they found the socket and TC_ACT_UNSPEC
  * otherwise, so the benchmark sees that the lookup hit (under

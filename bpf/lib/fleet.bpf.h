@@ -20,8 +20,8 @@
  *   fleet_quic     QUIC datagrams to the member whose ID they carry
  *   fleet_entry    a plain packet: which owner, then forward or stay
  * Included in that order, the global functions keep one order in the
- * object (fleet_parse(), fleet_tag_of(), quic_lb_server_id()) whoever
- * includes this header.
+ * object (fleet_parse(), fleet_tag_of(), quic_find_dcid(),
+ * quic_lb_server_id()) whoever includes this header.
  */
 #ifndef RS_BPF_FLEET_H
 #define RS_BPF_FLEET_H
@@ -68,7 +68,7 @@ static __always_inline int fleet_steer(struct __sk_buff *skb)
 	fh.h = hs->hdr;
 	if (skb->pkt_type != PACKET_HOST)
 		return FLEET_CONTINUE;
-	if (fleet_linear(skb, ETH_HLEN))
+	if (rs_pkt_linear(skb, ETH_HLEN))
 		return FLEET_CONTINUE;
 	eth = (void *)(long)skb->data;
 	if ((void *)(eth + 1) > (void *)(long)skb->data_end)

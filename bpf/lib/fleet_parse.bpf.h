@@ -17,22 +17,7 @@
 
 #include "fleet_common.bpf.h"
 #include "net.bpf.h"
-
-/*
- * The first @len bytes of the packet in its linear part, where they can be
- * read in place: they nearly always are (headers), and a bpf_skb_load_bytes()
- * per header is a helper call each, about 10 ns on hosts whose returns pass
- * through a mitigation thunk (issue 21). A packet shorter than @len fails,
- * as the copy would have.
- */
-static __always_inline int fleet_linear(struct __sk_buff *skb, __u32 len)
-{
-	if ((long)skb->data + len <= (long)skb->data_end)
-		return 0;
-	if (len > skb->len)
-		return -1;
-	return bpf_skb_pull_data(skb, len) ? -1 : 0;
-}
+#include "pkt.bpf.h"
 
 static __always_inline int fleet_parse_ip4(struct __sk_buff *skb, __u32 off,
 					   struct fleet_pkt *p)
@@ -85,7 +70,7 @@ static __always_inline int fleet_parse_ip6(struct __sk_buff *skb, __u32 off,
 
 /*
  * An unfragmented TCP or UDP packet of @family at @off, its ports in the
- * frame. Reads the headers in place (fleet_linear()); @off is at most
+ * frame. Reads the headers in place (rs_pkt_linear()); @off is at most
  * ETH_HLEN + RS_FLEET_ENCAP6_LEN, and callers hold no packet pointer
  * across a call (a pull moves the data). Global, verified once: in line,
  * its packet pointers took steer_tc's call chain past the 512 bytes of
@@ -102,9 +87,9 @@ __noinline int fleet_parse(struct __sk_buff *skb, __u32 off, __u8 family,
 	if (!skb || !p || off > ETH_HLEN + RS_FLEET_ENCAP6_LEN)
 		return -1;
 	p->family = family;
-	if (fleet_linear(skb,
-			 off + (family == RS_AF_INET6 ? sizeof(struct ipv6hdr)
-						      : sizeof(struct iphdr))))
+	if (rs_pkt_linear(skb,
+			  off + (family == RS_AF_INET6 ? sizeof(struct ipv6hdr)
+						       : sizeof(struct iphdr))))
 		return -1;
 	if (family == RS_AF_INET6 ? fleet_parse_ip6(skb, off, p)
 				  : fleet_parse_ip4(skb, off, p))
@@ -116,7 +101,7 @@ __noinline int fleet_parse(struct __sk_buff *skb, __u32 off, __u8 family,
 	if (l4 > ETH_HLEN + RS_FLEET_ENCAP6_LEN + 60)
 		return -1;
 	need = p->proto == IPPROTO_TCP ? FLEET_L4_TCP : FLEET_L4_PORTS;
-	if (fleet_linear(skb, l4 + need))
+	if (rs_pkt_linear(skb, l4 + need))
 		return -1;
 	h = (__u8 *)(long)skb->data + l4;
 	if (h + FLEET_L4_PORTS > (__u8 *)(long)skb->data_end)

@@ -4,10 +4,10 @@
  * invariants), RFC 9000 (v1) and RFC 9369 (v2) to find a destination
  * connection ID that the server chose, and nothing that needs decryption.
  *
- * Every read goes through bpf_skb_load_bytes: it works on non-linear skbs
- * (headers in page frags) and fails cleanly past the end, so a truncated
- * datagram can never be read out of bounds, and offsets may be variable
- * without the verifier having to track packet pointers.
+ * The header is read in place (pkt.bpf.h): a datagram whose QUIC header
+ * lies in page fragments is pulled into the linear part first, and one
+ * shorter than its lengths claim fails the bounds checks. A found DCID is
+ * left in the linear part too, for quic_lb_server_id() to read in place.
  */
 #ifndef RS_BPF_QUIC_H
 #define RS_BPF_QUIC_H
@@ -15,10 +15,18 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
+#include "pkt.bpf.h"
+
 #define QUIC_MAX_CID_LEN 20   /* RFC 9000 17.2: v1 CIDs are 0..20 bytes */
 #define QUIC_LONG_HEADER 0x80 /* header form bit of the first byte */
 #define QUIC_FIXED_BIT	 0x40 /* must be 1 in v1/v2 (unless greased) */
 #define QUIC_LONG_PREFIX 6    /* first byte, version, DCID length */
+/*
+ * Where a UDP payload may start: Ethernet, IPv4 with all its options and
+ * UDP. A bound the verifier needs for offsets into the packet.
+ */
+#define QUIC_MAX_OFF	  (14 + 60 + 8)
+#define QUIC_MAX_DCID_OFF (QUIC_MAX_OFF + QUIC_LONG_PREFIX)
 
 #define QUIC_VERSION_NEG 0x00000000u
 #define QUIC_VERSION_1	 0x00000001u
@@ -66,19 +74,28 @@ static __always_inline int quic_long_server_cid(__u32 version, __u8 b0)
  * whose UDP payload is @len bytes at @off. @cid_len is the length of the
  * CIDs the service's servers issue (1..20): short headers do not carry
  * their DCID length. On QUIC_DCID_FOUND, *dcid_off is where the DCID
- * starts and all @cid_len bytes of it lie inside the payload.
+ * starts and all @cid_len bytes of it lie inside the payload and in the
+ * linear part. Returns an enum quic_dcid_result.
  *
- * @len must already be checked against the skb; the loads check again.
+ * @len must already be checked against the skb; the bounds checks check
+ * again. Global, verified once: in line at the cookie step and the
+ * fleet's QUIC step, its packet pointers took steer_tc from 81,114 to
+ * 91,260 verified instructions on 6.18 (issue 39). Callers hold no packet
+ * pointer across it (it may pull).
  */
-static __always_inline enum quic_dcid_result quic_find_dcid(
-	struct __sk_buff *skb, __u32 off, __u32 len, __u32 cid_len,
-	__u32 *dcid_off)
+__noinline int quic_find_dcid(struct __sk_buff *skb, __u32 off, __u32 len,
+			      __u32 cid_len, __u32 *dcid_off)
 {
-	__u8 hdr[QUIC_LONG_PREFIX];
 	__u32 version, dcil;
+	__u8 *hdr;
 
+	if (!skb || !dcid_off)
+		return QUIC_DCID_MALFORMED;
 	/* An empty datagram on a QUIC port is a QUIC header cut short. */
-	if (len < 1 || bpf_skb_load_bytes(skb, off, hdr, 1))
+	if (len < 1 || off > QUIC_MAX_OFF)
+		return QUIC_DCID_MALFORMED;
+	hdr = rs_pkt_at(skb, off, 1);
+	if (!hdr)
 		return QUIC_DCID_MALFORMED;
 
 	if (!(hdr[0] & QUIC_LONG_HEADER)) {
@@ -89,14 +106,16 @@ static __always_inline enum quic_dcid_result quic_find_dcid(
 		 */
 		if (!(hdr[0] & QUIC_FIXED_BIT))
 			return QUIC_DCID_NONE;
-		if (len < 1 + cid_len)
+		if (len < 1 + cid_len || rs_pkt_linear(skb, off + 1 + cid_len))
 			return QUIC_DCID_MALFORMED;
 		*dcid_off = off + 1;
 		return QUIC_DCID_FOUND;
 	}
 
-	if (len < QUIC_LONG_PREFIX ||
-	    bpf_skb_load_bytes(skb, off, hdr, QUIC_LONG_PREFIX))
+	if (len < QUIC_LONG_PREFIX)
+		return QUIC_DCID_MALFORMED;
+	hdr = rs_pkt_at(skb, off, QUIC_LONG_PREFIX);
+	if (!hdr)
 		return QUIC_DCID_MALFORMED;
 	version = ((__u32)hdr[1] << 24) | ((__u32)hdr[2] << 16) |
 		  ((__u32)hdr[3] << 8) | hdr[4];
@@ -114,6 +133,8 @@ static __always_inline enum quic_dcid_result quic_find_dcid(
 		return QUIC_DCID_NONE;
 	if (dcil != cid_len)
 		return QUIC_DCID_OTHER_LEN;
+	if (rs_pkt_linear(skb, off + QUIC_LONG_PREFIX + dcil))
+		return QUIC_DCID_MALFORMED;
 	*dcid_off = off + QUIC_LONG_PREFIX;
 	return QUIC_DCID_FOUND;
 }

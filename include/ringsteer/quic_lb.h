@@ -191,15 +191,12 @@ static __always_inline int rs_quic_lb_single(RS_QUIC_LB_CTX ctx,
 {
 	int err;
 
-	RS_QUIC_LB_UNROLL
-	for (__u32 i = 0; i < 16; i++)
-		w->blk.b[i] = w->io.in[i];
+	__builtin_memcpy(w->blk.b, w->io.in, 16);
 	err = RS_QUIC_LB_AES(ctx, &w->blk, dec);
 	if (err)
 		return err;
-	RS_QUIC_LB_UNROLL
-	for (__u32 i = 0; i < RS_QUIC_LB_BUF; i++)
-		w->io.out[i] = i < 16 ? w->blk.b[i] : 0;
+	__builtin_memcpy(w->io.out, w->blk.b, 16);
+	__builtin_memset(w->io.out + 16, 0, RS_QUIC_LB_BUF - 16);
 	return 0;
 }
 
