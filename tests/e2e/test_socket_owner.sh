@@ -188,6 +188,16 @@ rs_in_client build/tools/quic_client --target 198.18.0.10:5353 --src-base 198.18
 	--port-base 42000 --count 20 --dcid 0102030405060708 >"$OUT/dgen.clients" 2>/dev/null || true
 e2e_eq "20 new flows answered by d-1" "$(grep -c ' d-1$' "$OUT/dgen.clients" || true)" 20
 e2e_eq "none by the user's socket" "$(grep -c ' squatter$' "$OUT/dgen.clients" || true)" 0
+echo "# a second socket of the user beside them: each said once, not once a pass"
+rs_bg_start dsquat2 rs_in_edge "${USER_AS[@]}" "$OUT/tool/rs_backend" --name squatter2 \
+	--udp 127.0.0.1:5353
+rs_bg_wait_ready dsquat2
+e2e_eq_within 10 "refused twice in all" 2 refused d-1
+sleep_passes() { local r; r=$(refused d-1); rs_until 2 test "$(refused d-1)" != "$r" || true; }
+sleep_passes
+e2e_eq "still twice after more watch passes" "$(refused d-1)" 2
+e2e_eq "two lines" "$(grep -c "backend d-1: the socket on 127.0.0.1:5353 belongs to uid $USER_UID" "$(rs_bg_err daemon)")" 2
+rs_bg_stop dsquat2
 rs_bg_stop dsquat
 
 e2e_summary

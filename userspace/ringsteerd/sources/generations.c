@@ -60,6 +60,7 @@ static size_t keep_owner(const struct rs_backend_conf *bc,
 			 const struct rs_backend_addr *ba,
 			 struct rs_addr_rt *rt, struct rs_sock_gen *g, size_t n)
 {
+	const struct rs_sock_found *refused = NULL;
 	size_t kept = 0;
 	uint32_t want;
 
@@ -69,7 +70,14 @@ static size_t keep_owner(const struct rs_backend_conf *bc,
 		if (g[i].found.uid == want)
 			g[kept++] = g[i];
 		else
-			sockets_note_refused(bc, ba, &g[i].found, want, rt);
+			refused = &g[i].found;
+	/*
+	 * Only the newest refused socket is noted: the note remembers one
+	 * socket, and noting each of two every pass would count and log
+	 * them anew 20 times a second.
+	 */
+	if (refused)
+		sockets_note_refused(bc, ba, refused, want, rt);
 	return kept;
 }
 
