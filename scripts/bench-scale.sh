@@ -337,7 +337,7 @@ the cached one with as many points is known to be it without a
 compare. The installed ring is copied once, when it is swapped in. A
 reload says what it did; for an unchanged file "reload: full rings 0
 built, 0 merged from the last, 0 reused unchanged; 0 rings swapped; 1
-of 1 services unchanged, not touched; 0 lookup tables written"
+of 1 services' rings untouched; 0 lookup tables written"
 (tests/e2e/test_swap.sh asserts it). The build before (commit 633ba18)
 and this one run in turns on the same machine, 2 runs of each at every
 size per turn (5 turns before, 3 after, load average 3.6 to 17 at their

@@ -69,7 +69,7 @@ e2e_check "reload of the same file" build/ringsteer -s "$SOCK" reload
 # is left as it is (issue 39: no copy, trim or compare of 13 MB at 200
 # backends; rs_binds alone was ~14 ms).
 e2e_eq "it built, merged, reused and swapped no ring, wrote no table" \
-	"$(grep -c "reload: full rings 0 built, 0 merged from the last, 0 reused unchanged; 0 rings swapped; 1 of 1 services unchanged, not touched; 0 lookup tables written" "$(rs_bg_err d1)")" 1
+	"$(grep -c "reload: full rings 0 built, 0 merged from the last, 0 reused unchanged; 0 rings swapped; 1 of 1 services' rings untouched; 0 lookup tables written" "$(rs_bg_err d1)")" 1
 e2e_eq "generation unchanged by it" "$(generation)" "$g"
 
 rs_bg_start load4 rs_in_client build/tools/rs_client --target 198.18.0.10:80 \

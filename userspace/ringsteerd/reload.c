@@ -205,7 +205,7 @@ static void log_ring_work(const struct daemon *d, const uint64_t made[5],
 {
 	rs_info("reload: full rings %llu built, %llu merged from the last, "
 		"%llu reused unchanged; %llu rings swapped; %llu of %zu "
-		"services unchanged, not touched; %llu lookup tables written",
+		"services' rings untouched; %llu lookup tables written",
 		(unsigned long long)(d->rings_made[RING_CACHE_BUILT] -
 				     made[RING_CACHE_BUILT]),
 		(unsigned long long)(d->rings_made[RING_CACHE_MERGED] -
