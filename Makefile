@@ -358,7 +358,8 @@ vmtest-trixie: deps
 # The package under a real systemd (PID 1 of a Debian 12 and a Debian 13
 # guest): VMTEST_SYSTEMD_RELEASES picks (default both).
 vmtest-systemd: deps
-	@$(MAKE) --no-print-directory $(BUILD)/tools/rs_client $(BUILD)/tools/rs_backend
+	@$(MAKE) --no-print-directory $(BUILD)/tools/rs_client $(BUILD)/tools/rs_backend \
+		$(BUILD)/tools/quic_client
 	@scripts/vmtest-systemd.sh $(VMTEST_SYSTEMD_RELEASES)
 
 demo: deps bpffs
