@@ -9,8 +9,10 @@
 # restart, kill -9 and the watchdog under load, an upgrade to a newer
 # package, a rollback to the previous release and the upgrade back under
 # TCP load and established QUIC flows (a UDP backend restarted in the
-# hand-over), a local user squatting stopped backends, a reboot, remove
-# and purge.
+# hand-over), a local user squatting stopped backends, the daemon as a
+# fleet member beside a hostile one (Debian's etcd over TLS with a role
+# per host) while it is restarted and reloaded, a reboot,
+# remove and purge.
 #
 #   scripts/vmtest-systemd.sh [bookworm|trixie]...   (root; default: both)
 #   scripts/vmtest-systemd.sh --prepare [RELEASE]... only the cached roots
@@ -130,13 +132,20 @@ base_root() {
 	echo "$root"
 }
 
+# What the test adds to the base root beside the package's dependencies:
+# the fleet member's etcd (Debian's, started by systemd), etcdctl, and
+# openssl for its CA and the hostile member's signatures. Installed like
+# the dependencies, so a cached root keeps its key (BASE) and is added to.
+EXTRA=(etcd-server etcd-client openssl)
+
 # The base root with the package's run-time dependencies, which apt would
-# fetch on a host with a network (the guest has none): installed from the
-# archive into the cached root when one is missing.
+# fetch on a host with a network (the guest has none), and EXTRA:
+# installed from the archive into the cached root when one is missing.
 guest_root() {
 	local rel=$1 deb=$2 root deps missing=() p
 	root=$(base_root "$rel")
 	mapfile -t deps < <(depends_of "$deb")
+	deps+=("${EXTRA[@]}")
 	for p in "${deps[@]}"; do
 		chroot "$root" dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
 			grep -q "ok installed" || missing+=("$p")
