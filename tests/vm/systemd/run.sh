@@ -493,7 +493,7 @@ fleet_member() {
 	check "edge-1 believes both, each at its address" wait_for 120 believes "edge-1=$A1 edge-2=$A2"
 	check "steers" steers
 
-	say "# edge-2's junk: 200 keys under $PFX/members/ (sorting first)"
+	say "# edge-2's junk: 200 keys under $PFX/members/ (sorting first) (the fleet part at $((SECONDS - fleet_start)) s)"
 	check "as edge-2's user: refused by RBAC" wait_for 120 denied edge-2 put "$PFX/members/aa-junk-0000" x
 	check "elsewhere under the prefix too" wait_for 120 denied edge-2 put "$PFX/zz-junk" x
 	# As root, in transactions of 100 (etcd's --max-txn-ops is 128): what
@@ -531,7 +531,7 @@ fleet_member() {
 	# keys took minutes of the guest's two vCPUs under TCG).
 	check "as etcd's root: the junk deleted" wait_for 120 ectl root del "$PFX/members/aa-junk" --prefix
 
-	say "# the unit's daemon restarted and reloaded under load, while edge-2 attacks"
+	say "# the unit's daemon restarted and reloaded under load, while edge-2 attacks (the fleet part at $((SECONDS - fleet_start)) s)"
 	FORGED=$(forge edge-1 "$(record 198.18.77.1 2001:db8:77::1 2)")
 	CLAIM=$(forge edge-2 "$(record "$A1" 2001:db8:5::2 0)")
 	rm -f "$STATE/watch.stop" "$STATE/watch.wrong"
@@ -584,7 +584,7 @@ fleet_member() {
 	done
 	eq "secrets (fleet key, identity keys, passwords, TLS key) in the journal" "$secrets" 0
 
-	say "# edge-2 revokes edge-1's lease"
+	say "# edge-2 revokes edge-1's lease (the fleet part at $((SECONDS - fleet_start)) s)"
 	local l1
 	l1=$(out_of 60 lease_of_edge1)
 	check "as edge-2's user: refused by RBAC" wait_for 120 denied edge-2 lease revoke "$l1"
