@@ -9,8 +9,10 @@
 # restart, kill -9 and the watchdog under load, an upgrade to a newer
 # package, a rollback to the previous release and the upgrade back under
 # TCP load and established QUIC flows (a UDP backend restarted in the
-# hand-over), a local user squatting stopped backends, a reboot, remove
-# and purge.
+# hand-over), a local user squatting stopped backends, the daemon as a
+# fleet member beside a hostile one (Debian's etcd over TLS with a role
+# per host) while it is restarted and reloaded, a reboot,
+# remove and purge.
 #
 #   scripts/vmtest-systemd.sh [bookworm|trixie]...   (root; default: both)
 #   scripts/vmtest-systemd.sh --prepare [RELEASE]... only the cached roots
@@ -32,14 +34,16 @@
 # upgraded from across an ABI change. The two guests run side by side.
 # Environment:
 #   VMTEST_CACHE    guest roots (default /var/cache/ringsteer-vmtest)
-#   VMTEST_TIMEOUT  seconds before a guest is killed (default 1800: on a
-#                   loaded machine a guest reached its reboot after 1114 s)
+#   VMTEST_TIMEOUT  seconds before a guest is killed (default 2400: with
+#                   the fleet pass and a helper's builds beside both
+#                   guests, one reached its reboot after 1612 s and was
+#                   killed at 1800 in its second phase)
 #   VMTEST_MIRROR   Debian mirror (default http://deb.debian.org/debian)
 #   VMTEST_PREVIOUS the release rolled back to (default: releases.list's last)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${VMTEST_CACHE:-/var/cache/ringsteer-vmtest}
-TIMEOUT=${VMTEST_TIMEOUT:-1800}
+TIMEOUT=${VMTEST_TIMEOUT:-2400}
 MIRROR=${VMTEST_MIRROR:-http://deb.debian.org/debian}
 OUT=build/vmtest-systemd
 PREVIOUS=${VMTEST_PREVIOUS:-$(awk '!/^#/ && NF { n = $1 } END { print n }' scripts/releases.list)}
@@ -130,13 +134,20 @@ base_root() {
 	echo "$root"
 }
 
+# What the test adds to the base root beside the package's dependencies:
+# the fleet member's etcd (Debian's, started by systemd), etcdctl, and
+# openssl for its CA and the hostile member's signatures. Installed like
+# the dependencies, so a cached root keeps its key (BASE) and is added to.
+EXTRA=(etcd-server etcd-client openssl)
+
 # The base root with the package's run-time dependencies, which apt would
-# fetch on a host with a network (the guest has none): installed from the
-# archive into the cached root when one is missing.
+# fetch on a host with a network (the guest has none), and EXTRA:
+# installed from the archive into the cached root when one is missing.
 guest_root() {
 	local rel=$1 deb=$2 root deps missing=() p
 	root=$(base_root "$rel")
 	mapfile -t deps < <(depends_of "$deb")
+	deps+=("${EXTRA[@]}")
 	for p in "${deps[@]}"; do
 		chroot "$root" dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
 			grep -q "ok installed" || missing+=("$p")
@@ -179,6 +190,10 @@ make_disk() {
 		rs-backend@q2.service rs-backend@q3.service; do
 		ln -sf "/etc/systemd/system/${u/@*./@.}" "$w/$u"
 	done
+	# etcd-server enables its unit, which fails at boot (the guest has
+	# no /etc/hosts for its default peer URL) and costs the boot its CPU;
+	# the fleet pass sets it up and starts it.
+	rm -f "$w/etcd.service" "$r/etc/systemd/system/etcd2.service"
 	echo '/dev/vda / ext4 rw,errors=remount-ro 0 1' >"$r/etc/fstab"
 	echo "rs-$rel-guest" >"$r/etc/hostname"
 	# No getty on the console the test writes to; no password to set.
