@@ -72,10 +72,17 @@ def main():
     td0 = [word(gmul(v, 14), gmul(v, 9), gmul(v, 13), gmul(v, 11))
            for v in si]
 
-    print(table("rs_aes_te0", "__u32", te0, 6, "0x%08x"))
-    print()
-    print(table("rs_aes_td0", "__u32", td0, 6, "0x%08x"))
-    print()
+    # The other three columns of each: te0 and td0 rotated right by 8,
+    # 16 and 24 bits, as tables (BPF has no rotate instruction).
+    def ror(v, n):
+        return (v >> n | v << (32 - n)) & 0xFFFFFFFF
+
+    for name, t in (("te", te0), ("td", td0)):
+        for i in range(4):
+            print(table("rs_aes_%s%d" % (name, i), "__u32",
+                        [ror(v, 8 * i) if i else v for v in t], 6,
+                        "0x%08x"))
+            print()
     print(table("rs_aes_sbox", "__u8", s, 12, "0x%02x"))
     print()
     print(table("rs_aes_inv_sbox", "__u8", si, 12, "0x%02x"))
