@@ -139,6 +139,33 @@ check "an edited conffile is kept" grep -qx '# the operator was here' "$etc/ring
 check "the operator's ringsteer.conf is kept" test -s "$etc/ringsteer.conf"
 check "the unit stays enabled" test -L "$wants"
 check "ringsteerd --check of the operator's file" in_sys ringsteerd --check -c /etc/ringsteer/ringsteer.conf
+# A downgrade to 0.2.0 of a file with keys 0.2.0 does not know: its
+# daemon would refuse the file, and a package cannot refuse its own
+# downgrade; the prerm names the keys. Run as dpkg would, in the chroot
+# (no systemd there: its branch detaches, on a /sys with no bpffs).
+cp "$etc/ringsteer.conf" "$work/conf.kept"
+printf 'restart_grace = 2s\n# generations = on\n' >>"$etc/ringsteer.conf"
+out=$(in_sys /var/lib/dpkg/info/ringsteer.prerm upgrade 0.2.0-1 2>&1)
+check "prerm on a downgrade to 0.2.0 names the key 0.2.0 does not know" \
+	grep -q "WARNING: /etc/ringsteer/ringsteer.conf has keys 0.2.0-1 does not know: restart_grace$" <<<"$out"
+cp "$work/conf.kept" "$etc/ringsteer.conf"
+out=$(in_sys /var/lib/dpkg/info/ringsteer.prerm upgrade 0.2.0-1 2>&1)
+if grep -q WARNING <<<"$out"; then
+	bad "a downgrade of a file 0.2.0 reads: a warning: $(grep WARNING <<<"$out")"
+else
+	ok "and warns of nothing on a file 0.2.0 reads"
+fi
+# The prerm's list is every key this release reads that the previous
+# release (scripts/releases.list) did not: the key tables compared.
+keys_of() {
+	for f in config_global.c config_service.c config_backend.c config_fleet.c; do
+		if [[ $1 == HEAD ]]; then cat "userspace/config/$f"; else git show "$1:userspace/config/$f"; fi
+	done | grep -o '{"[a-z_0-9]*",' | tr -d '{",' | sort -u
+}
+prev=$(awk '!/^#/ && NF == 2 { c = $2 } END { print c }' scripts/releases.list)
+added=$(comm -23 <(keys_of HEAD) <(keys_of "$prev" 2>/dev/null) | tr '\n' ' ')
+listed=$(sed -n 's/.*\\(\(owner[^)]*\)\\).*/\1/p' debian/ringsteer.prerm | sed 's/\\|/ /g' | tr ' ' '\n' | sort | tr '\n' ' ')
+check "the prerm names every key added since $prev ($added)" test -n "$added" -a "$added" = "$listed"
 check "dpkg -r" in_sys dpkg -r ringsteer
 check "removed: no binaries" test ! -e "$sys/usr/sbin/ringsteerd"
 check "removed: conffiles stay" test -e "$etc/ringsteer.conf.sample"
