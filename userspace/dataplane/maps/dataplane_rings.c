@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/btf.h>
@@ -93,6 +94,15 @@ static void ring_map_write(struct rs_ring_slot *slots,
 			  (struct rs_ring_flat *)&slots[ring->npoints + 1]);
 	slots[count - 1] =
 		(struct rs_ring_slot){.trailer = {.generation = gen}};
+}
+
+/* Monotonic ms, for the debug line that says where a swap's time went. */
+static double mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
 /* A fresh map for a ring of @slots, with room (ring_map_capacity()). */
@@ -186,17 +196,21 @@ int64_t dp_install_ring(struct rs_dataplane *dp, uint32_t svc_id,
 	struct ring_map m;
 	struct rs_ring now;
 	int old, err = dp_fault("ring");
+	double t[4];
 	bool spare;
 
 	if (err)
 		return err;
+	t[0] = mono_ms();
 	spare = !dp_ring_spare_take(dp, svc_id, slots, &m);
 	if (!spare) {
 		err = ring_map_new(dp, svc_id, slots, &m);
 		if (err)
 			return err;
 	}
+	t[1] = mono_ms();
 	ring_map_write(m.mem, ring, bits, gen);
+	t[2] = mono_ms();
 	/* @ring may be *@installed itself: read before that is handed on. */
 	now = *ring;
 	now.points = &((struct rs_ring_slot *)m.mem)[1].point;
@@ -217,10 +231,13 @@ int64_t dp_install_ring(struct rs_dataplane *dp, uint32_t svc_id,
 		}
 		return err;
 	}
+	t[3] = mono_ms();
 	rs_debug("bpf: ring %llu of service %u written into %s map of %u "
-		 "slots (%u used)",
+		 "slots (%u used): %.1f ms to %s, %.1f to write, %.1f to swap",
 		 (unsigned long long)gen, svc_id, spare ? "the spare" : "a new",
-		 m.slots, slots);
+		 m.slots, slots, t[1] - t[0],
+		 spare ? "take it (the grace period)" : "make it", t[2] - t[1],
+		 t[3] - t[2]);
 	dp_ring_swapped(dp, svc_id, old < 0 ? -1 : old, installed, &m, slots,
 			installed != NULL);
 	/* rs_rings and the mapping hold the map; this fd is not needed. */
