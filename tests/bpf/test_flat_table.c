@@ -236,22 +236,71 @@ static void test_ring_without_table(void)
 	ring_free(&ring);
 }
 
+/* The inner map installed for the fixture's service (fd, id). */
+static int installed_map(__u32 *id)
+{
+	int outer = bpf_map__fd(fx.dp.skel->maps.rs_rings);
+	__u32 key = SVC;
+
+	if (bpf_map_lookup_elem(outer, &key, id))
+		return -1;
+	return bpf_map_get_fd_by_id(*id);
+}
+
+/*
+ * Slots of ring map @inner that differ from what @ring with generation
+ * @gen makes: header, points, flat table, trailer, each slot whole, as
+ * the map's syscalls read them; past the trailer nothing is read.
+ */
+static int wrong_slots(int inner, const struct rs_ring *ring, uint64_t gen)
+{
+	uint8_t bits = ring_bucket_bits(ring->npoints);
+	uint32_t nslots = ring_map_slots(ring->npoints, bits);
+	struct rs_ring_flat *flat = calloc(1u << bits, sizeof(*flat));
+	int wrong = 0;
+
+	if (!flat)
+		return -1;
+	ring_flat(ring, bits, flat);
+	for (__u32 k = 0; k < nslots; k++) {
+		struct rs_ring_slot got, want = {0};
+
+		if (k == 0)
+			want.hdr = (struct rs_ring_header){
+				.seed = ring->seed,
+				.npoints = ring->npoints,
+				.bucket_bits = bits | RS_RING_FLAT,
+				.key_policy = ring->key_policy,
+				.prefix4 = ring->prefix4,
+				.prefix6 = ring->prefix6};
+		else if (k <= ring->npoints)
+			want.point = ring->points[k - 1];
+		else if (k + 1 < nslots)
+			memcpy(&want, &flat[2 * (k - ring->npoints - 1)],
+			       sizeof(want));
+		else
+			want.trailer.generation = gen;
+		wrong += bpf_map_lookup_elem(inner, &k, &got) ||
+			 memcmp(&got, &want, sizeof(got));
+	}
+	free(flat);
+	return wrong;
+}
+
 /*
  * A ring written through mmap() (RS_RING_MAP_FLAGS) is, slot for slot,
  * what the map's syscalls read: header, points, flat table, trailer; and
  * dp_read_ring(), which reads it through mmap() too, gives the ring back.
+ * The map has room past the ring: ring_map_capacity().
  */
 static void test_ring_written_mapped(void)
 {
 	struct rs_ring_member m[NBACKENDS];
 	struct rs_ring ring, back;
 	struct bpf_map_info info = {0};
-	__u32 len = sizeof(info), key = SVC, id;
-	int outer = bpf_map__fd(fx.dp.skel->maps.rs_rings), inner, wrong = 0;
-	struct rs_ring_flat *flat;
+	__u32 len = sizeof(info), id;
 	uint64_t gen, gen_back;
-	uint32_t nslots;
-	uint8_t bits;
+	int inner;
 
 	for (int i = 0; i < NBACKENDS; i++)
 		m[i] = (struct rs_ring_member){names[i], (uint32_t)i, 777};
@@ -260,86 +309,169 @@ static void test_ring_written_mapped(void)
 	ring_set_key(&ring, &fx.service);
 	gen = (uint64_t)dp_swap_ring(&fx.dp, SVC, &ring);
 	CU_ASSERT_FATAL((int64_t)gen > 0);
-	CU_ASSERT_EQUAL_FATAL(bpf_map_lookup_elem(outer, &key, &id), 0);
-	inner = bpf_map_get_fd_by_id(id);
+	inner = installed_map(&id);
 	CU_ASSERT_FATAL(inner >= 0);
 	CU_ASSERT_EQUAL_FATAL(bpf_obj_get_info_by_fd(inner, &info, &len), 0);
 	CU_ASSERT_EQUAL(info.map_flags, RS_RING_MAP_FLAGS);
-	bits = ring_bucket_bits(ring.npoints);
-	nslots = ring_map_slots(ring.npoints, bits);
-	CU_ASSERT_EQUAL(info.max_entries, nslots);
-	flat = calloc(1u << bits, sizeof(*flat));
-	CU_ASSERT_FATAL(flat != NULL);
-	ring_flat(&ring, bits, flat);
-	for (__u32 k = 0; k < nslots; k++) {
-		struct rs_ring_slot got, want = {0};
-
-		if (k == 0)
-			want.hdr = (struct rs_ring_header){
-				.seed = ring.seed,
-				.npoints = ring.npoints,
-				.bucket_bits = bits | RS_RING_FLAT,
-				.key_policy = ring.key_policy,
-				.prefix4 = ring.prefix4,
-				.prefix6 = ring.prefix6};
-		else if (k <= ring.npoints)
-			want.point = ring.points[k - 1];
-		else if (k + 1 < nslots)
-			memcpy(&want, &flat[2 * (k - ring.npoints - 1)],
-			       sizeof(want));
-		else
-			want.trailer.generation = gen;
-		wrong += bpf_map_lookup_elem(inner, &k, &got) ||
-			 memcmp(&got, &want, sizeof(got));
-	}
-	CU_ASSERT_EQUAL(wrong, 0);
+	CU_ASSERT_EQUAL(info.max_entries,
+			ring_map_capacity(ring_map_slots(
+				ring.npoints, ring_bucket_bits(ring.npoints))));
+	CU_ASSERT_EQUAL(wrong_slots(inner, &ring, gen), 0);
 	CU_ASSERT_EQUAL(dp_read_ring(&fx.dp, SVC, &back, &gen_back), 0);
 	CU_ASSERT(ring_equal(&back, &ring));
 	CU_ASSERT_EQUAL(gen_back, gen);
 	close(inner);
-	free(flat);
 	ring_free(&back);
 	ring_free(&ring);
 }
 
-/*
- * dp_install_ring() keeps the installed ring without a copy: its points
- * are the new map's own memory, which dp_read_ring() reads back as the
- * ring, and they stay readable, unchanged, after the next swap puts
- * another map in its place.
- */
-static void test_ring_kept_in_place(void)
+/* The fixture's backends at @w points each, @w0 for the first. */
+static void build_weighted(uint32_t w0, uint32_t w, struct rs_ring *ring)
 {
 	struct rs_ring_member m[NBACKENDS];
-	struct rs_ring ring, other, kept = {0}, next = {0}, back;
-	uint64_t gen_back;
 
 	for (int i = 0; i < NBACKENDS; i++)
-		m[i] = (struct rs_ring_member){names[i], (uint32_t)i, 300};
-	CU_ASSERT_EQUAL_FATAL(ring_build(m, NBACKENDS, fx.service.seed, &ring),
+		m[i] = (struct rs_ring_member){names[i], (uint32_t)i,
+					       i ? w : w0};
+	CU_ASSERT_EQUAL_FATAL(ring_build(m, NBACKENDS, fx.service.seed, ring),
 			      0);
-	ring_set_key(&ring, &fx.service);
-	CU_ASSERT_FATAL(dp_install_ring(&fx.dp, SVC, &ring, &kept) > 0);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(kept.mapping);
-	CU_ASSERT((char *)kept.points > (char *)kept.mapping &&
-		  (char *)(kept.points + kept.npoints) <=
-			  (char *)kept.mapping + kept.mapping_len);
-	CU_ASSERT(ring_equal(&kept, &ring));
+	ring_set_key(ring, &fx.service);
+}
+
+/*
+ * dp_install_ring() keeps the installed ring without a copy: its points
+ * are the map's own memory, which dp_read_ring() reads back as the ring.
+ * Given back with the next swap, that map is where the ring after next
+ * goes (issue 39: its pages are touched already), once a grace period has
+ * passed: the installed map alternates between two, for a weight going
+ * up and down, and each time the map holds exactly the new ring (a
+ * smaller one too, over the larger one's slots) and the kernel's choice
+ * is the replica's. A ring past the spare's room gets a fresh map.
+ */
+static void test_spare_reused(void)
+{
+	static const uint32_t w0[] = {300, 310, 290, 320, 280, 300};
+	struct rs_ring ring = {0}, inst = {0}, back;
+	struct dp_ring_stats st0, st;
+	uint32_t ids[ARRAY_SIZE(w0)], id;
+	int mismatches = 0, wrong = 0;
+	uint64_t gen, gen_back;
+
+	/* No spare left by the tests before. */
+	CU_ASSERT_EQUAL_FATAL(dp_delete_ring(&fx.dp, SVC), 0);
+	dp_ring_stats(&fx.dp, &st0);
+	CU_ASSERT_EQUAL(st0.spares, 0);
+	for (size_t i = 0; i < ARRAY_SIZE(w0); i++) {
+		int inner;
+
+		build_weighted(w0[i], 300, &ring);
+		gen = (uint64_t)dp_install_ring(&fx.dp, SVC, &ring, &inst);
+		CU_ASSERT_FATAL((int64_t)gen > 0);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(inst.mapping);
+		CU_ASSERT((char *)inst.points > (char *)inst.mapping &&
+			  (char *)(inst.points + inst.npoints) <=
+				  (char *)inst.mapping + inst.mapping_len);
+		CU_ASSERT(ring_equal(&inst, &ring));
+		inner = installed_map(&ids[i]);
+		CU_ASSERT_FATAL(inner >= 0);
+		wrong += wrong_slots(inner, &ring, gen);
+		close(inner);
+		for (uint32_t c = 0; c < 300; c++)
+			check_client(&ring, htonl(0xc6150000u + c * 29),
+				     &mismatches);
+		ring_free(&ring);
+	}
 	CU_ASSERT_EQUAL(dp_read_ring(&fx.dp, SVC, &back, &gen_back), 0);
-	CU_ASSERT(ring_equal(&back, &kept));
+	CU_ASSERT(ring_equal(&back, &inst));
 	ring_free(&back);
-	m[0].points = 100;
-	CU_ASSERT_EQUAL_FATAL(ring_build(m, NBACKENDS, fx.service.seed, &other),
-			      0);
-	ring_set_key(&other, &fx.service);
+	CU_ASSERT_EQUAL(wrong, 0);
+	CU_ASSERT_EQUAL(mismatches, 0);
+	/* Two maps, taking turns: the first fresh swap has no spare yet. */
+	CU_ASSERT_NOT_EQUAL(ids[0], ids[1]);
+	for (size_t i = 2; i < ARRAY_SIZE(w0); i++)
+		CU_ASSERT_EQUAL(ids[i], ids[i - 2]);
+	dp_ring_stats(&fx.dp, &st);
+	CU_ASSERT_EQUAL(st.reused - st0.reused, ARRAY_SIZE(w0) - 2);
+	CU_ASSERT(st.barriers - st0.barriers <= ARRAY_SIZE(w0) - 2);
+	CU_ASSERT_EQUAL(st.spares, 1);
+
+	/* Twice the points: past the spare's room, a fresh map. */
+	build_weighted(600, 600, &ring);
+	CU_ASSERT_FATAL(dp_install_ring(&fx.dp, SVC, &ring, &inst) > 0);
+	close(installed_map(&id));
+	for (size_t i = 0; i < ARRAY_SIZE(w0); i++)
+		CU_ASSERT_NOT_EQUAL(id, ids[i]);
+	CU_ASSERT(ring_equal(&inst, &ring));
+	ring_free(&ring);
+	ring_free(&inst);
+}
+
+/*
+ * A ring the caller keeps from an earlier swap (not given back) stays
+ * readable and unchanged: its map is let go, never written into, and the
+ * next ring goes into a fresh map.
+ */
+static void test_kept_ring_not_written(void)
+{
+	struct rs_ring ring, other, kept = {0}, next = {0}, last = {0}, copy;
+	__u32 id_kept, id_next, id_last;
+
+	build_weighted(300, 300, &ring);
+	CU_ASSERT_FATAL(dp_install_ring(&fx.dp, SVC, &ring, &kept) > 0);
+	close(installed_map(&id_kept));
+	CU_ASSERT_EQUAL_FATAL(ring_dup(&copy, &kept), 0);
+	build_weighted(100, 300, &other);
 	CU_ASSERT_FATAL(dp_install_ring(&fx.dp, SVC, &other, &next) > 0);
+	close(installed_map(&id_next));
 	CU_ASSERT(ring_equal(&next, &other));
 	CU_ASSERT(ring_equal(&kept, &ring));
-	CU_ASSERT(!ring_equal(&kept, &next));
+	/* The ring after next fits where @kept is: not written there. */
+	CU_ASSERT_FATAL(dp_install_ring(&fx.dp, SVC, &ring, &last) > 0);
+	close(installed_map(&id_last));
+	CU_ASSERT_NOT_EQUAL(id_last, id_kept);
+	CU_ASSERT_NOT_EQUAL(id_last, id_next);
+	CU_ASSERT(ring_equal(&kept, &copy));
+	CU_ASSERT(ring_equal(&last, &ring));
+	ring_free(&last);
 	ring_free(&next);
 	ring_free(&kept);
+	ring_free(&copy);
 	ring_free(&other);
 	ring_free(&ring);
+}
+
+/*
+ * A spare that cannot be written (an injected failure where it is taken)
+ * is let go: the ring goes into a fresh map, whole and right.
+ */
+static void test_spare_failure_fresh_map(void)
+{
+	struct rs_ring ring, inst = {0};
+	__u32 ids[3];
+	uint64_t gen;
+	int inner, mismatches = 0;
+
+	CU_ASSERT_EQUAL_FATAL(dp_delete_ring(&fx.dp, SVC), 0);
+	for (int i = 0; i < 3; i++) {
+		build_weighted(300 + 10 * (uint32_t)i, 300, &ring);
+		if (i == 2)
+			CU_ASSERT_EQUAL_FATAL(dp_faults_arm("ring_spare:1"), 0);
+		gen = (uint64_t)dp_install_ring(&fx.dp, SVC, &ring, &inst);
+		dp_faults_disarm();
+		CU_ASSERT_FATAL((int64_t)gen > 0);
+		inner = installed_map(&ids[i]);
+		CU_ASSERT_FATAL(inner >= 0);
+		CU_ASSERT_EQUAL(wrong_slots(inner, &ring, gen), 0);
+		close(inner);
+		for (uint32_t c = 0; c < 300; c++)
+			check_client(&ring, htonl(0xc6160000u + c * 31),
+				     &mismatches);
+		ring_free(&ring);
+	}
+	CU_ASSERT_EQUAL(mismatches, 0);
+	CU_ASSERT_NOT_EQUAL(ids[2], ids[0]);
+	CU_ASSERT_NOT_EQUAL(ids[2], ids[1]);
+	ring_free(&inst);
 }
 
 int main(void)
@@ -353,8 +485,12 @@ int main(void)
 		 test_ring_without_table},
 		{"ring written through mmap: every slot, read back whole",
 		 test_ring_written_mapped},
-		{"installed ring kept in the map's memory, past the next swap",
-		 test_ring_kept_in_place},
+		{"the map a swap replaced takes the ring after next",
+		 test_spare_reused},
+		{"a ring kept from an earlier swap is never written over",
+		 test_kept_ring_not_written},
+		{"a spare that cannot be written: a fresh map",
+		 test_spare_failure_fresh_map},
 	};
 
 	return fixture_main("flat_table", setup, teardown, tests,

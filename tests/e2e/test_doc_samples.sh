@@ -94,17 +94,22 @@ done <"$OUT/abi.doc"
 
 echo "# ringsteerd --check"
 build/ringsteerd --check -c configs/ringsteer.conf 2>&1 |
-	grep -E '^(service |data plane: |kernel memory: |ringsteerd: )' >"$OUT/check.real"
+	grep -E '^(service |data plane: |kernel memory: |ring changes: |ringsteerd: )' >"$OUT/check.real"
 sample "ringsteerd --check -c configs/ringsteer.conf" | text |
-	grep -E '^(service |data plane: |kernel memory: |ringsteerd: )' >"$OUT/check.doc" || true
+	grep -E '^(service |data plane: |kernel memory: |ring changes: |ringsteerd: )' >"$OUT/check.doc" || true
 e2e_check "docs have the --check sample of configs/ringsteer.conf" test -s "$OUT/check.doc"
 svc='^service [a-z0-9_-]+: ring [0-9,]+ points \([0-9.]+ [KMG]?i?B\), (no sticky table|sticky [0-9,]+ entries \(~[0-9.]+ [KMG]?i?B\))$'
 mem='^kernel memory: ~[0-9.]+ [KMG]?i?B \([0-9]+ bytes\) pinned by a start: the data plane.s maps and ~[0-9.]+ [KMG]?i?B for [0-9]+ services? \(memory_max [0-9]+ [KMG]?i?B\)$'
+spare='^ring changes: after its first one, each service keeps the ring map a change replaced to write the next ring into: ~[0-9.]+ [KMG]?i?B \([0-9]+ bytes\) more for these rings \(at most twice that after weights fall\), ~[0-9.]+ [KMG]?i?B in all$'
 for f in real doc; do
 	e2e_check "--check ($f): every service line is in the format" \
 		awk -v re="$svc" '/^service / && $0 !~ re { bad = 1 } END { exit bad }' "$OUT/check.$f"
 	e2e_check "--check ($f): a kernel memory line in the format" grep -qE "$mem" "$OUT/check.$f"
+	e2e_check "--check ($f): a ring changes line in the format" grep -qE "$spare" "$OUT/check.$f"
 done
+e2e_eq "--check: the sample's spare rings are the real ones" \
+	"$(grep -oE '^ring changes: .* \([0-9]+ bytes\) more' "$OUT/check.doc")" \
+	"$(grep -oE '^ring changes: .* \([0-9]+ bytes\) more' "$OUT/check.real")"
 e2e_eq "--check: the sample's lines are the real ones (kind and order)" \
 	"$(cut -d: -f1 "$OUT/check.doc" | paste -sd' ')" "$(cut -d: -f1 "$OUT/check.real" | paste -sd' ')"
 e2e_eq "--check: the sample's rings are the real ones" \

@@ -8,6 +8,10 @@
 #     --check's total is within 10% of what the kernel says: bytes_memlock
 #     of every map pinned under bpffs and of the maps inside its
 #     map-in-maps (rings, sticky tables, the fleet table);
+#   - after a ring change the daemon holds one more ring map, the one the
+#     change replaced (its spare, not pinned), of the size --check's
+#     "ring changes:" line states, and the total it gives then is within
+#     10% of the kernel's with that map counted;
 #   - a reload that adds [fleet] is refused, saying a restart resizes the
 #     maps: nothing of it applied, the tables still one entry;
 #   - stopped and started with [fleet] (a real etcd, no fleet service
@@ -71,6 +75,29 @@ e2e_eq "no [fleet]: rs_fleet_peers has one entry" "$(entries rs_fleet_peers)" 1
 within_10 "one service"
 e2e_check "--check says the fleet's tables are at 1 entry" \
 	grep -q "^data plane: ~.* of maps (no \[fleet\]" <(rs_in_edge build/ringsteerd --check -c "$CONF")
+
+echo "# a ring change: the map it replaced is kept, as --check says"
+# The ring maps the daemon holds by a descriptor: its spares.
+spare_ids() {
+	local id
+	grep -h '^map_id:' /proc/"$DAEMON"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -un |
+		while read -r id; do
+			bpftool -j map show id "$id" 2>/dev/null | jq -r 'select(.name | startswith("rs_ring_")) | .id'
+		done
+}
+e2e_eq "no spare before a ring change" "$(spare_ids | wc -l)" 0
+e2e_check "a ring change (rebuild)" rsctl ring rebuild web
+e2e_eq "then one spare ring map, held by the daemon" "$(spare_ids | wc -l)" 1
+spare_est=$(rs_in_edge build/ringsteerd --check -c "$CONF" 2>/dev/null |
+	sed -n 's/^ring changes: .* (\([0-9]*\) bytes) more for these rings.*/\1/p')
+spare_got=$(bpftool -j map show id "$(spare_ids)" | jq .bytes_memlock)
+echo "# spare: --check says $spare_est bytes, bpftool $spare_got bytes"
+e2e_check "the spare's size: --check within 10% of bpftool ($spare_est / $spare_got)" \
+	awk -v e="$spare_est" -v g="$spare_got" 'BEGIN { r = e / g; exit !(r >= 0.9 && r <= 1.1) }'
+est=$(($(estimated) + spare_est))
+got=$(($(measured) + spare_got))
+e2e_check "after a ring change: --check's total within 10% of bpftool ($est / $got)" \
+	awk -v e="$est" -v g="$got" 'BEGIN { r = e / g; exit !(r >= 0.9 && r <= 1.1) }'
 
 echo "# a reload that adds [fleet]: refused, nothing applied"
 rs_fleet_etcd_start etcd "$OUT/etcd"

@@ -12,8 +12,13 @@
  * "memlock" by `bpftool map show`), checked on 6.18: ours is the kernel's
  * figure plus at most a few hundred bytes of allowance per map.
  * - ring (ARRAY, BPF_F_MMAPABLE): one 16-byte struct rs_ring_slot per
- *   slot (header, points, bucket index) and struct bpf_array, each
- *   rounded up to whole pages, as a map that can be mapped is allocated;
+ *   slot (header, points, bucket index, and the room a fresh ring map is
+ *   made with: ring_map_capacity()) and struct bpf_array, each rounded up
+ *   to whole pages, as a map that can be mapped is allocated. After a
+ *   service's first ring change the daemon holds a second one, the map
+ *   that change replaced, to write the next ring into
+ *   (dataplane_ring_spare.c): not pinned, so not what a start pins, but
+ *   stated beside it;
  * - sticky table (LRU_HASH, preallocated): per entry a struct htab_elem
  *   (48 bytes before the key) with the key and value each rounded up to
  *   8 bytes; per bucket (entries rounded up to a power of two) 16 bytes;
@@ -49,7 +54,8 @@ uint64_t rs_ring_memory(uint64_t points)
 						 : (uint32_t)points;
 
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	uint64_t bytes = (uint64_t)ring_map_slots(n, ring_bucket_bits(n)) *
+	uint64_t bytes = (uint64_t)ring_map_capacity(
+				 ring_map_slots(n, ring_bucket_bits(n))) *
 			 sizeof(struct rs_ring_slot);
 
 	return (bytes + page - 1) / page * page + page;
@@ -182,16 +188,36 @@ static uint64_t report_fixed(const struct rs_config *cfg,
 	return x->maps + x->fleet_table;
 }
 
+/*
+ * "ring changes: ..." the second ring map each service holds once its
+ * ring has changed (as large as its ring map, at most twice: a spare is
+ * kept only while it could take the ring installed).
+ */
+static void report_spares(uint64_t rings, uint64_t total, FILE *f)
+{
+	char spare[32], all[32];
+
+	fprintf(f,
+		"ring changes: after its first one, each service keeps the "
+		"ring map a change replaced to write the next ring into: "
+		"~%s (%llu bytes) more for these rings (at most twice that "
+		"after weights fall), ~%s in all\n",
+		fmt_bytes(spare, sizeof(spare), rings),
+		(unsigned long long)rings,
+		fmt_bytes(all, sizeof(all), total + rings));
+}
+
 void rs_config_memory_report(const struct rs_config *cfg,
 			     const struct rs_memory_fixed *fixed, FILE *f)
 {
 	char line[160], total_text[32], max_text[32], all_text[32];
 	struct rs_service_memory m;
-	uint64_t total = 0, all;
+	uint64_t total = 0, rings = 0, all;
 
 	for (size_t i = 0; i < cfg->n_services; i++) {
 		rs_config_memory(cfg, i, &m);
 		total += m.ring_bytes + m.sticky_bytes;
+		rings += m.ring_bytes;
 		fprintf(f, "service %s: %s\n", cfg->services[i].name,
 			fmt_service(line, sizeof(line), &m));
 	}
@@ -203,6 +229,7 @@ void rs_config_memory_report(const struct rs_config *cfg,
 			"(memory_max %s)\n",
 			total_text, cfg->n_services,
 			cfg->n_services == 1 ? "" : "s", max_text);
+		report_spares(rings, total, f);
 		return;
 	}
 	all = total + report_fixed(cfg, fixed, f);
@@ -212,6 +239,7 @@ void rs_config_memory_report(const struct rs_config *cfg,
 		fmt_bytes(all_text, sizeof(all_text), all),
 		(unsigned long long)all, total_text, cfg->n_services,
 		cfg->n_services == 1 ? "" : "s", max_text);
+	report_spares(rings, all, f);
 }
 
 uint64_t cfg_service_points(const struct cfg_entries *e, size_t svc)

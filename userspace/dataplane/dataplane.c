@@ -270,6 +270,7 @@ int dp_attach(struct rs_dataplane *dp)
 void dp_close(struct rs_dataplane *dp)
 {
 	dp_load_unmap(dp);
+	dp_rings_release(dp);
 	dp_tc_close(dp);
 	dp_sockops_close(dp);
 	if (dp->link_fd >= 0)

@@ -51,13 +51,16 @@ struct rs_dataplane {
 	/* rs_backend_load, rs_service_load mapped (dataplane_load.c). */
 	void *load_mem[2];
 	size_t load_len[2];
+	/* Each service's spare ring map (dataplane_ring_spare.c). */
+	struct dp_rings *rings;
 };
 
 /*
  * ---- injected failures (dataplane_faults.c), for tests ----
  * @spec: "SITE:N[,SITE:N]...": the Nth write at SITE from now fails with
  * -ENOMEM. Sites: rs_backends, rs_services (word and entry writes), ring
- * (a ring swap), sticky (a sticky table's creation), binds, cookies.
+ * (a ring swap), ring_spare (taking a spare ring map: a fresh one is
+ * made instead), sticky (a sticky table's creation), binds, cookies.
  */
 int dp_faults_arm(const char *spec);
 /*
@@ -317,19 +320,37 @@ int dp_bind_service(struct rs_dataplane *dp, uint8_t protocol, uint8_t family,
 /* ---- rings (dataplane_rings.c) ---- */
 
 /*
- * Write @ring into a fresh inner map and swap it into the service's slot in
- * one update. Returns the new generation (> 0) or a negative errno.
+ * Write @ring into an inner map no program can see (the one the swap
+ * before replaced, once a grace period has passed, or a fresh one) and
+ * swap it into the service's slot in one update. Returns the new
+ * generation (> 0) or a negative errno; on an error the installed ring
+ * is as it was.
  */
 int64_t dp_swap_ring(struct rs_dataplane *dp, uint32_t svc_id,
 		     const struct rs_ring *ring);
 /*
- * The same, and *@installed (ring_free() it) becomes @ring as the new map
- * holds it, its points read in place through a read-only mapping (a copy
- * only where the map cannot be mapped): the daemon keeps the installed
- * ring without a copy of its own (13 MB at 200 backends).
+ * The same, and *@installed, which holds the ring installed until now
+ * (as the previous call gave it, or any ring: it is freed), becomes @ring
+ * as the new map holds it: its points read in place through the mapping
+ * the ring was written through, so the daemon keeps the installed ring
+ * without a copy of its own (13 MB at 200 backends). That mapping goes
+ * back to the data plane with the next swap, for the map it writes the
+ * ring after next into; a ring kept from an earlier call instead makes
+ * the data plane let that map go rather than write into it.
+ * @ring may be *@installed.
  */
 int64_t dp_install_ring(struct rs_dataplane *dp, uint32_t svc_id,
 			const struct rs_ring *ring, struct rs_ring *installed);
+
+/*
+ * What the spare ring maps did (tests, logs): rings written into the map
+ * a swap replaced before, grace periods waited for, spares held now and
+ * their slots' bytes.
+ */
+struct dp_ring_stats {
+	uint64_t reused, barriers, spares, spare_bytes;
+};
+void dp_ring_stats(const struct rs_dataplane *dp, struct dp_ring_stats *st);
 
 /* Read the installed ring of @svc_id (caller frees with ring_free). */
 int dp_read_ring(struct rs_dataplane *dp, uint32_t svc_id, struct rs_ring *ring,

@@ -67,4 +67,44 @@ void dp_share_unpinned(struct rs_dataplane *dp, struct bpf_object *obj);
 int dp_check_shared(struct rs_dataplane *dp, struct bpf_object *obj,
 		    const char *prog);
 
+/*
+ * ---- spare ring maps (dataplane_ring_spare.c), for dataplane_rings.c ----
+ * A ring map this data plane holds: its fd, its writable mapping (NULL
+ * until it is mapped) and its slots.
+ */
+struct ring_map {
+	int fd;
+	void *mem;
+	size_t len;
+	uint32_t slots;
+	uint32_t id; /* the kernel's map id */
+};
+
+/*
+ * Service @svc_id's spare for a ring of @slots, moved into *@out (the
+ * caller owns it now): 0, or -ENOENT (none, or not the size:
+ * ring_map_fits()), -EAGAIN (no grace period can be proved), another
+ * negative errno (it could not be mapped; it is let go).
+ */
+int dp_ring_spare_take(struct rs_dataplane *dp, uint32_t svc_id, uint32_t slots,
+		       struct ring_map *out);
+/* A spare taken and not swapped in goes back (*@m is reset). */
+void dp_ring_spare_put(struct rs_dataplane *dp, uint32_t svc_id,
+		       struct ring_map *m);
+/*
+ * After a swap of service @svc_id's ring: the map it replaced (@old_fd,
+ * which this takes, -1 when there was none) becomes the spare when it
+ * could take the ring swapped in (@used slots), with its mapping when
+ * this data plane made it and the caller gave it back in *@installed
+ * (then cleared there); @now is the map swapped in, whose mapping the
+ * caller keeps (@handed_out) or this data plane does.
+ */
+void dp_ring_swapped(struct rs_dataplane *dp, uint32_t svc_id, int old_fd,
+		     struct rs_ring *installed, const struct ring_map *now,
+		     uint32_t used, bool handed_out);
+/* The service's ring is gone: its spare and the mapping held go too. */
+void dp_ring_spare_drop(struct rs_dataplane *dp, uint32_t svc_id);
+/* Every spare and mapping held, at dp_close(). */
+void dp_rings_release(struct rs_dataplane *dp);
+
 #endif /* RS_DATAPLANE_INTERNAL_H */

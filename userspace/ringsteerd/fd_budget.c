@@ -107,7 +107,8 @@ int daemon_fd_budget(struct daemon *d)
 	/* The metrics server keeps the cap it was started with. */
 	if (fixed_m)
 		want_m = fixed_m;
-	reserve = checks_reserve(cfg) + FDS_SLACK;
+	/* Each service's spare ring map is held by a descriptor. */
+	reserve = checks_reserve(cfg) + cfg->n_services + FDS_SLACK;
 	room = limit > used + reserve ? limit - used - reserve : 0;
 	d->control_clients_max = want_c;
 	d->metrics_clients_max = want_m;

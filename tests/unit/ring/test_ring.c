@@ -433,6 +433,40 @@ static void flat_check(const struct rs_ring *r, uint64_t h, uint32_t *direct)
 	free(flat);
 }
 
+/*
+ * A fresh ring map's room: the ring after next of a weight raised step by
+ * step (bench-scale: one backend of 200 at 2, 3, 4, 4,096 points a step)
+ * fits into the map made for this one, the room is about 1/16 in whole
+ * pages, and a map far larger than a ring is not reused for it.
+ */
+static void test_map_capacity(void)
+{
+	const uint32_t step = 4096, pts = 200 * 4096 + 4096;
+	uint32_t slots = ring_map_slots(pts, ring_bucket_bits(pts));
+	uint32_t cap = ring_map_capacity(slots), after_next;
+
+	CU_ASSERT_EQUAL(slots, 1347586); /* docs/benchmarks.md section 6 */
+	after_next = ring_map_slots(pts + 2 * step,
+				    ring_bucket_bits(pts + 2 * step));
+	CU_ASSERT(ring_map_fits(cap, after_next));
+	/* Twenty steps, not twenty-one. */
+	CU_ASSERT(ring_map_fits(cap, slots + 20 * step));
+	CU_ASSERT(!ring_map_fits(cap, slots + 21 * step));
+	CU_ASSERT(cap >= slots + slots / 16 && cap < slots + slots / 16 + 256);
+	CU_ASSERT_EQUAL(cap % 256, 0); /* whole 4 KiB pages of 16-byte slots */
+	/* A small ring: still whole pages, still 1/16 at least. */
+	CU_ASSERT_EQUAL(ring_map_capacity(1 + 64 + 128 + 1), 256);
+	CU_ASSERT_EQUAL(ring_map_capacity(4096), 4352);
+	CU_ASSERT_EQUAL(ring_map_capacity(0), 0);
+	CU_ASSERT_EQUAL(ring_map_capacity(UINT32_MAX), UINT32_MAX);
+	/* Fits: not past the map, nor under half of it. */
+	CU_ASSERT(ring_map_fits(cap, slots));
+	CU_ASSERT(ring_map_fits(cap, cap));
+	CU_ASSERT(!ring_map_fits(cap, cap + 1));
+	CU_ASSERT(ring_map_fits(cap, cap / 2 + 1));
+	CU_ASSERT(!ring_map_fits(cap, cap / 2 - 1));
+}
+
 static void test_flat_table(void)
 {
 	const uint32_t ids[] = {0, 1, 2, 3}, w[] = {1, 2, 1, 3};
@@ -648,6 +682,8 @@ int main(void)
 	CU_add_test(s, "the trace explains the walk",
 		    test_trace_explains_the_walk);
 	CU_add_test(s, "flat table == full search", test_flat_table);
+	CU_add_test(s, "ring map room for the ring after next",
+		    test_map_capacity);
 	CU_add_test(s, "flat table in one pass == scan per bucket",
 		    test_flat_one_pass);
 	CU_add_test(s, "missing sockets skipped; limits",

@@ -469,6 +469,22 @@ uint32_t ring_map_slots(uint32_t npoints, uint8_t bits)
 	return npoints + 1 + (bits ? ((1u << bits) + 1) / 2 : 0) + 1;
 }
 
+/* Slots of a 4 KiB page: a ring map is allocated in whole pages. */
+#define RING_PAGE_SLOTS (4096 / sizeof(struct rs_ring_slot))
+
+uint32_t ring_map_capacity(uint32_t slots)
+{
+	uint64_t cap = (uint64_t)slots + slots / 16;
+
+	cap = (cap + RING_PAGE_SLOTS - 1) / RING_PAGE_SLOTS * RING_PAGE_SLOTS;
+	return cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+}
+
+bool ring_map_fits(uint32_t cap, uint32_t slots)
+{
+	return slots <= cap && cap / 2 <= slots;
+}
+
 /* Buckets [@from, @to) hold no point: each names point @o, the next one. */
 static void flat_fill(const struct rs_ring *ring, uint32_t o,
 		      struct rs_ring_flat *flat, uint32_t from, uint32_t to)

@@ -186,6 +186,25 @@ uint8_t ring_bucket_bits(uint32_t npoints);
  */
 uint32_t ring_map_slots(uint32_t npoints, uint8_t bits);
 
+/*
+ * Slots a fresh ring map for a ring of @slots is created with: 1/16 more,
+ * rounded up to whole 4 KiB pages (the kernel allocates those anyway).
+ * The map a swap replaces is kept and the ring after next written into
+ * it (dataplane_rings.c): a weight raised step by step must still fit
+ * there two rings later. A share of the ring, not a fixed amount, so the
+ * room grows with what one backend's step adds to it (at 200 backends
+ * 84,224 slots, twenty steps of 4,096 points; 6.25% more memory).
+ */
+uint32_t ring_map_capacity(uint32_t slots);
+
+/*
+ * Whether a ring map of @cap slots takes a ring of @slots: it fits, and
+ * is at most twice the ring, so that a ring much smaller than before
+ * (weights lowered, backends removed) gets a map of its own size and the
+ * large one is let go instead of held on to.
+ */
+bool ring_map_fits(uint32_t cap, uint32_t slots);
+
 /* The data plane's flat table of 2^@bits entries for @ring, into @flat. */
 void ring_flat(const struct rs_ring *ring, uint8_t bits,
 	       struct rs_ring_flat *flat);

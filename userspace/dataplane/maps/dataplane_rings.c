@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
- * Installed rings never change: every new ring is written into a fresh
- * inner map sized to it and swapped into rs_rings with one update, so a
- * lookup walks the old ring or the new one, never a mix. The header carries
- * the key parameters and seed with the points; the generation in the
- * trailer slot lives with the ring, so it keeps counting across daemon
- * restarts.
+ * Installed rings never change: every new ring is written into a map no
+ * program can see, then swapped into rs_rings with one update, so a
+ * lookup walks the old ring or the new one, never a mix. That map is the
+ * one the swap before replaced when it fits and a grace period has passed
+ * since (dataplane_ring_spare.c), else a fresh one with room to spare
+ * (ring_map_capacity()). A map's extent is therefore not its ring's: every
+ * reader takes the ring's from its header (npoints, bucket bits). The
+ * header carries the key parameters and seed with the points; the
+ * generation in the trailer slot lives with the ring, so it keeps
+ * counting across daemon restarts.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/btf.h>
@@ -60,52 +65,68 @@ static struct rs_ring_slot *ring_map_mmap(int fd, uint32_t count, int prot)
 }
 
 /*
- * Written in place before the swap, the one moment nothing else can see
- * the map; the kernel created it zeroed, so only what a ring holds is
- * written. With @kept, the mapping stays, read-only from then on, and
- * *@kept is @ring as the map holds it: its points read in place.
+ * @ring into @slots, before the swap, the one moment nothing else can
+ * see the map. Every slot a reader reads is written whole (header,
+ * points, every entry of the flat table, trailer): a reused map holds the
+ * ring before last, where a fresh one held zeroes; the slots past the
+ * trailer are never read.
  */
-static int ring_map_fill(int fd, const struct rs_ring *ring, uint8_t bits,
-			 uint64_t gen, struct rs_ring *kept)
+static void ring_map_write(struct rs_ring_slot *slots,
+			   const struct rs_ring *ring, uint8_t bits,
+			   uint64_t gen)
 {
 	uint32_t count = ring_map_slots(ring->npoints, bits);
-	struct rs_ring_slot *slots;
-	int err;
 
-	slots = ring_map_mmap(fd, count, PROT_READ | PROT_WRITE);
-	if (!slots) {
-		err = -errno;
-		rs_err("bpf: cannot map a ring map of %u slots: %s", count,
-		       strerror(-err));
-		return err;
-	}
-	slots[0].hdr = (struct rs_ring_header){
-		.seed = ring->seed,
-		.npoints = ring->npoints,
-		.bucket_bits = bits ? bits | RS_RING_FLAT : 0,
-		.key_policy = ring->key_policy,
-		.prefix4 = ring->prefix4,
-		.prefix6 = ring->prefix6,
-	};
+	slots[0] = (struct rs_ring_slot){
+		.hdr = {
+			.seed = ring->seed,
+			.npoints = ring->npoints,
+			.bucket_bits = bits ? bits | RS_RING_FLAT : 0,
+			.key_policy = ring->key_policy,
+			.prefix4 = ring->prefix4,
+			.prefix6 = ring->prefix6,
+		}};
 	if (ring->npoints)
 		memcpy(&slots[1], ring->points,
 		       (size_t)ring->npoints * sizeof(*ring->points));
 	if (bits)
 		ring_flat(ring, bits,
 			  (struct rs_ring_flat *)&slots[ring->npoints + 1]);
-	slots[count - 1].trailer.generation = gen;
-	if (kept &&
-	    !mprotect(slots, (size_t)count * sizeof(*slots), PROT_READ)) {
-		*kept = *ring;
-		kept->points = &slots[1].point;
-		kept->mapping = slots;
-		kept->mapping_len = (size_t)count * sizeof(*slots);
+	slots[count - 1] =
+		(struct rs_ring_slot){.trailer = {.generation = gen}};
+}
+
+/* Monotonic ms, for the debug line that says where a swap's time went. */
+static double mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* A fresh map for a ring of @slots, with room (ring_map_capacity()). */
+static int ring_map_new(struct rs_dataplane *dp, uint32_t svc_id,
+			uint32_t slots, struct ring_map *m)
+{
+	uint32_t cap = ring_map_capacity(slots);
+	int err;
+
+	*m = (struct ring_map){.fd = ring_map_create(dp, svc_id, cap),
+			       .slots = cap,
+			       .len = (size_t)cap *
+				      sizeof(struct rs_ring_slot)};
+	if (m->fd < 0)
+		return m->fd;
+	m->id = dp_map_id_of_fd(m->fd);
+	m->mem = ring_map_mmap(m->fd, cap, PROT_READ | PROT_WRITE);
+	if (m->mem)
 		return 0;
-	}
-	if (kept)
-		ring_dup(kept, ring);
-	munmap(slots, (size_t)count * sizeof(*slots));
-	return kept && ring->npoints && !kept->points ? -ENOMEM : 0;
+	err = -errno;
+	rs_err("bpf: cannot map a ring map of %u slots: %s", cap,
+	       strerror(-err));
+	close(m->fd);
+	return err;
 }
 
 /*
@@ -171,24 +192,61 @@ int64_t dp_install_ring(struct rs_dataplane *dp, uint32_t svc_id,
 	int outer = bpf_map__fd(dp->skel->maps.rs_rings);
 	uint64_t gen = dp_ring_generation(dp, svc_id) + 1;
 	uint8_t bits = ring_bucket_bits(ring->npoints);
-	int fd, err = dp_fault("ring");
+	uint32_t slots = ring_map_slots(ring->npoints, bits);
+	struct ring_map m;
+	struct rs_ring now;
+	int old, err = dp_fault("ring");
+	double t[4];
+	bool spare;
 
 	if (err)
 		return err;
-	fd = ring_map_create(dp, svc_id, ring_map_slots(ring->npoints, bits));
-	if (fd < 0)
-		return fd;
-	err = ring_map_fill(fd, ring, bits, gen, installed);
-	if (!err && bpf_map_update_elem(outer, &svc_id, &fd, BPF_ANY)) {
+	t[0] = mono_ms();
+	spare = !dp_ring_spare_take(dp, svc_id, slots, &m);
+	if (!spare) {
+		err = ring_map_new(dp, svc_id, slots, &m);
+		if (err)
+			return err;
+	}
+	t[1] = mono_ms();
+	ring_map_write(m.mem, ring, bits, gen);
+	t[2] = mono_ms();
+	/* @ring may be *@installed itself: read before that is handed on. */
+	now = *ring;
+	now.points = &((struct rs_ring_slot *)m.mem)[1].point;
+	now.mapping = m.mem;
+	now.mapping_len = m.len;
+	old = dp_inner_map_fd(dp, dp->skel->maps.rs_rings, svc_id);
+	if (bpf_map_update_elem(outer, &svc_id, &m.fd, BPF_ANY)) {
 		err = -errno;
 		rs_err("bpf: swapping the ring of service %u failed: %s",
 		       svc_id, strerror(-err));
-		if (installed)
-			ring_free(installed);
+		if (old >= 0)
+			close(old);
+		if (spare) {
+			dp_ring_spare_put(dp, svc_id, &m);
+		} else {
+			munmap(m.mem, m.len);
+			close(m.fd);
+		}
+		return err;
 	}
-	/* The outer map holds its own reference; ours is no longer needed. */
-	close(fd);
-	return err ? err : (int64_t)gen;
+	t[3] = mono_ms();
+	rs_debug("bpf: ring %llu of service %u written into %s map of %u "
+		 "slots (%u used): %.1f ms to %s, %.1f to write, %.1f to swap",
+		 (unsigned long long)gen, svc_id, spare ? "the spare" : "a new",
+		 m.slots, slots, t[1] - t[0],
+		 spare ? "take it (the grace period)" : "make it", t[2] - t[1],
+		 t[3] - t[2]);
+	dp_ring_swapped(dp, svc_id, old < 0 ? -1 : old, installed, &m, slots,
+			installed != NULL);
+	/* rs_rings and the mapping hold the map; this fd is not needed. */
+	close(m.fd);
+	if (installed) {
+		ring_free(installed);
+		*installed = now;
+	}
+	return (int64_t)gen;
 }
 
 int64_t dp_swap_ring(struct rs_dataplane *dp, uint32_t svc_id,
@@ -265,5 +323,6 @@ int dp_delete_ring(struct rs_dataplane *dp, uint32_t svc_id)
 
 	if (bpf_map_delete_elem(outer, &svc_id) && errno != ENOENT)
 		return -errno;
+	dp_ring_spare_drop(dp, svc_id);
 	return 0;
 }

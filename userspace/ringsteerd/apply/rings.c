@@ -128,19 +128,17 @@ void rings_cache_free(struct daemon *d)
 /*
  * @ring goes in; the installed ring kept is the new map's own memory
  * (dp_install_ring()), so @ring is not copied even when the cache holds
- * it.
+ * it. The ring installed until now goes back to the data plane, whose
+ * map it was: the ring after next is written there.
  */
 static int ring_install(struct daemon *d, size_t s, const struct rs_ring *ring,
 			bool compact, const char *why)
 {
 	struct svc_rt *svc = &d->st.svcs[s];
-	struct rs_ring now = {0};
-	int64_t gen = dp_install_ring(&d->dp, svc->id, ring, &now);
+	int64_t gen = dp_install_ring(&d->dp, svc->id, ring, &svc->ring);
 
 	if (gen < 0)
 		return (int)gen;
-	ring_free(&svc->ring);
-	svc->ring = now;
 	svc->generation = (uint64_t)gen;
 	svc->compact = compact;
 	svc->needs_table = false;
