@@ -134,7 +134,7 @@ refused cover "current.conf:8: [service web] listen: tcp 198.18.0.0/24:0 covers 
 echo "# a sticky table over the memory budget"
 write_conf "$OUT/sticky.conf" "sticky_ttl = 60" "sticky_max = 8388608"
 ln -sfn "$OUT/sticky.conf" "$LINK"
-checked sticky "current.conf:9: [service web] sticky_max: needs ~832.7 MiB"
+checked sticky "current.conf:9: [service web] sticky_max: needs ~832.8 MiB"
 refused sticky "over memory_max 256 MiB"
 
 echo "# 10,000 bad backends and an escape sequence: a short refusal, no raw bytes"
@@ -183,7 +183,7 @@ echo "# the good file: --check reports memory, reload goes through"
 ln -sfn "$OUT/good.conf" "$LINK"
 build/ringsteerd --check -c "$LINK" >"$OUT/good.check"
 e2e_check "--check reports the service's memory" \
-	grep -qx "service web: ring 12,288 points (712 KiB), no sticky table" "$OUT/good.check"
+	grep -qx "service web: ring 12,288 points (756 KiB), no sticky table" "$OUT/good.check"
 e2e_check "--check then says successful" grep -q "test is successful" "$OUT/good.check"
 e2e_check "reload of the good file" bash -c "build/ringsteer -s '$SOCK' reload | grep -qx ok"
 clients after

@@ -177,7 +177,7 @@ e2e_check "A and B differ for many clients" test \
 	"$(awk '$2 != $3' "$OUT/owners" | wc -l)" -gt 50
 
 rs_bg_start load rs_in_client build/tools/rs_client --target 198.18.0.10:80 \
-	--src-base "$SRC" --count 200 --rounds 300 --concurrency 8
+	--src-base "$SRC" --count 200 --rounds 600 --concurrency 8
 load_pid=${RS_BG_PID[load]}
 g0=$(rsjson status | jq .services[0].generation)
 done_reloads=0
@@ -191,7 +191,7 @@ wait "$load_pid" || true
 e2e_eq "reloads done while the load ran" "$done_reloads" "$RELOADS"
 e2e_check "rings were swapped" test "$(rsjson status | jq .services[0].generation)" -gt "$g0"
 load_out=$(rs_bg_out load)
-e2e_eq "connections made by the load" "$(wc -l <"$load_out")" 60000
+e2e_eq "connections made by the load" "$(wc -l <"$load_out")" 120000
 e2e_eq "connections refused or failed" "$(e2e_errors "$load_out")" 0
 e2e_eq "connections that reached neither owner" \
 	"$(awk 'NR == FNR { a[$1] = $2; b[$1] = $3; next }
