@@ -354,7 +354,11 @@ fleet_setup() {
 		ETCD_TRUSTED_CA_FILE=/etc/etcd-tls/ca.pem
 		ETCD_CLIENT_CERT_AUTH=true
 	EOF
-	if ! systemctl restart etcd.service || ! wait_for 120 ectl - endpoint health; then
+	# Enabled as an operator would: the guest's disk has it disabled (its
+	# default configuration fails at boot), and edge-1 rejoins after the
+	# reboot only with etcd back.
+	if ! systemctl enable etcd.service || ! systemctl restart etcd.service ||
+		! wait_for 120 ectl - endpoint health; then
 		journalctl -u etcd.service --no-pager -n 40
 		return 1
 	fi
