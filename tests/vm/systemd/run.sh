@@ -431,15 +431,17 @@ grant() {
 	l=$(ectl "$1" lease grant 1800 | sed -n 's/^lease \([0-9a-f]*\) granted.*/\1/p')
 	[[ -n $l ]] && echo "$l"
 }
-# out_of SECONDS CMD...: CMD's output once it succeeds.
+# out_of SECONDS CMD...: CMD's output once it succeeds (wait_for's poll;
+# CMD runs once per try, so a lease is granted once).
 out_of() {
-	local end=$((SECONDS + $1)) o
+	local secs=$1
 	shift
-	until o=$("$@" 2>/dev/null); do
-		((SECONDS < end)) || return 1
-		sleep 0.5
-	done
-	echo "$o"
+	wait_for "$secs" output_to "$STATE/out_of" "$@" && cat "$STATE/out_of"
+}
+output_to() { # FILE CMD...: CMD's stdout into FILE, its stderr dropped
+	local f=$1
+	shift
+	"$@" >"$f" 2>/dev/null
 }
 # As etcd's root (what edge-2's own user could do on an etcd set up as
 # earlier versions of the docs said): a record for edge-1 at an address
@@ -450,7 +452,8 @@ claim_a1() { ectl edge-2 put --lease="$E2LEASE" "$PFX/members/edge-2" "$CLAIM"; 
 put_backs() { journalctl -a -o cat -u ringsteerd --no-pager --after-cursor="$1" | grep -c "this host's record $PFX/members/edge-1 was changed in etcd; putting it back"; }
 more_put_backs() { (($(put_backs "$1") > $2)); }
 claim_rejected() { rejected_of edge-2 | grep -q "^address $A1 is \(this host's (edge-1)\|edge-1's in member_keys\)"; }
-# The CLI's view, every half second until $STATE/watch.stop: "seen wrong away".
+# The CLI's view, every half second until $STATE/watch.stop: "seen wrong
+# away". The half second is a sampler's pace, not a wait for a condition.
 watch_believed() {
 	local seen=0 wrong=0 away=0 b
 	while [[ ! -e $STATE/watch.stop ]]; do
